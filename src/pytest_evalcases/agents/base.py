@@ -1,0 +1,147 @@
+"""The agent protocol: how a CLI is invoked for one run and how its output is read.
+
+An agent is a small object with a ``name``, an :meth:`Agent.invocation` that builds the
+command line for a run, and an :meth:`Agent.parse` that turns the finished process into
+an :class:`AgentResult` or raises :class:`~pytest_evalcases.errors.AgentError`.
+:func:`run_agent` does the rest (process group, timeout, missing binary), the same for
+every agent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from pytest_evalcases import process
+from pytest_evalcases.errors import AgentError
+
+#: Canonical tool kinds every driver assigns, so tool checks hold across agents.
+TOOL_KINDS = ("shell", "read", "write", "edit", "search", "web", "other")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call in an agent's transcript.
+
+    ``input`` is the most telling text of the call's input: the shell command for shell
+    tools, otherwise the input serialised as compact JSON.
+    """
+
+    name: str
+    kind: str
+    input: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of a run; ``None`` where the agent does not report them."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """Everything the plugin keeps of one agent run."""
+
+    text: str
+    #: Ordered tool calls, or ``None`` when the agent produced no transcript.
+    tool_calls: tuple[ToolCall, ...] | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    models: tuple[str, ...] = ()
+    duration_ms: int | None = None
+    num_turns: int | None = None
+    exit_code: int | None = None
+    #: True when stdout or stderr was longer than the cap and was cut.
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """How the user configured the agent (command-line options and ini values)."""
+
+    name: str
+    args: tuple[str, ...] = ()
+    command: str | None = None
+    model: str | None = None
+    #: Ask for a transcript of tool calls even when no case checks tools.
+    transcript: bool = False
+    #: Placeholders available in ``eval_agent_command`` besides ``{prompt}``.
+    placeholders: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One run of one case: what the agent is asked to do, and where."""
+
+    prompt: str
+    workspace: Path
+    bare: bool
+    timeout: float
+    env: Mapping[str, str]
+    #: The case has a tool check, so the agent must produce a transcript.
+    needs_transcript: bool = False
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A command line to run, with optional standard input."""
+
+    argv: tuple[str, ...]
+    stdin: str | None = None
+
+
+class Agent(Protocol):
+    """What an agent driver provides. Third-party drivers implement the same."""
+
+    name: str
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        """The command line for this run."""
+
+    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+        """Read the finished process; raise ``AgentError`` when there is no verdict."""
+
+
+def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
+    """Run ``agent`` for ``request`` in the workspace and parse what it printed."""
+    inv = agent.invocation(request)
+    program = inv.argv[0]
+    if shutil.which(program, path=request.env.get("PATH", os.defpath)) is None and not Path(
+        program
+    ).is_file():
+        raise AgentError(
+            f"agent {agent.name!r}: program {program!r} not found on PATH; "
+            "install it or set --eval-agent / eval_agent_command",
+            kind="missing",
+        )
+    try:
+        proc = process.run(
+            list(inv.argv),
+            cwd=request.workspace,
+            env=request.env,
+            timeout=request.timeout,
+            stdin=inv.stdin,
+        )
+    except OSError as exc:
+        raise AgentError(f"agent {agent.name!r} could not start {program!r}: {exc}", kind="missing") from None
+    if proc.timed_out:
+        raise AgentError(
+            f"agent {agent.name!r} timed out after {request.timeout:g}s "
+            "(its whole process group was killed); raise `timeout:` on the case or eval_timeout",
+            kind="timeout",
+        )
+    return agent.parse(proc, request)
+
+
+def tail(text: str, limit: int = 600) -> str:
+    """The last ``limit`` characters of ``text``, stripped, for error messages."""
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]

@@ -1,0 +1,58 @@
+"""The ``command`` agent: any command line, its standard output is the final answer."""
+
+from __future__ import annotations
+
+import shlex
+
+from pytest_evalcases import process
+from pytest_evalcases.agents.base import AgentResult, AgentSettings, Invocation, RunRequest, tail
+from pytest_evalcases.errors import AgentError, UsageError
+
+
+class CommandAgent:
+    """Runs ``eval_agent_command``.
+
+    ``{prompt}`` standing as a whole word is replaced by the prompt as one argument;
+    without it the prompt goes to standard input. ``{python}`` and ``{rootdir}`` (and
+    any other placeholder in the settings) are replaced inside words.
+    """
+
+    name = "command"
+
+    def __init__(self, settings: AgentSettings) -> None:
+        if not settings.command:
+            raise UsageError(
+                "--eval-agent command needs a command line: set eval_agent_command "
+                "(ini) or --eval-agent-command"
+            )
+        self.words = shlex.split(settings.command)
+        self.placeholders = dict(settings.placeholders)
+        self.extra_args = settings.args
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        argv: list[str] = []
+        uses_prompt = False
+        for word in self.words:
+            if word == "{prompt}":
+                argv.append(request.prompt)
+                uses_prompt = True
+                continue
+            for key, value in self.placeholders.items():
+                word = word.replace("{" + key + "}", value)
+            argv.append(word)
+        argv.extend(self.extra_args)
+        return Invocation(tuple(argv), stdin=None if uses_prompt else request.prompt)
+
+    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+        if result.returncode != 0:
+            raise AgentError(
+                f"agent command exited with status {result.returncode}: "
+                f"{tail(result.stderr) or tail(result.stdout) or '(no output)'}",
+                kind="crash",
+            )
+        return AgentResult(
+            text=result.stdout,
+            exit_code=result.returncode,
+            duration_ms=int(result.duration * 1000),
+            truncated=result.stdout_truncated or result.stderr_truncated,
+        )

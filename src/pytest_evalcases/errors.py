@@ -1,0 +1,62 @@
+"""The exceptions of pytest-evalcases.
+
+Every error that a user can cause (a broken case file, an agent that cannot run, a
+failing ``setup``) is an :class:`EvalcasesError`; the pytest layer prints its message
+and never a traceback of our internals.
+"""
+
+from __future__ import annotations
+
+
+class EvalcasesError(Exception):
+    """Base class: a message meant for the user, shown without a traceback."""
+
+
+class CaseFileError(EvalcasesError):
+    """A case file that cannot be loaded: names the file, the line and the field."""
+
+    def __init__(self, path: str, message: str, *, line: int | None = None, field: str = "") -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.reason = message
+        where = path if line is None else f"{path}:{line}"
+        field_part = f" {field}:" if field else ""
+        super().__init__(f"{where}:{field_part} {message}")
+
+
+class UsageError(EvalcasesError):
+    """A bad command-line option or ini value."""
+
+
+class RunError(EvalcasesError):
+    """Something prevented a verdict for one run; reported as a pytest ``error``.
+
+    ``kind`` is a short machine-readable word (``setup``, ``timeout``,
+    ``authentication``, ...) that goes into results files.
+    """
+
+    kind = "error"
+
+    def __init__(self, message: str, *, kind: str | None = None) -> None:
+        if kind is not None:
+            self.kind = kind
+        super().__init__(message)
+
+
+class SetupError(RunError):
+    """The case's ``setup`` command failed, or the workspace could not be prepared."""
+
+    kind = "setup"
+
+
+class AgentError(RunError):
+    """The agent could not produce a result (missing binary, auth, timeout, crash, ...)."""
+
+    kind = "agent"
+
+
+class PathEscapeError(RunError):
+    """A check path resolved outside the workspace (for instance through a symlink)."""
+
+    kind = "path"

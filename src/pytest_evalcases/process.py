@@ -1,0 +1,129 @@
+"""Running subprocesses in their own process group, with a timeout and bounded output.
+
+Agents, ``setup`` commands and command checks all run through :func:`run`. Output goes
+to temporary files rather than pipes, so a child that prints hundreds of megabytes
+neither blocks nor fills our memory: only the first and last ``max_output`` bytes are
+kept. The whole process group is killed when the command ends, times out, or the run
+is interrupted, so no grandchild outlives its case.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+#: Bytes of each stream kept by default (head and tail together).
+DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """What a finished (or killed) command left behind."""
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+
+
+def run(
+    args: Sequence[str] | str,
+    *,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    stdin: str | None = None,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+) -> ProcessResult:
+    """Run ``args`` (a shell command line when a string) and return its outcome.
+
+    Raises ``FileNotFoundError`` / ``PermissionError`` when the program cannot be
+    started; every other failure is described by the result.
+    """
+    shell = isinstance(args, str)
+    start = time.monotonic()
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryFile() as inp,
+    ):
+        if stdin is not None:
+            inp.write(stdin.encode("utf-8"))
+            inp.seek(0)
+        proc = subprocess.Popen(
+            args,
+            shell=shell,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=inp if stdin is not None else subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+        except BaseException:
+            _kill_group(proc)
+            raise
+        else:
+            # The leader exited; anything it left running in its group goes too.
+            _signal_group(proc.pid, signal.SIGKILL)
+        duration = time.monotonic() - start
+        stdout, out_cut = _read_capped(out, max_output)
+        stderr, err_cut = _read_capped(err, max_output)
+    return ProcessResult(
+        returncode=None if timed_out else proc.returncode,
+        stdout=stdout,
+        stderr=stderr,
+        duration=duration,
+        timed_out=timed_out,
+        stdout_truncated=out_cut,
+        stderr_truncated=err_cut,
+    )
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the group, give it a moment, then SIGKILL it and reap the leader."""
+    _signal_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _read_capped(f: IO[bytes], limit: int) -> tuple[str, bool]:
+    """Decode the head and tail of a spooled stream, at most ``limit`` bytes in all."""
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+    f.seek(0)
+    if size <= limit:
+        return f.read().decode("utf-8", errors="replace"), False
+    half = limit // 2
+    head = f.read(half)
+    f.seek(size - half)
+    tail = f.read(half)
+    cut = size - 2 * half
+    marker = f"\n[... {cut} bytes cut by pytest-evalcases ...]\n".encode()
+    return (head + marker + tail).decode("utf-8", errors="replace"), True
