@@ -15,7 +15,9 @@ class EvalcasesError(Exception):
 class CaseFileError(EvalcasesError):
     """A case file that cannot be loaded: names the file, the line and the field."""
 
-    def __init__(self, path: str, message: str, *, line: int | None = None, field: str = "") -> None:
+    def __init__(
+        self, path: str, message: str, *, line: int | None = None, field: str = ""
+    ) -> None:
         self.path = path
         self.line = line
         self.field = field
@@ -41,6 +43,10 @@ class RunError(EvalcasesError):
     def __init__(self, message: str, *, kind: str | None = None) -> None:
         if kind is not None:
             self.kind = kind
+        #: The workspace of the failed attempt, kept for inspection (set by the runner).
+        self.workspace: str | None = None
+        #: How many attempts were made (``--eval-retry-errors``).
+        self.attempts = 1
         super().__init__(message)
 
 

@@ -9,6 +9,7 @@ is interrupted, so no grandchild outlives its case.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -96,19 +97,15 @@ def run(
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the group, give it a moment, then SIGKILL it and reap the leader."""
     _signal_group(proc.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=2)
-    except subprocess.TimeoutExpired:
-        pass
     _signal_group(proc.pid, signal.SIGKILL)
     proc.wait()
 

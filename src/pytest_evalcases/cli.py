@@ -1,0 +1,51 @@
+"""The ``evalcases`` console command: one subcommand per module, dispatched here.
+
+A subcommand module exposes ``add_parser(subparsers)`` that registers its parser and
+sets ``func`` (``argparse.Namespace -> int`` exit status) as a default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from pytest_evalcases import __version__
+from pytest_evalcases.errors import EvalcasesError
+
+#: Modules that provide subcommands, in the order ``--help`` lists them.
+SUBCOMMAND_MODULES: tuple[str, ...] = ()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalcases",
+        description="Eval cases for coding-agent configuration. Run the cases with pytest "
+        "(`pytest evals/`); these commands write, check and compare them.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(f"pytest_evalcases.{name}").add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 0
+    try:
+        status: int = func(args)
+    except EvalcasesError as exc:
+        print(f"evalcases: {exc}", file=sys.stderr)
+        return 2
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

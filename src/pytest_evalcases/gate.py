@@ -1,0 +1,262 @@
+"""The verdict: per-case outcomes from run records, per-variant summaries, the gate
+policy (SPEC 4.1) and the exit status (SPEC 4.2)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pytest_evalcases.results import RunRecord
+from pytest_evalcases.schema import SEVERITIES
+from pytest_evalcases.stats import mcnemar_exact, wilson
+
+EXIT_PASS = 0
+EXIT_BLOCKED = 1
+EXIT_INCONCLUSIVE = 2
+_RANK = {"PASS": 0, "INCONCLUSIVE": 1, "BLOCKED": 2}
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    """A case's verdict in one variant, over its repetitions."""
+
+    case_id: str
+    variant: str
+    severity: str
+    outcome: str  # passed | failed | error | skipped
+    runs: int
+    graded: int
+    passes: int
+    errors: int
+    min_pass_rate: float
+    checks_passed: int
+    checks_total: int
+    #: check id -> passed in every graded run
+    checks: dict[str, bool]
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passes / self.graded if self.graded else None
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson(self.passes, self.graded)
+
+
+@dataclass(frozen=True)
+class VariantSummary:
+    """Counts of one variant (configuration or graded directory)."""
+
+    name: str
+    cases: list[CaseVerdict]
+
+    def count(self, outcome: str, severity: str | None = None) -> int:
+        return sum(
+            1
+            for c in self.cases
+            if c.outcome == outcome and (severity is None or c.severity == severity)
+        )
+
+    @property
+    def graded(self) -> list[CaseVerdict]:
+        return [c for c in self.cases if c.outcome in ("passed", "failed")]
+
+    @property
+    def checks_passed(self) -> int:
+        return sum(c.checks_passed for c in self.graded)
+
+    @property
+    def checks_total(self) -> int:
+        return sum(c.checks_total for c in self.graded)
+
+    @property
+    def pass_rate(self) -> float | None:
+        graded = self.graded
+        return self.count("passed") / len(graded) if graded else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A variant against the baseline (the first variant)."""
+
+    baseline: str
+    variant: str
+    regressed_cases: list[str]
+    improved_cases: list[str]
+    regressed_checks: list[tuple[str, str]]
+    improved_checks: list[tuple[str, str]]
+    #: exact McNemar p-value on the paired case outcomes, and the discordant counts
+    p_value: float
+    b: int
+    c: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``status`` is PASS, BLOCKED, INCONCLUSIVE, or NONE when nothing was graded."""
+
+    status: str
+    reason: str = ""
+
+    @property
+    def exit_code(self) -> int | None:
+        return {"PASS": EXIT_PASS, "BLOCKED": EXIT_BLOCKED, "INCONCLUSIVE": EXIT_INCONCLUSIVE}.get(
+            self.status
+        )
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """Everything the summary prints and the exit status follows."""
+
+    variants: list[VariantSummary]
+    comparisons: list[Comparison]
+    broken_files: list[RunRecord]
+    verdict: Verdict
+    repeated: bool = False
+    records: list[RunRecord] = field(default_factory=list)
+
+
+def case_verdicts(records: Iterable[RunRecord]) -> dict[str, list[CaseVerdict]]:
+    """Group run records into case verdicts, by variant in order of appearance."""
+    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    for record in records:
+        groups[(record.variant, record.case_id)].append(record)
+    by_variant: dict[str, list[CaseVerdict]] = defaultdict(list)
+    for (variant, case_id), runs in groups.items():
+        by_variant[variant].append(_verdict(case_id, variant, runs))
+    return dict(by_variant)
+
+
+def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
+    graded = [r for r in runs if r.graded]
+    passes = sum(1 for r in graded if r.outcome == "passed")
+    errors = sum(1 for r in runs if r.outcome == "error")
+    min_rate = runs[0].min_pass_rate
+    if graded:
+        outcome = "passed" if passes / len(graded) >= min_rate - 1e-9 else "failed"
+    else:
+        outcome = "error" if errors else "skipped"
+    checks: dict[str, bool] = {}
+    passed_checks = total_checks = 0
+    for r in graded:
+        for check in r.checks:
+            checks[check["id"]] = checks.get(check["id"], True) and bool(check["passed"])
+            passed_checks += bool(check["passed"])
+            total_checks += 1
+    return CaseVerdict(
+        case_id=case_id,
+        variant=variant,
+        severity=runs[0].severity,
+        outcome=outcome,
+        runs=len(runs),
+        graded=len(graded),
+        passes=passes,
+        errors=errors,
+        min_pass_rate=min_rate,
+        checks_passed=passed_checks,
+        checks_total=total_checks,
+        checks=checks,
+    )
+
+
+def compare(base: VariantSummary, other: VariantSummary) -> Comparison:
+    """Cases and checks that regressed or improved from ``base`` to ``other``."""
+    before = {c.case_id: c for c in base.graded}
+    after = {c.case_id: c for c in other.graded}
+    regressed_cases, improved_cases = [], []
+    regressed_checks: list[tuple[str, str]] = []
+    improved_checks: list[tuple[str, str]] = []
+    for case_id in before.keys() & after.keys():
+        b, a = before[case_id], after[case_id]
+        if b.outcome == "passed" and a.outcome == "failed":
+            regressed_cases.append(case_id)
+        elif b.outcome == "failed" and a.outcome == "passed":
+            improved_cases.append(case_id)
+        for check_id in b.checks.keys() & a.checks.keys():
+            if b.checks[check_id] and not a.checks[check_id]:
+                regressed_checks.append((case_id, check_id))
+            elif not b.checks[check_id] and a.checks[check_id]:
+                improved_checks.append((case_id, check_id))
+    return Comparison(
+        baseline=base.name,
+        variant=other.name,
+        regressed_cases=sorted(regressed_cases),
+        improved_cases=sorted(improved_cases),
+        regressed_checks=sorted(regressed_checks),
+        improved_checks=sorted(improved_checks),
+        p_value=mcnemar_exact(len(regressed_cases), len(improved_cases)),
+        b=len(regressed_cases),
+        c=len(improved_cases),
+    )
+
+
+def variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) -> Verdict:
+    """The gate policy of SPEC 4.1 for one variant."""
+    for severity in ("critical", "normal"):
+        failed = [
+            c.case_id for c in summary.cases if c.outcome == "failed" and c.severity == severity
+        ]
+        if failed:
+            return Verdict(
+                "BLOCKED", f"{_n(len(failed), severity + ' case')} failed: {_ids(failed)}"
+            )
+    rate = summary.pass_rate
+    if rate is not None and rate < min_pass_rate - 1e-9:
+        return Verdict(
+            "BLOCKED", f"pass rate {rate:.0%} is below eval_min_pass_rate {min_pass_rate:.0%}"
+        )
+    errored = [c.case_id for c in summary.cases if c.outcome == "error"]
+    if errored or broken:
+        parts = []
+        if errored:
+            parts.append(f"{_n(len(errored), 'case')} errored: {_ids(errored)}")
+        if broken:
+            parts.append(f"{_n(broken, 'case file')} could not be loaded")
+        return Verdict("INCONCLUSIVE", "; ".join(parts))
+    if rate is None:
+        return Verdict("NONE", "nothing was graded")
+    return Verdict("PASS")
+
+
+def evaluate(records: list[RunRecord], min_pass_rate: float) -> GateReport:
+    """Aggregate every record of the session into the gate report."""
+    broken = [r for r in records if r.kind == "file"]
+    runs = [r for r in records if r.kind != "file"]
+    by_variant = case_verdicts(runs)
+    variants = [VariantSummary(name, cases) for name, cases in by_variant.items()]
+    comparisons = [compare(variants[0], v) for v in variants[1:]]
+    verdicts = [(v.name, variant_verdict(v, min_pass_rate, len(broken))) for v in variants]
+    if not verdicts:
+        verdict = (
+            Verdict("INCONCLUSIVE", f"{_n(len(broken), 'case file')} could not be loaded")
+            if broken
+            else Verdict("NONE", "nothing was graded")
+        )
+    else:
+        graded = [(n, v) for n, v in verdicts if v.status != "NONE"]
+        if not graded:
+            verdict = Verdict("NONE", "nothing was graded")
+        else:
+            name, worst = max(graded, key=lambda nv: _RANK[nv[1].status])
+            reason = worst.reason
+            if len(variants) > 1 and reason:
+                reason = f"{name}: {reason}"
+            verdict = Verdict(worst.status, reason)
+    repeated = any(c.runs > 1 for v in variants for c in v.cases)
+    return GateReport(variants, comparisons, broken, verdict, repeated, records)
+
+
+def severities_present(summary: VariantSummary) -> list[str]:
+    present = {c.severity for c in summary.cases}
+    return [s for s in SEVERITIES if s in present]
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _ids(ids: list[str], limit: int = 5) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")

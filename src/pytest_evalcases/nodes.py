@@ -1,0 +1,320 @@
+"""Collection and run-time nodes: a case file becomes one item per case, variant and
+repetition; a broken case file becomes one erroring item."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases import runner
+from pytest_evalcases.checks import CheckResult
+from pytest_evalcases.errors import CaseFileError, RunError
+from pytest_evalcases.loading import LoadedCase, load_case_file, load_task_dir
+from pytest_evalcases.results import RunRecord
+from pytest_evalcases.session import EvalSession
+from pytest_evalcases.workspace import inside_git_repository
+
+#: Where the plugin keeps the session object.
+SESSION_KEY = pytest.StashKey[EvalSession]()
+
+
+def session_of(config: pytest.Config) -> EvalSession:
+    """The :class:`EvalSession` of this pytest run."""
+    return config.stash[SESSION_KEY]
+
+
+def new_workspace(config: pytest.Config, label: str) -> Path:
+    """A fresh, empty directory in pytest's temporary directory for one run.
+
+    pytest has no public way for a non-Python item to reach ``tmp_path_factory``; its
+    factory is on the config from pytest 3.x to today. Outside a git repository when
+    pytest's basetemp is not (agents read configuration from parent directories).
+    """
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is not None:
+        path: Path = factory.mktemp(_safe(label), numbered=True)
+        if not inside_git_repository(path):
+            return path
+        path.rmdir()
+    return Path(tempfile.mkdtemp(prefix=f"evalcases-{_safe(label)}-"))
+
+
+def _safe(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", label)[:60] or "case"
+
+
+class CheckFailure(Exception):
+    """Raised by :meth:`EvalItem.runtest` when checks did not hold."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def item_name(case_id: str, variant: str, repetition: int | None) -> str:
+    """``case-id``, ``case-id[variant]``, ``case-id[r0]`` or ``case-id[variant-r0]``."""
+    params = [p for p in (variant, f"r{repetition}" if repetition is not None else "") if p]
+    return f"{case_id}[{'-'.join(params)}]" if params else case_id
+
+
+class EvalFile(pytest.File):
+    """A ``.yaml`` / ``.yml`` / ``.json`` case file under an evals root."""
+
+    def __init__(self, *, evals_root: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.evals_root = evals_root
+
+    def load(self, session: EvalSession) -> list[LoadedCase]:
+        return load_case_file(self.path, self.evals_root, session.registry)
+
+    def collect(self) -> Iterator[pytest.Item]:
+        session = session_of(self.config)
+        try:
+            cases = self.load(session)
+            self._claim_ids(session, cases)
+        except CaseFileError as exc:
+            yield BrokenFileItem.from_parent(self, name=self.path.name, error=exc)
+            return
+        settings = session.settings
+        for case in cases:
+            for variant in settings.variants:
+                for rep in range(settings.repeat):
+                    yield EvalItem.from_parent(
+                        self,
+                        name=item_name(case.id, variant.name, rep if settings.repeat > 1 else None),
+                        case=case,
+                        variant=variant,
+                        repetition=rep,
+                    )
+
+    def _claim_ids(self, session: EvalSession, cases: Iterable[LoadedCase]) -> None:
+        for case in cases:
+            first = session.ids.get(case.id)
+            if first is not None and first[0] != self.path:
+                other = _display(self.config, first[0])
+                raise CaseFileError(
+                    str(self.path),
+                    f"duplicate id {case.id!r}: already defined in {other}:{first[1]}",
+                    line=case.line + 1,
+                    field="id",
+                )
+        for case in cases:
+            session.ids.setdefault(case.id, (self.path, case.line + 1))
+
+
+class TaskDirFile(EvalFile):
+    """A task directory's ``checks.yaml`` (SPEC 2.4): one case named after the directory."""
+
+    def load(self, session: EvalSession) -> list[LoadedCase]:
+        return [load_task_dir(self.path, session.registry)]
+
+
+def _display(config: pytest.Config, path: Path | str) -> str:
+    try:
+        return os.path.relpath(path, config.invocation_params.dir)
+    except ValueError:
+        return str(path)
+
+
+class BrokenFileItem(pytest.Item):
+    """Stands for a case file that does not load: it errors with the reason.
+
+    An item rather than a collection error, so that the other case files still run.
+    """
+
+    def __init__(self, *, error: CaseFileError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.message = self._message()
+
+    def _message(self) -> str:
+        where = _display(self.config, self.error.path)
+        if self.error.line is not None:
+            where += f":{self.error.line}"
+        field = f" {self.error.field}:" if self.error.field else ""
+        return f"case file error: {where}:{field} {self.error.reason}"
+
+    def record(self) -> RunRecord:
+        return RunRecord(
+            case_id=self.path.name,
+            file=_display(self.config, self.path),
+            line=(self.error.line or 1) - 1,
+            defends="",
+            severity="normal",
+            outcome="error",
+            kind="file",
+            error_kind="case-file",
+            error=self.message,
+            nodeid=self.nodeid,
+        )
+
+    def setup(self) -> None:
+        pytest.fail(self.message, pytrace=False)
+
+    def runtest(self) -> None:  # pragma: no cover - setup always fails
+        pytest.fail(self.message, pytrace=False)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, (self.error.line or 1) - 1, f"case file {self.path.name}"
+
+
+class EvalItem(pytest.Item):
+    """One run of one case: the agent runs in ``setup`` (so that anything preventing a
+    verdict is a pytest *error*), the checks' verdict is raised in ``runtest``."""
+
+    parent: EvalFile
+
+    def __init__(
+        self, *, case: LoadedCase, variant: runner.Variant, repetition: int, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.variant = variant
+        self.repetition = repetition
+        self.add_marker(case.severity)
+        for tag in case.tags:
+            self.keywords[tag] = True
+        self.run_report: runner.RunReport | None = None
+        self.run_error: RunError | None = None
+
+    @property
+    def session_state(self) -> EvalSession:
+        return session_of(self.config)
+
+    def setup(self) -> None:
+        state = self.session_state
+        if self.case.quarantine:
+            pytest.skip(f"quarantined: {self.case.quarantine}")
+        if state.needs_agent(self.variant):
+            pytest.skip("no agent configured (--eval-agent)")
+        label = self.name
+        try:
+            self.run_report = runner.execute(
+                self.case,
+                self.variant,
+                state.run_context,
+                lambda: new_workspace(self.config, label),
+            )
+        except RunError as exc:
+            self.run_error = exc
+            pytest.fail(self._error_text(exc), pytrace=False)
+
+    def runtest(self) -> None:
+        report = self.run_report
+        assert report is not None
+        failed = report.failed_checks
+        if not failed:
+            if self._disposable(report):
+                shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
+            return
+        if self.case.severity == "advisory":
+            pytest.xfail(
+                "advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed)
+            )
+        raise CheckFailure(self._failure_text(report, failed))
+
+    def _disposable(self, report: runner.RunReport) -> bool:
+        """A passed run's workspace goes, unless it is a graded directory or kept."""
+        return (
+            report.workspace is not None
+            and self.variant.graded_dir is None
+            and not self.session_state.settings.keep_workspaces
+        )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CheckFailure):
+            return excinfo.value.text
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.case.line, f"eval case {self.name}"
+
+    def _header(self) -> str:
+        defends = f" defends {self.case.defends}" if self.case.defends else ""
+        variant = f" [{self.variant.name}]" if self.variant.name else ""
+        return f"case {self.case.id}{variant} ({self.case.severity}){defends}"
+
+    def _failure_text(self, report: runner.RunReport, failed: list[CheckResult]) -> str:
+        lines = [self._header()]
+        if self.case.description:
+            lines.append(f"  {self.case.description}")
+        lines.append(f"{len(failed)} of {len(report.checks)} checks failed:")
+        for check in failed:
+            desc = f" ({check.description})" if check.description else ""
+            lines.append(f"  FAILED {check.id} [{check.type}]{desc}: {check.message}")
+        if report.workspace is not None:
+            kept = "graded directory" if self.variant.graded_dir else "workspace kept"
+            lines.append(f"{kept}: {report.workspace}")
+        usage = _usage_line(report)
+        if usage:
+            lines.append(usage)
+        if report.attempts > 1:
+            lines.append(f"attempts: {report.attempts} (earlier ones errored)")
+        return "\n".join(lines)
+
+    def _error_text(self, exc: RunError) -> str:
+        lines = [f"{self._header()}: no verdict ({exc.kind})", str(exc)]
+        if exc.workspace:
+            lines.append(f"workspace kept: {exc.workspace}")
+        return "\n".join(lines)
+
+    def record(self, outcome: str) -> RunRecord:
+        """This run as a record, with ``outcome`` as the controller will count it."""
+        case = self.case
+        rec = RunRecord(
+            case_id=case.id,
+            file=_display(self.config, case.file),
+            line=case.line,
+            defends=case.defends,
+            severity=case.severity,
+            variant=self.variant.name,
+            repetition=self.repetition,
+            outcome=outcome,
+            kind=case.kind,
+            description=case.description,
+            tags=list(case.tags),
+            min_pass_rate=case.min_pass_rate,
+            nodeid=self.nodeid,
+        )
+        report = self.run_report
+        if report is not None:
+            rec.checks = [c.to_dict() for c in report.checks]
+            rec.duration = report.duration
+            rec.attempts = report.attempts
+            if report.workspace is not None:
+                rec.workspace = str(report.workspace)
+            agent = report.agent
+            if agent is not None:
+                rec.tokens_in = agent.usage.input_tokens
+                rec.tokens_out = agent.usage.output_tokens
+                rec.cost_usd = agent.cost_usd
+                rec.model = ", ".join(agent.models) or None
+        if self.run_error is not None:
+            rec.error_kind = self.run_error.kind
+            rec.error = str(self.run_error)
+            rec.workspace = self.run_error.workspace
+            rec.attempts = self.run_error.attempts
+        return rec
+
+
+def _usage_line(report: runner.RunReport) -> str:
+    agent = report.agent
+    if agent is None:
+        return ""
+    parts = []
+    if agent.usage.input_tokens is not None or agent.usage.output_tokens is not None:
+        parts.append(
+            f"tokens {agent.usage.input_tokens or 0} in / {agent.usage.output_tokens or 0} out"
+        )
+    if agent.cost_usd is not None:
+        parts.append(f"cost ${agent.cost_usd:.4f}")
+    if agent.models:
+        parts.append("model " + ", ".join(agent.models))
+    return " · ".join(parts)

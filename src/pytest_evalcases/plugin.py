@@ -1,0 +1,413 @@
+"""The pytest plugin: options, ini settings, markers and hook wiring.
+
+Everything of substance is delegated: collection to :mod:`.nodes`, runs to
+:mod:`.runner`, the verdict to :mod:`.gate`, the summary to :mod:`.summary`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases import newhooks, summary
+from pytest_evalcases.agents import make_agent
+from pytest_evalcases.agents.base import AgentSettings
+from pytest_evalcases.checks import default_registry
+from pytest_evalcases.errors import UsageError
+from pytest_evalcases.nodes import (
+    SESSION_KEY,
+    BrokenFileItem,
+    EvalFile,
+    EvalItem,
+    TaskDirFile,
+    session_of,
+)
+from pytest_evalcases.results import RunRecord
+from pytest_evalcases.runner import Variant
+from pytest_evalcases.schema import SEVERITIES
+from pytest_evalcases.session import EvalSession, Settings
+
+CASE_SUFFIXES = (".yaml", ".yml", ".json")
+EVALS_DIR = "evals"
+EXCLUDED_DIRS = ("fixtures", "results")
+SEVERITY_HELP = {
+    "critical": "eval case whose failure blocks a merge (pytest -m critical is the merge gate)",
+    "normal": "eval case whose failure fails the run",
+    "advisory": "eval case whose failure is reported as xfailed and never fails the run alone",
+}
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(newhooks)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("evalcases", "eval cases for coding-agent configuration")
+    group.addoption(
+        "--eval-agent",
+        dest="eval_agent",
+        metavar="NAME",
+        default=None,
+        help="Agent that runs the cases: claude, codex, gemini, command (ini: eval_agent)",
+    )
+    group.addoption(
+        "--eval-agent-command",
+        dest="eval_agent_command",
+        metavar="CMD",
+        default=None,
+        help="Command line of the command agent; {prompt} is one argument, else stdin "
+        "(ini: eval_agent_command)",
+    )
+    group.addoption(
+        "--eval-model",
+        dest="eval_model",
+        metavar="MODEL",
+        default=None,
+        help="Model passed to the agent (ini: eval_model)",
+    )
+    group.addoption(
+        "--eval-workspace",
+        dest="eval_workspace",
+        metavar="[NAME=]DIR",
+        action="append",
+        default=[],
+        type=_name_value("--eval-workspace"),
+        help="Grade an existing directory instead of running an agent; repeatable, "
+        "one item per directory (ini: eval_workspaces)",
+    )
+    group.addoption(
+        "--eval-transcript",
+        dest="eval_transcript",
+        action="store_true",
+        default=False,
+        help="Ask the agent for a transcript of tool calls even without tool checks",
+    )
+    group.addoption(
+        "--eval-retry-errors",
+        dest="eval_retry_errors",
+        metavar="N",
+        type=_non_negative_int,
+        default=0,
+        help="Retry errored runs up to N times, each in a fresh workspace",
+    )
+    group.addoption(
+        "--eval-tags",
+        dest="eval_tags",
+        metavar="TAG[,TAG]",
+        action="append",
+        default=[],
+        help="Run only the eval cases that carry one of these tags",
+    )
+    group.addoption(
+        "--eval-defends",
+        dest="eval_defends",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="Run only the eval cases that defend PATH (a file, or a directory prefix)",
+    )
+    group.addoption(
+        "--eval-keep-workspaces",
+        dest="eval_keep_workspaces",
+        action="store_true",
+        default=False,
+        help="Keep the workspaces of passed runs too",
+    )
+    parser.addini("eval_agent", "Agent that runs the cases (claude, codex, gemini, command)")
+    parser.addini("eval_agent_command", "Command line of the command agent")
+    parser.addini("eval_agent_args", "Extra arguments for the agent CLI", type="args")
+    parser.addini("eval_model", "Model passed to the agent")
+    parser.addini("eval_timeout", "Default seconds for one agent run", default="600")
+    parser.addini(
+        "eval_min_pass_rate",
+        "Overall case pass rate below which the gate blocks",
+        default="0.90",
+    )
+    parser.addini(
+        "eval_paths", "Directories whose case files are collected, besides evals/", type="paths"
+    )
+    parser.addini("eval_ignore", "Paths never collected as case files", type="paths")
+    parser.addini("eval_config_root", "Directory that `defends` paths are relative to")
+    parser.addini(
+        "eval_workspaces", "NAME=DIR lines (relative to the rootdir) to grade", type="linelist"
+    )
+
+
+def _name_value(option: str) -> type:
+    """An argparse ``type=`` for ``[NAME=]VALUE``, quoting the bad value."""
+
+    def parse(value: str) -> tuple[str, str]:
+        name, sep, rest = value.partition("=")
+        if not sep:
+            return "", value
+        if not name or not rest:
+            raise argparse.ArgumentTypeError(f"{option} expects [NAME=]VALUE, got {value!r}")
+        return name, rest
+
+    return parse  # type: ignore[return-value]
+
+
+def _non_negative_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
+    return number
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for severity in SEVERITIES:
+        config.addinivalue_line("markers", f"{severity}: {SEVERITY_HELP[severity]}")
+    try:
+        settings = _settings(config)
+        registry = default_registry()
+        config.hook.pytest_evalcases_register_checks(registry=registry)
+        agent = make_agent(settings.agent) if settings.agent is not None else None
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    state = EvalSession(settings=settings, registry=registry, agent=agent)
+    config.stash[SESSION_KEY] = state
+    config.pluginmanager.register(_SessionHooks(config, state), "evalcases-session")
+
+
+def _settings(config: pytest.Config) -> Settings:
+    rootdir = config.rootpath
+    agent_name = config.getoption("eval_agent") or config.getini("eval_agent") or None
+    command = config.getoption("eval_agent_command") or config.getini("eval_agent_command")
+    if command and not agent_name:
+        agent_name = "command"
+    agent = None
+    if agent_name:
+        agent = AgentSettings(
+            name=agent_name,
+            args=tuple(config.getini("eval_agent_args")),
+            command=command or None,
+            model=config.getoption("eval_model") or config.getini("eval_model") or None,
+            transcript=config.getoption("eval_transcript"),
+            placeholders={"python": shlex.quote(sys.executable), "rootdir": str(rootdir)},
+        )
+    config_root = config.getini("eval_config_root")
+    return Settings(
+        rootdir=rootdir,
+        agent=agent,
+        timeout=_float_ini(config, "eval_timeout", positive=True),
+        min_pass_rate=_float_ini(config, "eval_min_pass_rate", unit=True),
+        retries=config.getoption("eval_retry_errors"),
+        transcript=config.getoption("eval_transcript"),
+        variants=_variants(config),
+        eval_paths=tuple(Path(p) for p in config.getini("eval_paths")),
+        ignore=tuple(Path(p) for p in config.getini("eval_ignore")),
+        tags=frozenset(
+            t.strip() for arg in config.getoption("eval_tags") for t in arg.split(",") if t.strip()
+        ),
+        defends=tuple(config.getoption("eval_defends")),
+        config_root=(rootdir / config_root) if config_root else None,
+        keep_workspaces=config.getoption("eval_keep_workspaces"),
+    )
+
+
+def _float_ini(
+    config: pytest.Config, name: str, *, positive: bool = False, unit: bool = False
+) -> float:
+    raw = config.getini(name)
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise UsageError(f"ini option {name} expects a number, got {raw!r}") from None
+    if positive and value <= 0:
+        raise UsageError(f"ini option {name} expects a number > 0, got {raw!r}")
+    if unit and not 0 <= value <= 1:
+        raise UsageError(f"ini option {name} expects a number from 0 to 1, got {raw!r}")
+    return value
+
+
+def _variants(config: pytest.Config) -> tuple[Variant, ...]:
+    given: list[tuple[str, Path, str]] = []
+    for line in config.getini("eval_workspaces"):
+        name, _, rest = line.rpartition("=") if "=" in line else ("", "", line)
+        given.append((name, config.rootpath / rest.strip(), f"{line} (ini eval_workspaces)"))
+    if config.getoption("eval_workspace"):
+        given = [
+            (name, config.invocation_params.dir / path, f"--eval-workspace {path}")
+            for name, path in config.getoption("eval_workspace")
+        ]
+    if not given:
+        return (Variant(),)
+    variants: list[Variant] = []
+    for name, path, origin in given:
+        name = name.strip() or path.name
+        if not path.is_dir():
+            raise UsageError(f"{origin}: directory {path} does not exist")
+        if any(v.name == name for v in variants):
+            raise UsageError(f"{origin}: the name {name!r} is given twice; use NAME=DIR")
+        variants.append(Variant(name=name, graded_dir=path.resolve(), source=str(path)))
+    if len(variants) == 1 and not given[0][0]:
+        variants = [Variant(graded_dir=variants[0].graded_dir, source=variants[0].source)]
+    return tuple(variants)
+
+
+def evals_root(path: Path, config: pytest.Config) -> Path | None:
+    """The nearest enclosing ``evals`` directory (below the rootdir), or the
+    ``eval_paths`` entry that holds ``path``."""
+    session = session_of(config)
+    for base in session.settings.eval_paths:
+        if base == path or base in path.parents:
+            return base
+    rootdir = config.rootpath
+    for parent in path.parents:
+        if parent == rootdir or parent.parent == parent:
+            break
+        if parent.name == EVALS_DIR:
+            return parent
+    return None
+
+
+def _excluded(path: Path, root: Path, config: pytest.Config) -> bool:
+    rel = path.relative_to(root).parts[:-1]
+    if any(part in EXCLUDED_DIRS for part in rel):
+        return True
+    ignore = session_of(config).settings.ignore
+    return any(p == path or p in path.parents for p in ignore)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # Fixture repositories and results under an evals root hold files pytest would
+    # otherwise collect (a fixture's own test_*.py, conftest.py).
+    settings = session_of(config).settings
+    if any(p == collection_path or p in collection_path.parents for p in settings.ignore):
+        return True
+    if (
+        collection_path.name in EXCLUDED_DIRS
+        and collection_path.is_dir()
+        and evals_root(collection_path / "_", config) is not None
+    ):
+        return True
+    return None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    name = file_path.name
+    if name == "checks.yaml":
+        return TaskDirFile.from_parent(parent, path=file_path, evals_root=file_path.parent)
+    if not name.endswith(CASE_SUFFIXES) or name.startswith(("_", ".")):
+        return None
+    root = evals_root(file_path, parent.config)
+    if root is None or _excluded(file_path, root, parent.config):
+        return None
+    return EvalFile.from_parent(parent, path=file_path, evals_root=root)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Generator[None, None, None]:
+    # A broken case file is reported whatever -m, -k or --eval-* would select.
+    broken = [item for item in items if isinstance(item, BrokenFileItem)]
+    if broken:
+        items[:] = [item for item in items if not isinstance(item, BrokenFileItem)]
+    _select(config, items)
+    try:
+        return (yield)
+    finally:
+        items[:0] = broken
+
+
+def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
+    settings = session_of(config).settings
+    if not settings.tags and not settings.defends:
+        return
+    wanted = [Path(d).as_posix().rstrip("/") for d in settings.defends]
+
+    def keep(item: pytest.Item) -> bool:
+        if not isinstance(item, EvalItem):
+            return True
+        case = item.case
+        if settings.tags and not settings.tags.intersection(case.tags):
+            return False
+        if wanted:
+            defended = Path(case.defends).as_posix()
+            if not any(defended == w or defended.startswith(w + "/") for w in wanted):
+                return False
+        return True
+
+    selected = [item for item in items if keep(item)]
+    if len(selected) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if not keep(i)])
+        items[:] = selected
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if isinstance(item, (EvalItem, BrokenFileItem)):
+        outcome = _outcome(report)
+        if outcome is not None:
+            record = item.record(outcome) if isinstance(item, EvalItem) else item.record()
+            # A plain dict: xdist sends report attributes from workers to the controller.
+            report.evalcases = record.to_dict()  # type: ignore[attr-defined]
+    return report
+
+
+def _outcome(report: pytest.TestReport) -> str | None:
+    if report.when == "setup":
+        if report.failed:
+            return "error"
+        return "skipped" if report.skipped else None
+    if report.when == "call":
+        if hasattr(report, "wasxfail"):
+            return "xfailed"
+        return report.outcome
+    return None
+
+
+class _SessionHooks:
+    """The hooks that feed and read the session object; registered per config."""
+
+    def __init__(self, config: pytest.Config, state: EvalSession) -> None:
+        self.config = config
+        self.state = state
+        self.is_worker = hasattr(config, "workerinput")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "evalcases", None)
+        if data is not None:
+            self.state.records.append(RunRecord.from_dict(data))
+        elif report.failed and report.when in ("setup", "call"):
+            self.state.other_failures += 1
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.is_worker or not self.state.records:
+            return
+        session.exitstatus = self.state.exit_status(int(exitstatus))
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.is_worker or not self.state.records:
+            return
+        hint = ""
+        if self.state.agent is None:
+            hint = "no agent configured: --eval-agent, or --eval-workspace to grade directories"
+        terminalreporter.section("eval gate")
+        for line in summary.lines(self.state.report(), hint):
+            terminalreporter.write_line(line)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    state = config.stash.get(SESSION_KEY, None)
+    if state is None:
+        return None
+    settings = state.settings
+    agent = settings.agent.name if settings.agent else "none"
+    graded = [v.name or v.source for v in settings.variants if v.graded_dir is not None]
+    if graded:
+        return f"evalcases: grading {', '.join(graded)}"
+    return f"evalcases: agent {agent}"

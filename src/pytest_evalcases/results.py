@@ -1,0 +1,51 @@
+"""The record of one run of one case, as it travels from an xdist worker to the
+controller (a plain JSON-able dict) and into results files."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+OUTCOMES = ("passed", "failed", "error", "xfailed", "skipped")
+
+
+@dataclass
+class RunRecord:
+    """One run of one case (case x variant x repetition)."""
+
+    case_id: str
+    file: str
+    line: int
+    defends: str
+    severity: str
+    variant: str = ""
+    repetition: int = 0
+    outcome: str = "error"
+    kind: str = "case"
+    description: str | None = None
+    tags: list[str] = field(default_factory=list)
+    min_pass_rate: float = 1.0
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    duration: float = 0.0
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    model: str | None = None
+    error_kind: str | None = None
+    error: str | None = None
+    workspace: str | None = None
+    attempts: int = 1
+    nodeid: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunRecord:
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @property
+    def graded(self) -> bool:
+        """A verdict was reached: passed, failed, or an advisory failure (xfailed)."""
+        return self.outcome in ("passed", "failed", "xfailed")

@@ -1,0 +1,177 @@
+"""One run of one case: workspace, setup, agent, checks. Plain Python, no pytest.
+
+:func:`execute` either returns a :class:`RunReport` (every check evaluated, no stop
+at the first failure) or raises :class:`~pytest_evalcases.errors.RunError` when no
+verdict was possible; errored attempts are retried with a fresh workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest, ToolCall, run_agent
+from pytest_evalcases.checks import CheckContext, CheckRegistry, CheckResult
+from pytest_evalcases.errors import RunError
+from pytest_evalcases.loading import LoadedCase
+from pytest_evalcases.workspace import Overlay, populate, run_setup
+
+OUTPUT_FILE = Path(".evalcases") / "output.txt"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What differs between items of the same case: a graded directory or a config.
+
+    ``name`` is ``""`` when there is a single, unnamed variant.
+    """
+
+    name: str = ""
+    #: ``--eval-workspace``: grade this directory as it is, with no agent.
+    graded_dir: Path | None = None
+    #: ``--eval-config``: files laid over each workspace.
+    overlays: tuple[Overlay, ...] = ()
+    #: Human-readable origin, for reports ("git:main", a path).
+    source: str = ""
+
+
+@dataclass
+class RunReport:
+    """What one run produced."""
+
+    checks: list[CheckResult] = field(default_factory=list)
+    agent: AgentResult | None = None
+    workspace: Path | None = None
+    attempts: int = 1
+    duration: float = 0.0
+    #: Errors of earlier attempts, when retried.
+    retried_errors: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed_checks(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Session-wide inputs of every run."""
+
+    registry: CheckRegistry
+    agent: Agent | None
+    default_timeout: float
+    retries: int = 0
+    transcript: bool = False
+    base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def execute(
+    case: LoadedCase,
+    variant: Variant,
+    ctx: RunContext,
+    new_workspace: Callable[[], Path],
+) -> RunReport:
+    """Run ``case`` for ``variant``; retry errored attempts up to ``ctx.retries`` times."""
+    start = time.monotonic()
+    errors: list[str] = []
+    for attempt in range(1, ctx.retries + 2):
+        workspace: Path | None = None
+        try:
+            if variant.graded_dir is not None:
+                report = _grade_directory(case, variant, ctx)
+            else:
+                workspace = new_workspace()
+                report = _run_live(case, variant, ctx, workspace)
+        except RunError as exc:
+            errors.append(str(exc))
+            if attempt > ctx.retries:
+                if ctx.retries:
+                    exc.args = (f"{exc} (after {attempt} attempts)",)
+                exc.workspace = str(workspace) if workspace is not None else None
+                exc.attempts = attempt
+                raise
+            continue
+        report.attempts = attempt
+        report.retried_errors = errors
+        report.duration = time.monotonic() - start
+        return report
+    raise AssertionError("unreachable")
+
+
+def case_env(
+    base: Mapping[str, str], case: LoadedCase, variant: Variant, workspace: Path
+) -> dict[str, str]:
+    """The agent's environment: pytest's own plus the ``EVALCASES_*`` variables."""
+    env = dict(base)
+    env["EVALCASES_CASE_ID"] = case.id
+    env["EVALCASES_WORKSPACE"] = str(workspace)
+    env["EVALCASES_VARIANT"] = variant.name
+    return env
+
+
+def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Path) -> RunReport:
+    if ctx.agent is None:
+        raise RunError("no agent configured (--eval-agent)", kind="no-agent")
+    if case.prompt is None:
+        where = "task.md" if case.kind == "task" else "`prompt:`"
+        raise RunError(
+            f"case {case.id!r} has no prompt ({where}); it can only be graded with "
+            "--eval-workspace",
+            kind="case",
+        )
+    env = case_env(ctx.base_env, case, variant, workspace)
+    populate(workspace, case.fixture, variant.overlays)
+    if case.setup:
+        run_setup(workspace, case.setup, env)
+    request = RunRequest(
+        prompt=case.prompt,
+        workspace=workspace,
+        bare=case.bare,
+        timeout=case.timeout or ctx.default_timeout,
+        env=env,
+        needs_transcript=case.needs_transcript or ctx.transcript,
+    )
+    result = run_agent(ctx.agent, request)
+    tool_inputs = bool(getattr(ctx.agent, "tool_inputs", True))
+    checks = _evaluate(case, ctx, workspace, result.text, result.tool_calls, env, tool_inputs)
+    return RunReport(checks=checks, agent=result, workspace=workspace)
+
+
+def _grade_directory(case: LoadedCase, variant: Variant, ctx: RunContext) -> RunReport:
+    assert variant.graded_dir is not None
+    per_case = variant.graded_dir / case.id
+    workspace = per_case if per_case.is_dir() else variant.graded_dir
+    if not workspace.is_dir():
+        raise RunError(f"graded directory {workspace} does not exist", kind="workspace")
+    output_file = workspace / OUTPUT_FILE
+    output = output_file.read_text("utf-8", errors="replace") if output_file.is_file() else None
+    env = case_env(ctx.base_env, case, variant, workspace)
+    checks = _evaluate(case, ctx, workspace, output, None, env, True)
+    agent = AgentResult(text=output) if output is not None else None
+    return RunReport(checks=checks, agent=agent, workspace=workspace)
+
+
+def _evaluate(
+    case: LoadedCase,
+    ctx: RunContext,
+    workspace: Path,
+    output: str | None,
+    tool_calls: tuple[ToolCall, ...] | None,
+    env: Mapping[str, str],
+    tool_inputs: bool,
+) -> list[CheckResult]:
+    check_ctx = CheckContext(
+        workspace=workspace,
+        fixture=case.fixture,
+        output=output,
+        tool_calls=tool_calls,
+        env=env,
+        tool_inputs=tool_inputs,
+    )
+    return [ctx.registry.evaluate(i, check, check_ctx) for i, check in enumerate(case.checks)]

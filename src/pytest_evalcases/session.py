@@ -1,0 +1,74 @@
+"""Session state: the settings of a run, the cases seen at collection, and the
+records that reports carry back to the controller. One object, kept in
+``config.stash`` by the plugin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_evalcases import gate
+from pytest_evalcases.agents.base import Agent, AgentSettings
+from pytest_evalcases.checks import CheckRegistry
+from pytest_evalcases.results import RunRecord
+from pytest_evalcases.runner import RunContext, Variant
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every option and ini value that shapes collection and runs."""
+
+    rootdir: Path
+    agent: AgentSettings | None = None
+    timeout: float = 600.0
+    min_pass_rate: float = 0.9
+    retries: int = 0
+    transcript: bool = False
+    variants: tuple[Variant, ...] = (Variant(),)
+    repeat: int = 1
+    eval_paths: tuple[Path, ...] = ()
+    ignore: tuple[Path, ...] = ()
+    tags: frozenset[str] = frozenset()
+    defends: tuple[str, ...] = ()
+    config_root: Path | None = None
+    keep_workspaces: bool = False
+
+
+@dataclass
+class EvalSession:
+    """What the plugin knows during one pytest session."""
+
+    settings: Settings
+    registry: CheckRegistry
+    agent: Agent | None
+    #: case id -> (file, 1-based line) of its first definition, to refuse duplicates
+    ids: dict[str, tuple[Path, int]] = field(default_factory=dict)
+    records: list[RunRecord] = field(default_factory=list)
+    #: failed or errored items that are not eval cases (normal tests)
+    other_failures: int = 0
+
+    @property
+    def run_context(self) -> RunContext:
+        return RunContext(
+            registry=self.registry,
+            agent=self.agent,
+            default_timeout=self.settings.timeout,
+            retries=self.settings.retries,
+            transcript=self.settings.transcript,
+        )
+
+    def needs_agent(self, variant: Variant) -> bool:
+        return variant.graded_dir is None and self.agent is None
+
+    def report(self) -> gate.GateReport:
+        return gate.evaluate(self.records, self.settings.min_pass_rate)
+
+    def exit_status(self, pytest_status: int) -> int:
+        """The run's exit status: the gate's, never hiding a failure pytest saw."""
+        verdict = self.report().verdict
+        code = verdict.exit_code
+        if code is None or pytest_status not in (0, 1):
+            return pytest_status
+        if self.other_failures and code == gate.EXIT_PASS:
+            return 1
+        return code

@@ -1,0 +1,79 @@
+"""The ``eval gate`` terminal section as plain lines (SPEC 4.3)."""
+
+from __future__ import annotations
+
+from pytest_evalcases.gate import GateReport, VariantSummary, severities_present
+
+
+def percent(passed: int, total: int) -> str:
+    return f"{passed / total:.0%}" if total else "n/a"
+
+
+def score(passed: int, total: int) -> str:
+    """``Score: 9/9 (100%)``, the task-directory format's score in checks."""
+    return f"Score: {passed}/{total} ({percent(passed, total)})"
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _variant_line(v: VariantSummary) -> str:
+    label = v.name or "suite"
+    graded = len(v.graded)
+    parts = [
+        f"{v.count('passed')}/{graded} cases passed",
+        score(v.checks_passed, v.checks_total),
+        plural(v.count("error"), "error"),
+    ]
+    skipped = v.count("skipped")
+    if skipped:
+        parts.append(f"{skipped} skipped")
+    sev = [
+        f"{s} {sum(1 for c in v.cases if c.severity == s and c.outcome == 'passed')}"
+        f"/{sum(1 for c in v.cases if c.severity == s and c.outcome in ('passed', 'failed'))}"
+        for s in severities_present(v)
+    ]
+    if sev:
+        parts.append(", ".join(sev))
+    return f"{label}: " + " · ".join(parts)
+
+
+def lines(report: GateReport, nothing_graded_hint: str = "") -> list[str]:
+    """Every line of the section, verdict last."""
+    out: list[str] = []
+    for v in report.variants:
+        out.append(_variant_line(v))
+        if report.repeated:
+            for c in v.cases:
+                if c.graded:
+                    lo, hi = c.interval
+                    out.append(
+                        f"  {c.case_id}: {c.passes}/{c.graded} runs passed "
+                        f"({percent(c.passes, c.graded)}, 95% CI {lo:.0%}–{hi:.0%}; "
+                        f"needs {c.min_pass_rate:.0%})"
+                        + (f", {plural(c.errors, 'errored run')}" if c.errors else "")
+                    )
+    for cmp in report.comparisons:
+        out.append(
+            f"{cmp.variant} vs {cmp.baseline}: "
+            f"{plural(len(cmp.regressed_checks), 'check')} regressed, "
+            f"{len(cmp.improved_checks)} improved; "
+            f"cases {len(cmp.regressed_cases)} regressed, {len(cmp.improved_cases)} improved "
+            f"(McNemar exact p={cmp.p_value:.3g}, b={cmp.b}, c={cmp.c})"
+        )
+        for case_id, check_id in cmp.regressed_checks:
+            out.append(f"  regressed: {case_id} / {check_id}")
+        for case_id, check_id in cmp.improved_checks:
+            out.append(f"  improved: {case_id} / {check_id}")
+    for broken in report.broken_files:
+        out.append(f"case file error: {broken.file}")
+    verdict = report.verdict
+    if verdict.status == "NONE":
+        hint = f" ({nothing_graded_hint})" if nothing_graded_hint else ""
+        out.append(f"eval gate: nothing was graded{hint}")
+    else:
+        out.append(
+            f"eval gate: {verdict.status}" + (f" ({verdict.reason})" if verdict.reason else "")
+        )
+    return out
