@@ -11,12 +11,20 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 
 from pytest_evalcases.agents.base import Agent, AgentSettings
+from pytest_evalcases.agents.claude import ClaudeAgent
+from pytest_evalcases.agents.codex import CodexAgent
 from pytest_evalcases.agents.command import CommandAgent
+from pytest_evalcases.agents.gemini import GeminiAgent
 from pytest_evalcases.errors import UsageError
 
 AgentFactory = Callable[[AgentSettings], Agent]
 
-_FACTORIES: dict[str, AgentFactory] = {"command": CommandAgent}
+_FACTORIES: dict[str, AgentFactory] = {
+    "command": CommandAgent,
+    "claude": ClaudeAgent,
+    "codex": CodexAgent,
+    "gemini": GeminiAgent,
+}
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:

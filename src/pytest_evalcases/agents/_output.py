@@ -1,0 +1,208 @@
+"""What the vendor CLI drivers share: reading JSON output, naming errors, tool kinds.
+
+The Claude Code, Codex and Gemini CLIs print JSON in different shapes (one object, a
+pretty-printed object, an array, JSON lines mixed with plain-text lines) and report the
+same few failures (bad credentials, no credit, rate limits) in their own words. This
+module turns those shapes into a flat list of JSON objects and those words into the
+``kind`` of an :class:`~pytest_evalcases.errors.AgentError`, so each driver only knows
+its own field names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_evalcases import process
+from pytest_evalcases.agents.base import tail
+from pytest_evalcases.errors import AgentError
+
+#: JSON object as the CLIs print it; values are whatever ``json.loads`` made of them.
+JSONObject = dict[str, Any]
+
+_DECODER = json.JSONDecoder()
+
+# Order matters: an insufficient-quota message also says 429, and it is billing, not a
+# transient limit; a Claude 401 message says nothing but "Invalid API key".
+_KIND_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "authentication",
+        re.compile(
+            r"not logged in|authentication|\bunauthori[sz]ed\b|\b401\b"
+            r"|invalid[ _-]?(api|x-api)[ _-]?key"
+            r"|api[ _-]?key (is )?(missing|not (set|found|valid))|please run /login"
+            r"|credentials|oauth token",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "billing",
+        re.compile(
+            r"credit balance|insufficient[ _]quota|billing|payment required|\b402\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "rate_limit",
+        re.compile(
+            r"\b429\b|rate[ _-]?limit|usage limit|hit your limit|too many requests"
+            r"|resource[ _]exhausted|quota exceeded",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
+#: How each kind of failure reads in a message, after the agent's name.
+_KIND_PHRASES = {
+    "authentication": "could not authenticate",
+    "billing": "was refused for billing (no credit)",
+    "rate_limit": "hit a rate or usage limit",
+    "max_turns": "stopped at its turn limit",
+    "budget": "stopped at its budget limit",
+    "config": "refused its configuration",
+    "input": "rejected its input",
+    "agent": "reported an error",
+}
+
+
+def json_objects(text: str) -> list[JSONObject]:
+    """Every JSON object in ``text``, in order; elements of top-level arrays flattened.
+
+    Accepts one (possibly pretty-printed) document, JSON lines, and either of them
+    with plain-text lines around them ("Reading prompt from stdin...", a warning, the
+    marker left where :mod:`~pytest_evalcases.process` cut a long output). Lines that
+    are not JSON are skipped rather than failing the whole run.
+    """
+    found: list[JSONObject] = []
+    pos, end = 0, len(text)
+    while pos < end:
+        while pos < end and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end:
+            break
+        if text[pos] in "{[":
+            try:
+                value, pos = _DECODER.raw_decode(text, pos)
+            except json.JSONDecodeError:
+                pass
+            else:
+                _collect(value, found)
+                continue
+        newline = text.find("\n", pos)
+        pos = end if newline < 0 else newline + 1
+    return found
+
+
+def _collect(value: object, found: list[JSONObject]) -> None:
+    if isinstance(value, dict):
+        found.append(value)
+    elif isinstance(value, list):
+        found.extend(item for item in value if isinstance(item, dict))
+
+
+def classify(*texts: object) -> str:
+    """The error kind that the CLI's own words suggest, ``"agent"`` when none does."""
+    words = " ".join(str(t) for t in texts if t is not None)
+    for kind, pattern in _KIND_PATTERNS:
+        if pattern.search(words):
+            return kind
+    return "agent"
+
+
+def agent_error(agent: str, kind: str, words: str, *, hint: str = "") -> AgentError:
+    """An :class:`AgentError` that says what went wrong and quotes the CLI's words."""
+    phrase = _KIND_PHRASES.get(kind, "reported an error")
+    message = f"{agent} {phrase}: {words.strip() or '(no message)'}"
+    if hint:
+        message += f"\n  hint: {hint}"
+    return AgentError(message, kind=kind)
+
+
+def no_result_error(
+    agent: str, result: process.ProcessResult, missing: str, *, hint: str = ""
+) -> AgentError:
+    """The CLI printed nothing usable: a crash when it failed, a parse error when not.
+
+    ``missing`` names what was looked for ("a result event"), so the message tells a
+    version change in the output format apart from a crash.
+    """
+    cut = " (its output was longer than the cap and was cut)" if result.stdout_truncated else ""
+    if result.returncode == 0:
+        message = (
+            f"{agent} exited 0 but its output has no {missing}{cut}; "
+            f"stdout: {tail(result.stdout) or '(empty)'}"
+        )
+        kind = "parse"
+    else:
+        status = (
+            f"was killed by signal {-result.returncode}"
+            if result.returncode is not None and result.returncode < 0
+            else f"exited with status {result.returncode}"
+        )
+        said = tail(result.stderr) or tail(result.stdout) or "(no output)"
+        message = f"{agent} {status} without {missing}{cut}: {said}"
+        kind = "crash"
+    if hint:
+        message += f"\n  hint: {hint}"
+        kind = "config" if kind == "crash" else kind
+    return AgentError(message, kind=kind)
+
+
+def tool_kind(name: str, kinds: Mapping[str, str]) -> str:
+    """The canonical kind of a tool name (``other`` for tools the driver does not know)."""
+    return kinds.get(name, "other")
+
+
+def tool_input(value: object, *keys: str) -> str:
+    """The most telling text of a tool's input: the first of ``keys`` holding a string
+    (a shell command), otherwise the whole input as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for key in keys:
+            field = value.get(key)
+            if isinstance(field, str):
+                return field
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False)
+
+
+def as_int(value: object) -> int | None:
+    """``value`` when it is a count (JSON numbers may come as floats), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def as_float(value: object) -> float | None:
+    """``value`` as a float when it is a JSON number, else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def as_object(value: object) -> JSONObject:
+    """``value`` when it is a JSON object, else an empty one (missing or odd fields)."""
+    return value if isinstance(value, dict) else {}
+
+
+def option_value(args: tuple[str, ...], *names: str) -> str | None:
+    """The value of the last ``--name VALUE`` / ``--name=VALUE`` among ``args``."""
+    value: str | None = None
+    for i, arg in enumerate(args):
+        for name in names:
+            if arg == name and i + 1 < len(args):
+                value = args[i + 1]
+            elif name.startswith("--") and arg.startswith(name + "="):
+                value = arg[len(name) + 1 :]
+    return value
+
+
+def measured_ms(result: process.ProcessResult) -> int:
+    """Wall-clock duration of the process in milliseconds."""
+    return int(result.duration * 1000)

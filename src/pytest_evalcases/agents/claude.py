@@ -1,0 +1,233 @@
+"""The ``claude`` agent: Claude Code in print mode (``claude -p``)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from pytest_evalcases import process
+from pytest_evalcases.agents._output import (
+    JSONObject,
+    agent_error,
+    as_float,
+    as_int,
+    as_object,
+    classify,
+    json_objects,
+    measured_ms,
+    no_result_error,
+    option_value,
+    tool_input,
+    tool_kind,
+)
+from pytest_evalcases.agents.base import (
+    AgentResult,
+    AgentSettings,
+    Invocation,
+    RunRequest,
+    ToolCall,
+    Usage,
+)
+from pytest_evalcases.errors import AgentError
+
+#: Claude Code's tool names and their canonical kinds (anything else, MCP tools
+#: included, is ``other``).
+TOOL_KINDS = {
+    "Bash": "shell",
+    "Read": "read",
+    "Write": "write",
+    "Edit": "edit",
+    "MultiEdit": "edit",
+    "NotebookEdit": "edit",
+    "Grep": "search",
+    "Glob": "search",
+    "WebFetch": "web",
+    "WebSearch": "web",
+}
+
+# A failed result whose words name no known cause is classified by the API status.
+_STATUS_KINDS = {401: "authentication", 402: "billing", 429: "rate_limit"}
+
+_SUBTYPE_KINDS = {"error_max_turns": "max_turns", "error_max_budget_usd": "budget"}
+
+_SKIP_PERMISSIONS = "--dangerously-skip-permissions"
+
+
+class ClaudeAgent:
+    """Runs ``claude -p PROMPT --output-format json`` in the workspace.
+
+    With a transcript requested (a tool check in the case, or ``--eval-transcript``) it
+    asks for ``--output-format stream-json --verbose`` instead and reads the tool calls
+    from the ``tool_use`` blocks of the ``assistant`` events. A bare case adds
+    ``--bare`` (no CLAUDE.md discovery, hooks, plugins or keychain: the API key comes
+    from ``ANTHROPIC_API_KEY`` only).
+    """
+
+    name = "claude"
+    #: Tool calls carry their inputs (the shell command of a ``Bash`` call, ...).
+    tool_inputs = True
+
+    def __init__(self, settings: AgentSettings) -> None:
+        self.settings = settings
+        # eval_agent_command, when set, replaces the program (e.g. a pinned npx call).
+        self.program = tuple(shlex.split(settings.command)) if settings.command else ("claude",)
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        argv = [*self.program, "-p"]
+        stdin = None
+        if request.prompt.startswith("-"):
+            # A positional argument starting with "-" would be read as an option;
+            # print mode takes the prompt from standard input instead.
+            stdin = request.prompt
+        else:
+            argv.append(request.prompt)
+        if self._wants_transcript(request):
+            # Print mode refuses stream-json without --verbose.
+            argv += ["--output-format", "stream-json", "--verbose"]
+        else:
+            argv += ["--output-format", "json"]
+        if request.bare:
+            argv.append("--bare")
+        if self.settings.model:
+            argv += ["--model", self.settings.model]
+        argv += self.settings.args
+        return Invocation(tuple(argv), stdin=stdin)
+
+    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+        events = json_objects(result.stdout)
+        final = next((e for e in reversed(events) if e.get("type") == "result"), None)
+        if final is None:
+            failed = [e for e in events if e.get("type") == "assistant" and e.get("error")]
+            if failed:
+                # The stream stopped after the CLI's synthetic error message.
+                words = _assistant_text(failed[-1])
+                code = str(failed[-1]["error"])
+                raise agent_error(self.name, classify(code, words), f"{words} ({code})")
+            raise no_result_error(self.name, result, "result event", hint=self._root_hint(request))
+        if final.get("is_error") is True:
+            # `subtype` may still say "success" on a failed run: is_error decides.
+            raise self._result_error(final, events, request)
+        return AgentResult(
+            text=final["result"] if isinstance(final.get("result"), str) else "",
+            tool_calls=_tool_calls(events) if len(events) > 1 else None,
+            usage=_usage(as_object(final.get("usage"))),
+            cost_usd=as_float(final.get("total_cost_usd")),
+            models=_models(final, events),
+            duration_ms=as_int(final.get("duration_ms")) or measured_ms(result),
+            num_turns=as_int(final.get("num_turns")),
+            exit_code=result.returncode,
+            truncated=result.stdout_truncated or result.stderr_truncated,
+        )
+
+    def _wants_transcript(self, request: RunRequest) -> bool:
+        return request.needs_transcript or self.settings.transcript
+
+    def _result_error(
+        self, final: JSONObject, events: list[JSONObject], request: RunRequest
+    ) -> AgentError:
+        said: list[str] = []
+        if isinstance(final.get("result"), str):
+            said.append(final["result"])
+        errors = final.get("errors")
+        if isinstance(errors, list):
+            said.extend(str(e) for e in errors)
+        codes = [str(e["error"]) for e in events if e.get("type") == "assistant" and e.get("error")]
+        status = as_int(final.get("api_error_status"))
+        subtype = final.get("subtype")
+
+        kind = _SUBTYPE_KINDS.get(subtype, "") if isinstance(subtype, str) else ""
+        if not kind:
+            kind = classify(*said, *codes)
+        if kind == "agent" and status is not None:
+            kind = _STATUS_KINDS.get(status, "agent")
+
+        words = "; ".join(said) or f"is_error with subtype {subtype!r}"
+        details = [f"API status {status}"] if status is not None else []
+        details += [f"error: {c}" for c in codes]
+        if subtype and subtype != "success":
+            details.append(f"subtype: {subtype}")
+        if details:
+            words += f" ({', '.join(details)})"
+        return agent_error(self.name, kind, words, hint=self._hint(kind, request))
+
+    def _hint(self, kind: str, request: RunRequest) -> str:
+        if kind == "authentication" and request.bare and "ANTHROPIC_API_KEY" not in request.env:
+            return (
+                "bare cases run `claude --bare`, which authenticates with ANTHROPIC_API_KEY "
+                "only (no keychain or login); set it, or `bare: false` on the case"
+            )
+        if kind == "max_turns":
+            return "raise --max-turns in eval_agent_args, or make the task smaller"
+        return ""
+
+    def _root_hint(self, request: RunRequest) -> str:
+        # Claude Code refuses --dangerously-skip-permissions as root outside a sandbox,
+        # which is exactly how CI containers run it.
+        args = self.settings.args
+        bypass = (
+            _SKIP_PERMISSIONS in args
+            or option_value(args, "--permission-mode") == "bypassPermissions"
+        )
+        if bypass and os.geteuid() == 0 and "IS_SANDBOX" not in request.env:
+            return (
+                "claude refuses to skip permission prompts "
+                f"({_SKIP_PERMISSIONS}) when run as root; "
+                "set IS_SANDBOX=1 in the environment of pytest (in a container or VM only)"
+            )
+        return ""
+
+
+def _assistant_text(event: JSONObject) -> str:
+    content = as_object(event.get("message")).get("content")
+    if not isinstance(content, list):
+        return ""
+    return " ".join(
+        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+def _tool_calls(events: list[JSONObject]) -> tuple[ToolCall, ...]:
+    calls: list[ToolCall] = []
+    seen: set[str] = set()
+    for event in events:
+        if event.get("type") != "assistant":
+            continue
+        content = as_object(event.get("message")).get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            # With partial messages the same block can be printed more than once.
+            block_id = block.get("id")
+            if isinstance(block_id, str):
+                if block_id in seen:
+                    continue
+                seen.add(block_id)
+            name = str(block.get("name", ""))
+            kind = tool_kind(name, TOOL_KINDS)
+            value = block.get("input", {})
+            text = tool_input(value, "command") if kind == "shell" else tool_input(value)
+            calls.append(ToolCall(name=name, kind=kind, input=text))
+    return tuple(calls)
+
+
+def _usage(usage: JSONObject) -> Usage:
+    return Usage(
+        input_tokens=as_int(usage.get("input_tokens")),
+        output_tokens=as_int(usage.get("output_tokens")),
+        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
+        cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")),
+    )
+
+
+def _models(final: JSONObject, events: list[JSONObject]) -> tuple[str, ...]:
+    models = tuple(as_object(final.get("modelUsage")))
+    if models:
+        return models
+    for event in events:
+        if event.get("type") == "system" and event.get("subtype") == "init":
+            model = event.get("model")
+            if isinstance(model, str) and model:
+                return (model,)
+    return ()

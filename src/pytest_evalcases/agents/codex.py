@@ -1,0 +1,145 @@
+"""The ``codex`` agent: OpenAI Codex CLI in non-interactive mode (``codex exec --json``)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from pytest_evalcases import process
+from pytest_evalcases.agents._output import (
+    JSONObject,
+    agent_error,
+    as_int,
+    as_object,
+    classify,
+    json_objects,
+    measured_ms,
+    no_result_error,
+    option_value,
+    tool_input,
+)
+from pytest_evalcases.agents.base import (
+    AgentResult,
+    AgentSettings,
+    Invocation,
+    RunRequest,
+    ToolCall,
+    Usage,
+)
+
+_ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
+
+# Codex prints these while it retries a dropped connection; they only matter when
+# the run never completes.
+_RECONNECTING = re.compile(r"^\s*Reconnecting\b", re.IGNORECASE)
+
+
+class CodexAgent:
+    """Runs ``codex exec --json --skip-git-repo-check PROMPT`` in the workspace.
+
+    The JSONL event stream gives the final text (the last ``agent_message`` item), the
+    token usage (``turn.completed``) and the tool calls: ``command_execution`` items
+    (kind ``shell``, input = the command), ``file_change`` items (``edit``),
+    ``web_search`` (``web``) and ``mcp_tool_call`` (``other``). The stream names no
+    model and no cost: the model recorded is the one given with ``eval_model`` or
+    ``-m`` in the extra arguments.
+    """
+
+    name = "codex"
+    #: Tool calls carry their inputs (the command of a ``command_execution``).
+    tool_inputs = True
+
+    def __init__(self, settings: AgentSettings) -> None:
+        self.settings = settings
+        # eval_agent_command, when set, replaces the program (e.g. a pinned npx call).
+        self.program = tuple(shlex.split(settings.command)) if settings.command else ("codex",)
+        model = settings.model or option_value(settings.args, "-m", "--model")
+        self.models = (model,) if model else ()
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        # The workspace is outside any git repository, which codex refuses by default.
+        argv = [*self.program, "exec", "--json", "--skip-git-repo-check"]
+        if self.settings.model:
+            argv += ["-m", self.settings.model]
+        argv += self.settings.args
+        if request.prompt.startswith("-"):
+            # It would be read as an option; "-" makes codex read the prompt from stdin.
+            return Invocation((*argv, "-"), stdin=request.prompt)
+        return Invocation((*argv, request.prompt))
+
+    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+        items: dict[str, JSONObject] = {}
+        completed = False
+        usage = [0, 0, 0]
+        failures: list[str] = []
+        errors: list[str] = []
+        for index, event in enumerate(json_objects(result.stdout)):
+            kind = event.get("type")
+            if kind in _ITEM_EVENTS:
+                item = as_object(event.get("item"))
+                # A command is announced by item.started and repeated by item.completed:
+                # keyed by id, each item is counted once, in its latest state.
+                key = item.get("id")
+                items[key if isinstance(key, str) else f"#{index}"] = item
+            elif kind == "turn.completed":
+                completed = True
+                counts = as_object(event.get("usage"))
+                for i, field in enumerate(("input_tokens", "cached_input_tokens", "output_tokens")):
+                    usage[i] += as_int(counts.get(field)) or 0
+            elif kind == "turn.failed":
+                error = event.get("error")
+                message = as_object(error).get("message", error)
+                failures.append(str(message))
+            elif kind == "error":
+                errors.append(str(event.get("message", "")))
+
+        if failures:
+            raise agent_error(self.name, classify(*failures), "; ".join(failures))
+        if not completed:
+            if errors:
+                fatal = [e for e in errors if not _RECONNECTING.match(e)] or errors[-1:]
+                raise agent_error(
+                    self.name,
+                    classify(*fatal),
+                    "; ".join(fatal) + " (the stream ended without turn.completed)",
+                )
+            raise no_result_error(self.name, result, "turn.completed event")
+
+        texts = [
+            str(item.get("text", ""))
+            for item in items.values()
+            if _item_type(item) in ("agent_message", "assistant_message")
+        ]
+        return AgentResult(
+            text=texts[-1] if texts else "",
+            tool_calls=tuple(call for item in items.values() if (call := _tool_call(item))),
+            usage=Usage(input_tokens=usage[0], cache_read_tokens=usage[1], output_tokens=usage[2]),
+            models=self.models,
+            duration_ms=measured_ms(result),
+            exit_code=result.returncode,
+            truncated=result.stdout_truncated or result.stderr_truncated,
+        )
+
+
+def _item_type(item: JSONObject) -> str:
+    # Early releases of `codex exec --json` called the field item_type.
+    return str(item.get("type") or item.get("item_type") or "")
+
+
+def _tool_call(item: JSONObject) -> ToolCall | None:
+    kind = _item_type(item)
+    if kind == "command_execution":
+        command = item.get("command", "")
+        if isinstance(command, list) and all(isinstance(w, str) for w in command):
+            # Older releases gave the argv rather than one command line.
+            command = shlex.join(command)
+        return ToolCall(kind, "shell", tool_input(command))
+    if kind == "file_change":
+        return ToolCall(kind, "edit", tool_input(item.get("changes", [])))
+    if kind == "web_search":
+        return ToolCall(kind, "web", tool_input(item.get("query", "")))
+    if kind == "mcp_tool_call":
+        server, tool = item.get("server"), item.get("tool")
+        name = f"{server}.{tool}" if server else str(tool)
+        return ToolCall(name, "other", tool_input(item.get("arguments", {})))
+    return None

@@ -1,0 +1,166 @@
+"""The ``gemini`` agent: Gemini CLI in headless mode (``gemini -p``)."""
+
+from __future__ import annotations
+
+import shlex
+
+from pytest_evalcases import process
+from pytest_evalcases.agents._output import (
+    JSONObject,
+    agent_error,
+    as_int,
+    as_object,
+    classify,
+    json_objects,
+    measured_ms,
+    no_result_error,
+    tool_kind,
+)
+from pytest_evalcases.agents.base import (
+    AgentResult,
+    AgentSettings,
+    Invocation,
+    RunRequest,
+    ToolCall,
+    Usage,
+    tail,
+)
+from pytest_evalcases.errors import AgentError
+
+#: Gemini CLI's built-in tool names and their canonical kinds.
+TOOL_KINDS = {
+    "run_shell_command": "shell",
+    "read_file": "read",
+    "read_many_files": "read",
+    "write_file": "write",
+    "replace": "edit",
+    "edit": "edit",
+    "glob": "search",
+    "search_file_content": "search",
+    "grep": "search",
+    "list_directory": "search",
+    "web_fetch": "web",
+    "google_web_search": "web",
+}
+
+#: Exit statuses the CLI documents for failures that prevent a verdict.
+EXIT_KINDS = {41: "authentication", 42: "input", 52: "config", 53: "max_turns"}
+
+_TRUST_HINT = (
+    "Gemini CLI does not trust the workspace folder in headless mode; set "
+    "GEMINI_TRUST_WORKSPACE=true in the environment or add --skip-trust to eval_agent_args"
+)
+
+
+class GeminiAgent:
+    """Runs ``gemini -p PROMPT --output-format json`` in the workspace.
+
+    The JSON gives the final text (``response``), token counts per model
+    (``stats.models``) and tool call *counts* per tool name (``stats.tools.byName``),
+    but not the tool inputs: each call becomes a :class:`ToolCall` with an empty
+    ``input``, so ``tool_called`` / ``tool_not_called`` work on names and kinds only
+    (``tool_inputs`` is False; a tool check with ``input:`` cannot be graded).
+    """
+
+    name = "gemini"
+    #: The JSON output counts tool calls by name; it has no inputs.
+    tool_inputs = False
+
+    def __init__(self, settings: AgentSettings) -> None:
+        self.settings = settings
+        # eval_agent_command, when set, replaces the program (e.g. a pinned npx call).
+        self.program = tuple(shlex.split(settings.command)) if settings.command else ("gemini",)
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        if request.prompt.startswith("-"):
+            # "-p -x" would read -x as an option; the = form keeps it a value.
+            argv = [*self.program, f"--prompt={request.prompt}"]
+        else:
+            argv = [*self.program, "-p", request.prompt]
+        argv += ["--output-format", "json"]
+        if self.settings.model:
+            argv += ["-m", self.settings.model]
+        argv += self.settings.args
+        return Invocation(tuple(argv))
+
+    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+        doc = next(
+            (
+                obj
+                for obj in reversed(json_objects(result.stdout))
+                if {"response", "error", "stats"} & obj.keys()
+            ),
+            None,
+        )
+        status = result.returncode
+        if doc is not None and doc.get("error") is not None:
+            raise self._error(doc["error"], status)
+        if status in EXIT_KINDS:
+            kind = EXIT_KINDS[status]
+            said = tail(result.stderr) or tail(result.stdout) or "(no output)"
+            raise agent_error(
+                self.name, kind, f"exit status {status}: {said}", hint=_hint(kind, said)
+            )
+        if doc is None:
+            said = f"{result.stderr}\n{result.stdout}"
+            hint = _TRUST_HINT if "trust" in said.lower() else ""
+            raise no_result_error(self.name, result, "JSON result", hint=hint)
+
+        stats = as_object(doc.get("stats"))
+        models = as_object(stats.get("models"))
+        response = doc.get("response")
+        return AgentResult(
+            text=response if isinstance(response, str) else "",
+            tool_calls=_tool_calls(stats) if "tools" in stats else None,
+            usage=_usage(models),
+            models=tuple(models),
+            duration_ms=measured_ms(result),
+            exit_code=status,
+            truncated=result.stdout_truncated or result.stderr_truncated,
+        )
+
+    def _error(self, error: object, status: int | None) -> AgentError:
+        fields = as_object(error)
+        message = str(fields.get("message") or error)
+        err_type = fields.get("type")
+        code = as_int(fields.get("code"))
+        kind = (
+            EXIT_KINDS.get(code or 0) or EXIT_KINDS.get(status or 0) or classify(message, err_type)
+        )
+        details = [str(err_type)] if err_type else []
+        details.append(f"exit status {status}")
+        hint = _hint(kind, f"{err_type} {message}")
+        if hint == _TRUST_HINT and kind == "agent":
+            kind = "config"
+        return agent_error(self.name, kind, f"{message} ({', '.join(details)})", hint=hint)
+
+
+def _hint(kind: str, said: str) -> str:
+    if "trust" in said.lower():
+        return _TRUST_HINT
+    if kind == "max_turns":
+        return "the session hit Gemini CLI's turn limit (maxSessionTurns in its settings.json)"
+    return ""
+
+
+def _tool_calls(stats: JSONObject) -> tuple[ToolCall, ...]:
+    by_name = as_object(as_object(stats.get("tools")).get("byName"))
+    calls: list[ToolCall] = []
+    for name, counts in by_name.items():
+        # Only counts are known, not order or inputs: one input-less call per count.
+        count = as_int(as_object(counts).get("count")) or 0
+        calls.extend(ToolCall(name, tool_kind(name, TOOL_KINDS), "") for _ in range(count))
+    return tuple(calls)
+
+
+def _usage(models: JSONObject) -> Usage:
+    if not models:
+        return Usage()
+    totals = [0, 0, 0]
+    for stats in models.values():
+        tokens = as_object(as_object(stats).get("tokens"))
+        # `input` is the newer name of `prompt`; both may be present with one value.
+        sent = tokens.get("input", tokens.get("prompt"))
+        for i, value in enumerate((sent, tokens.get("candidates"), tokens.get("cached"))):
+            totals[i] += as_int(value) or 0
+    return Usage(input_tokens=totals[0], output_tokens=totals[1], cache_read_tokens=totals[2])

@@ -1,0 +1,240 @@
+"""The ``codex`` driver against a fake ``codex`` that prints recorded CLI output."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases.agents import make_agent
+from pytest_evalcases.agents.base import (
+    AgentResult,
+    AgentSettings,
+    RunRequest,
+    ToolCall,
+    Usage,
+    run_agent,
+)
+from pytest_evalcases.agents.codex import CodexAgent
+from pytest_evalcases.errors import AgentError
+
+FAKES = Path(__file__).parent / "fake_agents"
+SAMPLES = Path(__file__).parent / "agent_samples"
+EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
+RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
+LS = ToolCall(name="command_execution", kind="shell", input="bash -lc 'ls db/changelog'")
+
+
+def request(
+    workspace: Path,
+    *,
+    sample: Path | str | None = None,
+    exit_code: int = 0,
+    stderr: str = "",
+    prompt: str = "Make users.email NOT NULL.",
+    **env: str,
+) -> RunRequest:
+    """A run of the fake ``codex``: ``sample`` is a file name in agent_samples/ or a path."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_AGENT_")}
+    full_env["PATH"] = f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+    if sample is not None:
+        full_env["FAKE_AGENT_SAMPLE"] = str(SAMPLES / sample if isinstance(sample, str) else sample)
+    full_env["FAKE_AGENT_EXIT"] = str(exit_code)
+    full_env["FAKE_AGENT_STDERR"] = stderr
+    full_env.update(env)
+    return RunRequest(prompt=prompt, workspace=workspace, bare=True, timeout=30, env=full_env)
+
+
+def agent(**settings: Any) -> CodexAgent:
+    return CodexAgent(AgentSettings(name="codex", **settings))
+
+
+def run(req: RunRequest, **settings: Any) -> AgentResult:
+    return run_agent(agent(**settings), req)
+
+
+def run_error(req: RunRequest, **settings: Any) -> AgentError:
+    with pytest.raises(AgentError) as info:
+        run(req, **settings)
+    return info.value
+
+
+def stream(tmp_path: Path, *lines: str) -> Path:
+    """A sample file made of ``lines``."""
+    path = tmp_path / "stream.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_registered_under_its_name() -> None:
+    assert isinstance(make_agent(AgentSettings(name="codex")), CodexAgent)
+
+
+# --- command line ---------------------------------------------------------------------
+
+
+def test_default_command_line(tmp_path: Path) -> None:
+    got = agent().invocation(request(tmp_path, prompt="fix it"))
+    assert got.argv == ("codex", "exec", "--json", "--skip-git-repo-check", "fix it")
+    assert got.stdin is None
+
+
+def test_model_and_extra_args_come_before_the_prompt(tmp_path: Path) -> None:
+    got = agent(model="gpt-5-codex", args=("-s", "workspace-write")).invocation(
+        request(tmp_path, prompt="fix it")
+    )
+    assert got.argv == (
+        *("codex", "exec", "--json", "--skip-git-repo-check"),
+        *("-m", "gpt-5-codex", "-s", "workspace-write", "fix it"),
+    )
+
+
+def test_bare_adds_nothing(tmp_path: Path) -> None:
+    bare = agent().invocation(request(tmp_path, prompt="p"))
+    not_bare = agent().invocation(
+        RunRequest(prompt="p", workspace=tmp_path, bare=False, timeout=1, env={})
+    )
+    assert bare == not_bare
+
+
+def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+    req = request(
+        tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt", FAKE_AGENT_RECORD=str(record)
+    )
+    run(req)
+    seen = json.loads(record.read_text())
+    assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", "-"]
+    assert seen["stdin"] == "-v is a prompt"
+
+
+# --- successful runs ------------------------------------------------------------------
+
+
+def test_exec_sample(tmp_path: Path) -> None:
+    result = run(request(tmp_path, sample="codex-exec.jsonl"))
+    assert result.text == (
+        "Added changeset 003-email-not-null.xml as a forward fix; 002 is left untouched."
+    )
+    assert result.usage == Usage(input_tokens=24763, cache_read_tokens=24448, output_tokens=622)
+    # The command appears in item.started and item.completed: it is one call.
+    assert result.tool_calls == (
+        LS,
+        ToolCall(
+            name="file_change",
+            kind="edit",
+            input='[{"path":"db/changelog/003-email-not-null.xml","kind":"add"}]',
+        ),
+    )
+    assert result.cost_usd is None
+    assert result.models == ()
+    assert result.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("settings", "models"),
+    [
+        ({"model": "gpt-5-codex"}, ("gpt-5-codex",)),
+        ({"args": ("-m", "o3")}, ("o3",)),
+        ({"args": ("--model=o4-mini",)}, ("o4-mini",)),
+    ],
+)
+def test_model_comes_from_the_settings(
+    tmp_path: Path, settings: dict[str, Any], models: tuple[str, ...]
+) -> None:
+    assert run(request(tmp_path, sample="codex-exec.jsonl"), **settings).models == models
+
+
+def test_started_command_without_completion_counts_once(tmp_path: Path) -> None:
+    # The command was announced but its completion never printed (the run went on).
+    lines = [line for line in EXEC if '"item.completed","item":{"id":"item_1"' not in line]
+    result = run(request(tmp_path, sample=stream(tmp_path, *lines)))
+    assert result.tool_calls is not None
+    assert result.tool_calls[0] == LS
+    assert len(result.tool_calls) == 2
+
+
+def test_last_agent_message_is_the_answer(tmp_path: Path) -> None:
+    early = (
+        '{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"Looking."}}'
+    )
+    result = run(request(tmp_path, sample=stream(tmp_path, *EXEC[:3], early, *EXEC[3:])))
+    assert result.text.startswith("Added changeset")
+
+
+def test_reconnecting_alone_is_not_fatal(tmp_path: Path) -> None:
+    sample = stream(tmp_path, *EXEC[:3], RECONNECTING, *EXEC[3:])
+    assert run(request(tmp_path, sample=sample)).text.startswith("Added changeset")
+
+
+def test_other_tool_items(tmp_path: Path) -> None:
+    items = [
+        {"id": "a", "type": "web_search", "query": "liquibase addNotNullConstraint"},
+        {
+            "id": "b",
+            "type": "mcp_tool_call",
+            "server": "jira",
+            "tool": "get_issue",
+            "arguments": {"key": "DB-1"},
+        },
+        {"id": "c", "type": "command_execution", "command": ["bash", "-lc", "ls -la"]},
+    ]
+    events = [json.dumps({"type": "item.completed", "item": item}) for item in items]
+    result = run(request(tmp_path, sample=stream(tmp_path, *events, EXEC[-1])))
+    assert result.tool_calls == (
+        ToolCall(name="web_search", kind="web", input="liquibase addNotNullConstraint"),
+        ToolCall(name="jira.get_issue", kind="other", input='{"key":"DB-1"}'),
+        ToolCall(name="command_execution", kind="shell", input="bash -lc 'ls -la'"),
+    )
+    assert result.text == ""
+
+
+# --- errors: no verdict ---------------------------------------------------------------
+
+
+def test_turn_failed_sample(tmp_path: Path) -> None:
+    error = run_error(request(tmp_path, sample="codex-turn-failed.jsonl", exit_code=1))
+    assert error.kind == "authentication"
+    assert "unexpected status 401 Unauthorized: Missing bearer or basic authentication" in str(
+        error
+    )
+
+
+def test_turn_failed_rate_limit(tmp_path: Path) -> None:
+    failed = json.dumps(
+        {"type": "turn.failed", "error": {"message": "exceeded retry limit, last status: 429"}}
+    )
+    error = run_error(request(tmp_path, sample=stream(tmp_path, *EXEC[1:3], failed), exit_code=1))
+    assert error.kind == "rate_limit"
+    assert "exceeded retry limit, last status: 429" in str(error)
+
+
+def test_error_without_turn_completed_is_fatal(tmp_path: Path) -> None:
+    fatal = '{"type":"error","message":"stream disconnected before completion"}'
+    sample = stream(tmp_path, *EXEC[1:3], RECONNECTING, fatal)
+    error = run_error(request(tmp_path, sample=sample, exit_code=1))
+    assert error.kind == "agent"
+    assert "stream disconnected before completion" in str(error)
+    assert "Reconnecting" not in str(error)
+
+
+def test_only_reconnecting_then_the_end(tmp_path: Path) -> None:
+    last = '{"type":"error","message":"Reconnecting... 5/5"}'
+    error = run_error(request(tmp_path, sample=stream(tmp_path, *EXEC[1:3], RECONNECTING, last)))
+    assert "Reconnecting... 5/5" in str(error)
+    assert "without turn.completed" in str(error)
+
+
+def test_crash_without_events_quotes_stderr(tmp_path: Path) -> None:
+    error = run_error(request(tmp_path, exit_code=1, stderr="Error: config.toml: invalid key\n"))
+    assert error.kind == "crash"
+    assert "Error: config.toml: invalid key" in str(error)
+
+
+def test_stream_without_completion_and_exit_0_is_a_parse_error(tmp_path: Path) -> None:
+    error = run_error(request(tmp_path, sample=stream(tmp_path, *EXEC[:4])))
+    assert error.kind == "parse"
+    assert "turn.completed" in str(error)

@@ -1,0 +1,211 @@
+"""The ``gemini`` driver against a fake ``gemini`` that prints recorded CLI output."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases.agents import make_agent
+from pytest_evalcases.agents.base import (
+    AgentResult,
+    AgentSettings,
+    RunRequest,
+    ToolCall,
+    Usage,
+    run_agent,
+)
+from pytest_evalcases.agents.gemini import GeminiAgent
+from pytest_evalcases.errors import AgentError
+
+FAKES = Path(__file__).parent / "fake_agents"
+SAMPLES = Path(__file__).parent / "agent_samples"
+SUCCESS = json.loads((SAMPLES / "gemini-json-success.json").read_text())
+
+
+def request(
+    workspace: Path,
+    *,
+    sample: Path | str | None = None,
+    exit_code: int = 0,
+    stderr: str = "",
+    prompt: str = "Split parse_config into smaller functions.",
+    **env: str,
+) -> RunRequest:
+    """A run of the fake ``gemini``: ``sample`` is a file name in agent_samples/ or a path."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_AGENT_")}
+    full_env["PATH"] = f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+    if sample is not None:
+        full_env["FAKE_AGENT_SAMPLE"] = str(SAMPLES / sample if isinstance(sample, str) else sample)
+    full_env["FAKE_AGENT_EXIT"] = str(exit_code)
+    full_env["FAKE_AGENT_STDERR"] = stderr
+    full_env.update(env)
+    return RunRequest(prompt=prompt, workspace=workspace, bare=True, timeout=30, env=full_env)
+
+
+def agent(**settings: Any) -> GeminiAgent:
+    return GeminiAgent(AgentSettings(name="gemini", **settings))
+
+
+def run(req: RunRequest, **settings: Any) -> AgentResult:
+    return run_agent(agent(**settings), req)
+
+
+def run_error(req: RunRequest, **settings: Any) -> AgentError:
+    with pytest.raises(AgentError) as info:
+        run(req, **settings)
+    return info.value
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "sample.json"
+    path.write_text(text)
+    return path
+
+
+def test_registered_under_its_name() -> None:
+    assert isinstance(make_agent(AgentSettings(name="gemini")), GeminiAgent)
+
+
+# --- command line ---------------------------------------------------------------------
+
+
+def test_default_command_line(tmp_path: Path) -> None:
+    got = agent().invocation(request(tmp_path, prompt="fix it"))
+    assert got.argv == ("gemini", "-p", "fix it", "--output-format", "json")
+
+
+def test_model_and_extra_args(tmp_path: Path) -> None:
+    got = agent(model="gemini-2.5-pro", args=("--yolo",)).invocation(request(tmp_path, prompt="p"))
+    assert got.argv == (
+        *("gemini", "-p", "p", "--output-format", "json"),
+        *("-m", "gemini-2.5-pro", "--yolo"),
+    )
+
+
+def test_prompt_starting_with_a_dash_stays_a_value(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+    req = request(
+        tmp_path,
+        sample="gemini-json-success.json",
+        prompt="- list the TODOs",
+        FAKE_AGENT_RECORD=str(record),
+    )
+    run(req)
+    seen = json.loads(record.read_text())
+    assert seen["argv"] == ["--prompt=- list the TODOs", "--output-format", "json"]
+
+
+# --- successful runs ------------------------------------------------------------------
+
+
+def test_success_sample(tmp_path: Path) -> None:
+    result = run(request(tmp_path, sample="gemini-json-success.json"))
+    assert result.text == (
+        "I refactored `parse_config` into three functions and kept the public signature."
+    )
+    assert result.usage == Usage(input_tokens=18230, output_tokens=1204, cache_read_tokens=0)
+    assert result.models == ("gemini-2.5-pro",)
+    assert result.cost_usd is None
+    # Counts only: two read_file calls and one replace, inputs unknown.
+    assert result.tool_calls == (
+        ToolCall(name="read_file", kind="read", input=""),
+        ToolCall(name="read_file", kind="read", input=""),
+        ToolCall(name="replace", kind="edit", input=""),
+    )
+    assert GeminiAgent.tool_inputs is False
+
+
+def test_pretty_printed_output_after_a_log_line(tmp_path: Path) -> None:
+    sample = write(tmp_path, "Loaded cached credentials.\n" + json.dumps(SUCCESS, indent=2))
+    assert run(request(tmp_path, sample=sample)).text.startswith("I refactored")
+
+
+def test_tokens_are_summed_over_models(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(SUCCESS))
+    doc["stats"]["models"]["gemini-2.5-flash"] = {
+        "tokens": {"prompt": 100, "candidates": 7, "cached": 40}
+    }
+    result = run(request(tmp_path, sample=write(tmp_path, json.dumps(doc))))
+    assert result.usage == Usage(input_tokens=18330, output_tokens=1211, cache_read_tokens=40)
+    assert result.models == ("gemini-2.5-pro", "gemini-2.5-flash")
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("run_shell_command", "shell"),
+        ("read_many_files", "read"),
+        ("write_file", "write"),
+        ("edit", "edit"),
+        ("glob", "search"),
+        ("search_file_content", "search"),
+        ("grep", "search"),
+        ("web_fetch", "web"),
+        ("google_web_search", "web"),
+        ("save_memory", "other"),
+    ],
+)
+def test_tool_kinds(tmp_path: Path, name: str, kind: str) -> None:
+    doc = {"response": "ok", "stats": {"tools": {"byName": {name: {"count": 1}}}}}
+    result = run(request(tmp_path, sample=write(tmp_path, json.dumps(doc))))
+    assert result.tool_calls == (ToolCall(name=name, kind=kind, input=""),)
+
+
+def test_no_stats_means_no_transcript(tmp_path: Path) -> None:
+    result = run(request(tmp_path, sample=write(tmp_path, '{"response": "ok"}')))
+    assert result.text == "ok"
+    assert result.tool_calls is None
+
+
+# --- errors: no verdict ---------------------------------------------------------------
+
+
+def test_auth_error_sample(tmp_path: Path) -> None:
+    error = run_error(request(tmp_path, sample="gemini-json-auth-error.json", exit_code=41))
+    assert error.kind == "authentication"
+    assert "Could not load the default credentials. Please set GEMINI_API_KEY." in str(error)
+    assert "FatalAuthenticationError" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(41, "authentication"), (42, "input"), (52, "config"), (53, "max_turns")],
+)
+def test_documented_exit_statuses_without_json(tmp_path: Path, status: int, kind: str) -> None:
+    error = run_error(request(tmp_path, exit_code=status, stderr=f"Fatal: reason {status}\n"))
+    assert error.kind == kind
+    assert f"Fatal: reason {status}" in str(error)
+
+
+def test_error_object_is_classified_by_its_words(tmp_path: Path) -> None:
+    doc = {"error": {"type": "ApiError", "message": "[429] Quota exceeded for quota metric"}}
+    error = run_error(request(tmp_path, sample=write(tmp_path, json.dumps(doc)), exit_code=1))
+    assert error.kind == "rate_limit"
+    assert "[429] Quota exceeded for quota metric" in str(error)
+
+
+def test_untrusted_workspace_says_how_to_trust_it(tmp_path: Path) -> None:
+    doc = {
+        "error": {
+            "type": "FatalUntrustedWorkspaceError",
+            "message": "Gemini CLI is not running in a trusted directory.",
+        }
+    }
+    error = run_error(request(tmp_path, sample=write(tmp_path, json.dumps(doc)), exit_code=1))
+    assert error.kind == "config"
+    assert "not running in a trusted directory" in str(error)
+    assert "GEMINI_TRUST_WORKSPACE=true" in str(error)
+    assert "--skip-trust" in str(error)
+
+
+def test_crash_and_parse_errors(tmp_path: Path) -> None:
+    crash = run_error(request(tmp_path, exit_code=1, stderr="SyntaxError: Unexpected token\n"))
+    assert crash.kind == "crash"
+    assert "SyntaxError: Unexpected token" in str(crash)
+    parse = run_error(request(tmp_path, sample=write(tmp_path, "Hello from gemini\n")))
+    assert parse.kind == "parse"
+    assert "Hello from gemini" in str(parse)

@@ -1,0 +1,146 @@
+"""process.run: process-group cleanup, bounded output, tolerant decoding."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases import process
+
+
+def alive(pid: int, wait: float = 5.0) -> bool:
+    """Whether ``pid`` still runs after up to ``wait`` seconds.
+
+    A zombie counts as gone: it has stopped and only waits for its new parent (PID 1 in
+    a container may be slow to reap it).
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, IndexError):
+            return False
+        if state == "Z":
+            return False
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.05)
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    started = time.monotonic()
+    result = process.run(
+        ["sh", "-c", f"sleep 300 & echo $! > {pidfile}; wait"], cwd=tmp_path, timeout=1
+    )
+    assert result.timed_out
+    assert result.returncode is None
+    assert time.monotonic() - started < 15
+    pid = int(pidfile.read_text())
+    assert not alive(pid)
+
+
+def test_children_left_behind_by_a_finished_command_are_killed(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    # The shell exits at once; its background child would otherwise run for 5 minutes.
+    result = process.run(f"sleep 300 & echo $! > {pidfile}", cwd=tmp_path, timeout=30)
+    assert result.returncode == 0
+    assert not result.timed_out
+    assert not alive(int(pidfile.read_text()))
+
+
+def test_alive_sees_a_running_process(tmp_path: Path) -> None:
+    # Guards the helper above: the tests that rely on it could otherwise never fail.
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        assert alive(child.pid, wait=0)
+    finally:
+        child.kill()
+        child.wait()
+    assert not alive(child.pid, wait=0)
+
+
+@pytest.mark.slow
+def test_huge_output_is_cut_without_filling_memory(tmp_path: Path) -> None:
+    writer = (
+        "import sys\n"
+        "out = sys.stdout.buffer\n"
+        "out.write(b'HEAD\\n')\n"
+        "chunk = b'x' * (1 << 20)\n"
+        "for _ in range(200):\n"
+        "    out.write(chunk)\n"
+        "out.write(b'\\nTAIL\\n')\n"
+    )
+    tracemalloc.start()
+    try:
+        result = process.run([sys.executable, "-c", writer], cwd=tmp_path, timeout=120)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.returncode == 0
+    assert result.stdout_truncated
+    assert not result.stderr_truncated
+    assert len(result.stdout) <= process.DEFAULT_MAX_OUTPUT + 200
+    # Head and tail survive: a JSON stream's last line carries the result.
+    assert result.stdout.startswith("HEAD\n")
+    assert result.stdout.endswith("\nTAIL\n")
+    assert "bytes cut by pytest-evalcases" in result.stdout
+    # 200 MB went through; only the kept part (and its decoded copy) was in memory.
+    assert peak < 5 * process.DEFAULT_MAX_OUTPUT
+
+
+def test_cut_is_reported_per_stream(tmp_path: Path) -> None:
+    result = process.run(
+        "head -c 5000 /dev/zero | tr '\\0' e >&2; echo ok", cwd=tmp_path, max_output=1000
+    )
+    assert result.stderr_truncated
+    assert not result.stdout_truncated
+    assert result.stdout == "ok\n"
+    assert result.stderr.startswith("e" * 500)
+    assert "4000 bytes cut" in result.stderr
+
+
+def test_non_utf8_bytes_decode_with_replacement(tmp_path: Path) -> None:
+    result = process.run(r"printf 'caf\351 \377\376 ok\n'; printf '\200err' >&2", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout == "caf\ufffd \ufffd\ufffd ok\n"
+    assert result.stderr == "\ufffderr"
+
+
+def test_cut_inside_a_multibyte_character_does_not_raise(tmp_path: Path) -> None:
+    # 3-byte characters and an odd cap: both cut points fall inside a character.
+    result = process.run(
+        [sys.executable, "-c", "print('€' * 1000)"],
+        cwd=tmp_path,
+        max_output=1001,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    assert result.stdout_truncated
+    assert "\ufffd" in result.stdout
+    assert result.stdout.startswith("€" * 100)
+
+
+def test_stdin_env_and_cwd(tmp_path: Path) -> None:
+    result = process.run(
+        'cat; echo "$EVAL_X"; pwd',
+        cwd=tmp_path,
+        stdin="from stdin\n",
+        env={"PATH": os.defpath, "EVAL_X": "42"},
+    )
+    assert result.stdout.splitlines() == ["from stdin", "42", str(tmp_path)]
+
+
+def test_exit_status_and_missing_program(tmp_path: Path) -> None:
+    assert process.run("exit 7", cwd=tmp_path).returncode == 7
+    with pytest.raises(FileNotFoundError):
+        process.run(["/nonexistent/agent-cli"], cwd=tmp_path)
