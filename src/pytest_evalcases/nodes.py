@@ -204,7 +204,9 @@ class EvalItem(pytest.Item):
             )
         except RunError as exc:
             self.run_error = exc
-            pytest.fail(self._error_text(exc), pytrace=False)
+        if self.run_error is not None:
+            # Outside the except block, so that no exception chain is shown.
+            pytest.fail(self._error_text(self.run_error), pytrace=False)
 
     def runtest(self) -> None:
         report = self.run_report

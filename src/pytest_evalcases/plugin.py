@@ -348,6 +348,9 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
+        # Point skip reasons at the case, not at the plugin line that skipped it.
+        report.longrepr = (str(item.path), item.case.line + 1, report.longrepr[2])
     if isinstance(item, (EvalItem, BrokenFileItem)):
         outcome = _outcome(report)
         if outcome is not None:

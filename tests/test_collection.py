@@ -1,0 +1,176 @@
+"""Which files become eval items, how the items are named and where they point."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+CASE = """\
+id: {id}
+defends: AGENTS.md
+prompt: do it
+checks:
+  - type: output_matches
+    pattern: done
+"""
+
+
+def write_case(pytester: pytest.Pytester, rel: str, case_id: str) -> None:
+    path = pytester.path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(CASE.format(id=case_id))
+
+
+def collected(pytester: pytest.Pytester, *args: str) -> list[str]:
+    result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", *args)
+    return [line for line in result.stdout.lines if "::" in line and not line.startswith("ERROR")]
+
+
+def test_case_files_below_evals_are_collected_and_others_are_not(
+    pytester: pytest.Pytester,
+) -> None:
+    write_case(pytester, "evals/one.yaml", "one")
+    write_case(pytester, "evals/sub/two.yml", "two")
+    (pytester.path / "evals/three.json").write_text(
+        json.dumps(
+            {
+                "id": "three",
+                "defends": "AGENTS.md",
+                "prompt": "x",
+                "checks": [{"type": "file_exists", "path": "a.txt"}],
+            }
+        )
+    )
+    write_case(pytester, "evals/_template.yaml", "template")
+    write_case(pytester, "evals/.hidden.yaml", "hidden")
+    write_case(pytester, "evals/fixtures/repo/config.yaml", "fixture-file")
+    write_case(pytester, "evals/results/old.yaml", "results-file")
+    write_case(pytester, "elsewhere/four.yaml", "four")
+
+    items = collected(pytester)
+
+    assert sorted(items) == [
+        "evals/one.yaml::one",
+        "evals/sub/two.yml::two",
+        "evals/three.json::three",
+    ]
+
+
+def test_eval_paths_and_eval_ignore(pytester: pytest.Pytester) -> None:
+    write_case(pytester, "agent-tests/a.yaml", "a")
+    write_case(pytester, "agent-tests/skip/b.yaml", "b")
+    write_case(pytester, "evals/c.yaml", "c")
+    write_case(pytester, "evals/old/d.yaml", "d")
+    pytester.makeini(
+        "[pytest]\neval_paths = agent-tests\neval_ignore =\n    agent-tests/skip\n    evals/old\n"
+    )
+
+    assert sorted(collected(pytester)) == ["agent-tests/a.yaml::a", "evals/c.yaml::c"]
+
+
+def test_python_tests_inside_fixtures_are_not_collected(pytester: pytest.Pytester) -> None:
+    write_case(pytester, "evals/one.yaml", "one")
+    fixture_test = pytester.path / "evals/fixtures/repo/tests/test_app.py"
+    fixture_test.parent.mkdir(parents=True)
+    fixture_test.write_text("def test_fixture_own():\n    assert False\n")
+
+    assert collected(pytester) == ["evals/one.yaml::one"]
+
+
+def test_checks_yaml_is_a_task_directory_anywhere(pytester: pytest.Pytester) -> None:
+    task = pytester.path / "tasks/01-service"
+    task.mkdir(parents=True)
+    (task / "checks.yaml").write_text(
+        "task: Service uses a class\nchecks:\n"
+        "  - id: service-file-exists\n    type: file_exists\n    path: src/service.py\n"
+    )
+    (task / "task.md").write_text("Write the service.\n")
+
+    assert collected(pytester) == ["tasks/01-service/checks.yaml::01-service"]
+
+
+def test_cases_list_gives_one_item_per_case_at_its_line(pytester: pytest.Pytester) -> None:
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/suite.yaml").write_text(
+        "cases:\n"
+        "  - id: first\n    defends: AGENTS.md\n    prompt: a\n"
+        "    checks: [{type: output_matches, pattern: a}]\n"
+        "  - id: second\n    defends: AGENTS.md\n    prompt: b\n"
+        "    checks: [{type: output_matches, pattern: b}]\n"
+    )
+    pytester.makeconftest(
+        """
+        def pytest_collection_finish(session):
+            for item in session.items:
+                print("LOC", item.nodeid, item.location[1])
+        """
+    )
+    result = pytester.runpytest("--collect-only", "-q", "-s", "-p", "no:cacheprovider")
+
+    result.stdout.fnmatch_lines(["LOC evals/suite.yaml::first 1", "LOC evals/suite.yaml::second 5"])
+
+
+def test_severity_markers_are_registered_and_select(pytester: pytest.Pytester) -> None:
+    for sev in ("critical", "normal", "advisory"):
+        path = pytester.path / f"evals/{sev}-case.yaml"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(CASE.format(id=f"{sev}-case") + f"severity: {sev}\n")
+
+    assert collected(pytester, "-m", "critical", "--strict-markers") == [
+        "evals/critical-case.yaml::critical-case"
+    ]
+    assert collected(pytester, "-m", "not advisory") == [
+        "evals/critical-case.yaml::critical-case",
+        "evals/normal-case.yaml::normal-case",
+    ]
+    result = pytester.runpytest("--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.critical:*merge gate*"])
+
+
+def test_select_by_id_tags_and_defends(pytester: pytest.Pytester) -> None:
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/a.yaml").write_text(
+        "id: a\ndefends: rules/git.md\ntags: [git]\nprompt: x\n"
+        "checks: [{type: output_matches, pattern: x}]\n"
+    )
+    (pytester.path / "evals/b.yaml").write_text(
+        "id: b\ndefends: skills/deploy/SKILL.md\ntags: [deploy]\nprompt: x\n"
+        "checks: [{type: output_matches, pattern: x}]\n"
+    )
+    pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
+
+    assert collected(pytester, "evals", "-k", "b") == ["evals/b.yaml::b"]
+    assert collected(pytester, "--eval-tags", "git") == [
+        "evals/a.yaml::a",
+        "test_unit.py::test_unit",
+    ]
+    assert collected(pytester, "--eval-defends", "skills/deploy") == [
+        "evals/b.yaml::b",
+        "test_unit.py::test_unit",
+    ]
+
+
+def test_workspace_variants_name_items(pytester: pytest.Pytester) -> None:
+    write_case(pytester, "evals/one.yaml", "one")
+    (pytester.path / "out/baseline").mkdir(parents=True)
+    (pytester.path / "out/after").mkdir(parents=True)
+
+    items = collected(
+        pytester,
+        "--eval-workspace",
+        "baseline=out/baseline",
+        "--eval-workspace",
+        "after-drift=out/after",
+    )
+
+    assert items == ["evals/one.yaml::one[baseline]", "evals/one.yaml::one[after-drift]"]
+
+
+def test_unknown_workspace_directory_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    write_case(pytester, "evals/one.yaml", "one")
+
+    result = pytester.runpytest("--eval-workspace", "nope/")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--eval-workspace nope/: directory * does not exist*"])

@@ -1,0 +1,433 @@
+"""Running cases with the command agent: workspaces, FAIL versus ERROR, severities."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+def make_suite(pytester: pytest.Pytester, agent: str, **cases: str) -> None:
+    """Write an agent script, an ini that runs it, and case files ``evals/<name>.yaml``."""
+    (pytester.path / "agent.py").write_text(textwrap.dedent(agent))
+    pytester.makeini(
+        "[pytest]\neval_agent = command\n"
+        "eval_agent_command = {python} {rootdir}/agent.py {prompt}\neval_timeout = 20\n"
+    )
+    evals = pytester.path / "evals"
+    evals.mkdir(exist_ok=True)
+    for name, text in cases.items():
+        (evals / f"{name.replace('_', '-')}.yaml").write_text(textwrap.dedent(text))
+
+
+ECHO_AGENT = """
+import os, pathlib, sys
+prompt = sys.argv[1]
+pathlib.Path("answer.txt").write_text(prompt)
+print("I did:", prompt)
+print("case", os.environ["EVALCASES_CASE_ID"], "in", os.environ["EVALCASES_WORKSPACE"])
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-p", "no:cacheprovider", *args)
+
+
+def test_passing_and_failing_checks(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        ECHO_AGENT,
+        good="""
+        id: good
+        defends: AGENTS.md
+        prompt: add the feature
+        checks:
+          - type: output_matches
+            pattern: "^I did: add"
+          - type: file_matches
+            path: answer.txt
+            pattern: feature
+          - type: command_succeeds
+            command: test -f answer.txt
+        """,
+        bad="""
+        id: bad
+        defends: rules/git.md
+        description: The agent never mentions features
+        prompt: add the feature
+        checks:
+          - type: output_not_matches
+            pattern: "(?i)feature"
+            description: no feature talk
+          - type: file_exists
+            path: answer.txt
+          - type: file_not_matches
+            path: answer.txt
+            pattern: add
+          - type: file_matches
+            path: missing.txt
+            pattern: x
+        """,
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "case bad (normal) defends rules/git.md" in out
+    assert "3 of 4 checks failed" in out
+    assert (
+        "FAILED output_not_matches-0 [output_not_matches] (no feature talk): pattern "
+        "'(?i)feature' matched the final answer at line 1: 'I did: add the feature'"
+    ) in out
+    assert "answer.txt:1: pattern 'add' must not match: 'add the feature'" in out
+    assert "missing.txt: not found" in out
+    assert "file_exists-1" not in out.split("short test summary")[0].split("checks failed")[1]
+    kept = [line for line in result.stdout.lines if line.startswith("workspace kept: ")]
+    assert len(kept) == 1
+    workspace = Path(kept[0].split(": ", 1)[1])
+    assert (workspace / "answer.txt").read_text() == "add the feature"
+    assert result.ret == 1
+
+
+def test_agent_errors_are_errors_not_failures(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        """
+        import sys
+        if "crash" in sys.argv[1]:
+            sys.stderr.write("error: authentication_failed - set ANTHROPIC_API_KEY\\n")
+            sys.exit(1)
+        print("fine")
+        """,
+        crash="""
+        id: crash
+        defends: AGENTS.md
+        severity: critical
+        prompt: please crash
+        checks: [{type: output_matches, pattern: fine}]
+        """,
+        setup_fails="""
+        id: setup-fails
+        defends: AGENTS.md
+        setup: echo preparing; echo no such tool >&2; exit 3
+        prompt: anything
+        checks: [{type: output_matches, pattern: fine}]
+        """,
+        ok="""
+        id: ok
+        defends: AGENTS.md
+        prompt: anything
+        checks: [{type: output_matches, pattern: fine}]
+        """,
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1, errors=2)
+    out = result.stdout.str()
+    assert "case crash (critical) defends AGENTS.md: no verdict (crash)" in out
+    assert "authentication_failed - set ANTHROPIC_API_KEY" in out
+    assert "no verdict (setup)" in out
+    assert "setup failed with exit status 3" in out
+    assert "no such tool" in out
+    assert "Traceback" not in out
+    assert "eval gate: INCONCLUSIVE (2 cases errored: crash, setup-fails)" in out
+    assert result.ret == 2
+
+
+def test_missing_agent_binary_is_an_error(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        ECHO_AGENT,
+        one="""
+        id: one
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: output_matches, pattern: x}]
+        """,
+    )
+
+    result = run(pytester, "--eval-agent-command", "no-such-agent-cli {prompt}")
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*program 'no-such-agent-cli' not found on PATH*"])
+
+
+def test_timeout_kills_the_agent_and_its_children(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        """
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open("child.pid", "w").write(str(child.pid))
+        time.sleep(600)
+        """,
+        slow="""
+        id: slow
+        defends: AGENTS.md
+        prompt: x
+        timeout: 1.5
+        checks: [{type: output_matches, pattern: x}]
+        """,
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*timed out after 1.5s*", "workspace kept: *"])
+    workspace = Path(
+        next(line for line in result.stdout.lines if line.startswith("workspace kept: ")).split(
+            ": ", 1
+        )[1]
+    )
+    pid = int((workspace / "child.pid").read_text())
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs; a zombie awaiting its reaper counts as dead."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_prompt_goes_to_stdin_without_placeholder(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        "import sys\nprint('heard:', sys.stdin.read())\n",
+        one="""
+        id: one
+        defends: AGENTS.md
+        prompt: via stdin
+        checks: [{type: output_matches, pattern: "heard: via stdin"}]
+        """,
+    )
+
+    result = run(pytester, "--eval-agent-command", "{python} {rootdir}/agent.py")
+
+    result.assert_outcomes(passed=1)
+
+
+def test_fixture_copied_setup_run_source_untouched(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        """
+        import pathlib
+        pathlib.Path("migrations/001.sql").write_text("ALTER TABLE x;")
+        pathlib.Path("notes.txt").write_text(pathlib.Path("setup.out").read_text())
+        print("edited")
+        """,
+        migration="""
+        id: migration
+        defends: rules/migrations.md
+        cwd: fixtures/repo
+        setup: echo from-setup > setup.out
+        prompt: change the schema
+        checks:
+          - type: file_unchanged
+            path: migrations/001.sql
+          - type: file_matches
+            path: notes.txt
+            pattern: from-setup
+          - type: directory_exists
+            path: migrations
+        """,
+    )
+    fixture = pytester.path / "evals/fixtures/repo/migrations"
+    fixture.mkdir(parents=True)
+    (fixture / "001.sql").write_text("CREATE TABLE x;")
+
+    result = run(pytester)
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*migrations/001.sql: changed from the fixture's copy*"])
+    assert (fixture / "001.sql").read_text() == "CREATE TABLE x;"
+    assert not (pytester.path / "evals/fixtures/repo/setup.out").exists()
+
+
+def test_workspace_is_outside_the_users_git_repository(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        ECHO_AGENT,
+        where="""
+        id: where
+        defends: AGENTS.md
+        prompt: x
+        checks:
+          - type: command_fails
+            command: git rev-parse --git-dir
+        """,
+    )
+    pytester.run("git", "init", "-q", str(pytester.path))
+
+    result = run(pytester, f"--basetemp={pytester.path / 'tmp'}")
+
+    result.assert_outcomes(passed=1)
+
+
+def test_passed_workspaces_are_removed_failed_ones_kept(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        ECHO_AGENT,
+        passes="""
+        id: passes
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: file_exists, path: answer.txt}]
+        """,
+        fails="""
+        id: fails
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: file_absent, path: "*.txt"}]
+        """,
+    )
+    base = pytester.path / "tmp"
+
+    run(pytester, f"--basetemp={base}").assert_outcomes(passed=1, failed=1)
+
+    assert sorted(p.name for p in base.iterdir() if not p.is_symlink()) == ["fails0"]
+
+
+def test_advisory_failure_is_xfailed_quarantine_is_skipped(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        ECHO_AGENT,
+        advisory="""
+        id: advisory
+        defends: docs/stack.md
+        severity: advisory
+        prompt: x
+        checks: [{type: output_matches, pattern: postgres, id: mentions-postgres}]
+        """,
+        flaky="""
+        id: flaky
+        defends: AGENTS.md
+        quarantine: flaky since model X
+        prompt: x
+        checks: [{type: output_matches, pattern: x}]
+        """,
+        **{
+            f"ok-{i}": f"""
+            id: ok-{i}
+            defends: AGENTS.md
+            prompt: x
+            checks: [{{type: output_matches, pattern: x}}]
+            """
+            for i in range(9)
+        },
+    )
+
+    result = run(pytester, "-rsx")
+
+    result.assert_outcomes(passed=9, xfailed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*XFAIL*advisory*advisory case failed: mentions-postgres: pattern 'postgres' not found*"]
+    )
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1[]] evals/flaky.yaml:1: quarantined: flaky since model X"]
+    )
+    # 9 of 10 graded cases passed: exactly the default eval_min_pass_rate of 0.90.
+    result.stdout.fnmatch_lines(["eval gate: PASS"])
+    assert result.ret == 0
+
+
+def test_one_advisory_failure_among_few_cases_blocks(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        ECHO_AGENT,
+        advisory="""
+        id: advisory
+        defends: docs/stack.md
+        severity: advisory
+        prompt: x
+        checks: [{type: output_matches, pattern: postgres}]
+        """,
+        ok="""
+        id: ok
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: output_matches, pattern: x}]
+        """,
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(
+        ["eval gate: BLOCKED (pass rate 50% is below eval_min_pass_rate 90%)"]
+    )
+    assert result.ret == 1
+
+
+def test_no_agent_skips_and_says_nothing_was_graded(pytester: pytest.Pytester) -> None:
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/one.yaml").write_text(
+        "id: one\ndefends: AGENTS.md\nprompt: x\nchecks: [{type: output_matches, pattern: x}]\n"
+    )
+    pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
+
+    result = run(pytester, "-rs")
+
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["eval gate: nothing was graded*"])
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1[]] evals/one.yaml:1: no agent configured (--eval-agent)"]
+    )
+    assert result.ret == 0
+
+
+def test_retry_errors_reruns_only_errored_runs(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        """
+        import os, pathlib, sys
+        counter = pathlib.Path(os.environ["COUNTER"])
+        n = int(counter.read_text()) if counter.exists() else 0
+        counter.write_text(str(n + 1))
+        if n < 2:
+            sys.exit("rate limited, try again")
+        print("done")
+        """,
+        flaky="""
+        id: flaky
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: output_matches, pattern: nope}]
+        """,
+    )
+    counter = pytester.path / "counter"
+    os.environ["COUNTER"] = str(counter)
+    try:
+        result = run(pytester, "--eval-retry-errors", "2")
+    finally:
+        del os.environ["COUNTER"]
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["attempts: 3 (earlier ones errored)"])
+    assert counter.read_text() == "3"
+
+
+def test_normal_test_failure_is_never_hidden(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        ECHO_AGENT,
+        ok="""
+        id: ok
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: output_matches, pattern: x}]
+        """,
+    )
+    pytester.makepyfile(test_unit="def test_unit():\n    assert False\n")
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["eval gate: PASS"])
+    assert result.ret == 1
