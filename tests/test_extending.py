@@ -1,0 +1,93 @@
+"""Third-party check types and agents, registered from a conftest.py."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_custom_check_type_from_a_hook(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        from typing import Literal
+
+        from pytest_evalcases.checks import Outcome
+        from pytest_evalcases.schema import CheckModel
+
+
+        class LineCountBelow(CheckModel):
+            type: Literal["line_count_below"]
+            path: str
+            limit: int
+
+
+        def evaluate(check, ctx):
+            count = len((ctx.workspace / check.path).read_text().splitlines())
+            return Outcome(count < check.limit, f"{check.path} has {count} lines")
+
+
+        def pytest_evalcases_register_checks(registry):
+            registry.register(LineCountBelow, evaluate)
+        """
+    )
+    out = pytester.path / "out"
+    out.mkdir()
+    (out / "module.py").write_text("a = 1\nb = 2\nc = 3\n")
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/short.yaml").write_text(
+        "id: short\ndefends: AGENTS.md\nchecks:\n"
+        "  - {type: line_count_below, path: module.py, limit: 10}\n"
+        "  - {type: line_count_below, path: module.py, limit: 2}\n"
+    )
+    (pytester.path / "evals/typo.yaml").write_text(
+        "id: typo\ndefends: AGENTS.md\nchecks:\n"
+        "  - {type: line_count_below, path: module.py, limt: 10}\n"
+    )
+
+    result = pytester.runpytest("--eval-workspace", "out", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*FAILED line_count_below-1 [[]line_count_below[]]: module.py has 3 lines*"]
+    )
+    result.stdout.fnmatch_lines(["*evals/typo.yaml:4: checks[[]0[]].limt: unknown field 'limt'*"])
+
+
+def test_custom_agent_registered_in_conftest(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        from pytest_evalcases.agents import register_agent
+        from pytest_evalcases.agents.base import AgentResult, Invocation
+
+
+        class EchoAgent:
+            name = "echo"
+
+            def __init__(self, settings):
+                self.settings = settings
+
+            def invocation(self, request):
+                return Invocation(("echo", "echoed:", request.prompt))
+
+            def parse(self, result, request):
+                return AgentResult(text=result.stdout, models=("echo-1",))
+
+
+        register_agent("echo", EchoAgent)
+        """
+    )
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/one.yaml").write_text(
+        "id: one\ndefends: AGENTS.md\nprompt: hello\n"
+        "checks: [{type: output_matches, pattern: '^echoed: hello$'}]\n"
+    )
+
+    result = pytester.runpytest("--eval-agent", "echo", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+
+
+def test_unknown_agent_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--eval-agent", "nobody")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown agent 'nobody'*known: *claude*command*"])
