@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -126,12 +125,6 @@ def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
     assert seen["argv"] == ["-p", "--output-format", "json"]
     assert seen["stdin"] == "--help is not an option here"
     assert seen["cwd"] == str(tmp_path)
-
-
-def test_eval_agent_command_replaces_the_program(tmp_path: Path) -> None:
-    req = request(tmp_path, sample="claude-json-success.json", PATH=os.defpath)
-    result = run(req, command=f"{sys.executable} {FAKES / 'claude'}")
-    assert result.text.startswith("Committed the staged change")
 
 
 # --- successful runs ------------------------------------------------------------------
@@ -387,3 +380,109 @@ def test_missing_binary(tmp_path: Path) -> None:
     error = run_error(request(tmp_path, PATH=str(tmp_path)))
     assert error.kind == "missing"
     assert "'claude' not found" in str(error)
+
+
+# --- through pytest: FAIL versus ERROR, tool checks -----------------------------------
+
+COMMIT_CASE = """\
+id: commit-message
+defends: CLAUDE.md
+prompt: "Commit the staged change."
+checks:
+  - type: output_not_matches
+    pattern: "fix\\\\(auth\\\\)"
+    description: no conventional-commit scope
+"""
+
+TOOL_CASES = {
+    # Each holds for the stream sample: Bash `grep -rn TODO src/`, then Read.
+    "evals/tools-hold": """\
+id: tools-hold
+defends: CLAUDE.md
+prompt: "List the TODOs."
+checks:
+  - type: tool_called
+    tool: Bash
+    input: "grep -rn TODO"
+  - type: tool_called
+    tool: read
+  - type: tool_not_called
+    tool: shell
+    input: "\\\\brg\\\\b"
+  - type: tool_not_called
+    tool: Write
+""",
+    "evals/uses-grep": """\
+id: uses-grep
+defends: CLAUDE.md
+prompt: "List the TODOs."
+checks:
+  - type: tool_not_called
+    tool: shell
+    input: "grep -r"
+    description: use rg, not grep -r
+""",
+    "evals/never-fetched": """\
+id: never-fetched
+defends: CLAUDE.md
+prompt: "List the TODOs."
+checks:
+  - type: tool_called
+    tool: web
+""",
+}
+
+
+def use_fake(monkeypatch: pytest.MonkeyPatch, sample: str, exit_code: int = 0) -> None:
+    """Make the plugin's ``claude`` the fake, printing ``sample``."""
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / sample))
+    monkeypatch.setenv("FAKE_AGENT_EXIT", str(exit_code))
+
+
+def test_check_that_does_not_hold_is_a_failure(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", **{"evals/commit-message": COMMIT_CASE})
+    use_fake(monkeypatch, "claude-json-success.json")
+    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*FAILED*output_not_matches*fix(auth)*"])
+    assert result.ret == 1
+
+
+def test_credential_problem_is_an_error_with_the_cli_message(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", **{"evals/commit-message": COMMIT_CASE})
+    use_fake(monkeypatch, "claude-invalid-key.json", exit_code=1)
+    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "Invalid API key · Fix external API key" in out
+    assert "no verdict (authentication)" in out
+    assert result.ret == 2
+
+
+def test_tool_checks_on_the_stream_transcript(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytester.makefile(".yaml", **TOOL_CASES)
+    use_fake(monkeypatch, "claude-stream.jsonl")
+    record = tmp_path / "record.json"
+    monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
+    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "PASSED*tools-hold*",
+            "FAILED*uses-grep*",
+            "FAILED*never-fetched*",
+            "*tool 'shell' with input 'grep -r' must not be called; call Bash*grep -rn TODO src/*",
+            "*no call of tool 'web' (tools called: Bash, Read)*",
+        ]
+    )
+    # A case with tool checks asks Claude Code for its transcript.
+    argv = json.loads(record.read_text())["argv"]
+    assert argv[argv.index("--output-format") + 1] == "stream-json"
+    assert "--verbose" in argv

@@ -238,3 +238,77 @@ def test_stream_without_completion_and_exit_0_is_a_parse_error(tmp_path: Path) -
     error = run_error(request(tmp_path, sample=stream(tmp_path, *EXEC[:4])))
     assert error.kind == "parse"
     assert "turn.completed" in str(error)
+
+
+# --- through pytest: tool checks on the Codex stream ----------------------------------
+
+TOOL_CASES = {
+    # The sample runs `bash -lc 'ls db/changelog'` and adds 003-email-not-null.xml.
+    "evals/codex-tools-hold": """\
+id: codex-tools-hold
+defends: AGENTS.md
+prompt: "Make users.email NOT NULL."
+checks:
+  - type: tool_called
+    tool: shell
+    input: "ls db/changelog"
+  - type: tool_called
+    tool: command_execution
+  - type: tool_called
+    tool: edit
+    input: "003-email-not-null"
+  - type: tool_not_called
+    tool: shell
+    input: "rm -rf|git push"
+""",
+    "evals/codex-no-ls": """\
+id: codex-no-ls
+defends: AGENTS.md
+prompt: "Make users.email NOT NULL."
+checks:
+  - type: tool_not_called
+    tool: command_execution
+    input: "\\\\bls\\\\b"
+""",
+    "evals/codex-must-read": """\
+id: codex-must-read
+defends: AGENTS.md
+prompt: "Make users.email NOT NULL."
+checks:
+  - type: tool_called
+    tool: shell
+    input: "cat db/changelog/002"
+""",
+}
+
+
+def test_tool_checks_on_the_codex_stream(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", **TOOL_CASES)
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "codex-exec.jsonl"))
+    result = pytester.runpytest("--eval-agent", "codex", "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "PASSED*codex-tools-hold*",
+            "FAILED*codex-no-ls*",
+            "FAILED*codex-must-read*",
+            "*must not be called; call command_execution: *bash -lc 'ls db/changelog'*",
+            "*no call of tool 'shell' with input 'cat db/changelog/002'*",
+        ]
+    )
+
+
+def test_turn_failed_is_an_error_through_pytest(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", **{"evals/codex-no-ls": TOOL_CASES["evals/codex-no-ls"]})
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "codex-turn-failed.jsonl"))
+    monkeypatch.setenv("FAKE_AGENT_EXIT", "1")
+    result = pytester.runpytest("--eval-agent", "codex", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert "Missing bearer or basic authentication in header" in result.stdout.str()
+    assert result.ret == 2

@@ -209,3 +209,57 @@ def test_crash_and_parse_errors(tmp_path: Path) -> None:
     parse = run_error(request(tmp_path, sample=write(tmp_path, "Hello from gemini\n")))
     assert parse.kind == "parse"
     assert "Hello from gemini" in str(parse)
+
+
+# --- through pytest: names are checkable, inputs are not ------------------------------
+
+GEMINI_CASES = {
+    "evals/gemini-reads": """\
+id: gemini-reads
+defends: GEMINI.md
+prompt: "Split parse_config."
+checks:
+  - type: tool_called
+    tool: read_file
+  - type: tool_called
+    tool: edit
+  - type: tool_not_called
+    tool: shell
+""",
+    "evals/gemini-writes": """\
+id: gemini-writes
+defends: GEMINI.md
+prompt: "Split parse_config."
+checks:
+  - type: tool_called
+    tool: write_file
+""",
+    "evals/gemini-input": """\
+id: gemini-input
+defends: GEMINI.md
+prompt: "Split parse_config."
+checks:
+  - type: tool_not_called
+    tool: shell
+    input: "grep -r"
+""",
+}
+
+
+def test_tool_checks_through_pytest(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", **GEMINI_CASES)
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "gemini-json-success.json"))
+    result = pytester.runpytest("--eval-agent", "gemini", "-p", "no:cacheprovider", "-rA")
+    # A check on inputs cannot be graded from counts: an error, never a silent pass.
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.stdout.fnmatch_lines_random(
+        [
+            "PASSED*gemini-reads*",
+            "FAILED*gemini-writes*",
+            "ERROR*gemini-input*",
+            "*needs tool inputs*",
+        ]
+    )

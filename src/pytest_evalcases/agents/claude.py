@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 
 from pytest_evalcases import process
 from pytest_evalcases.agents._output import (
@@ -69,11 +68,9 @@ class ClaudeAgent:
 
     def __init__(self, settings: AgentSettings) -> None:
         self.settings = settings
-        # eval_agent_command, when set, replaces the program (e.g. a pinned npx call).
-        self.program = tuple(shlex.split(settings.command)) if settings.command else ("claude",)
 
     def invocation(self, request: RunRequest) -> Invocation:
-        argv = [*self.program, "-p"]
+        argv = ["claude", "-p"]
         stdin = None
         if request.prompt.startswith("-"):
             # A positional argument starting with "-" would be read as an option;

@@ -51,14 +51,12 @@ class CodexAgent:
 
     def __init__(self, settings: AgentSettings) -> None:
         self.settings = settings
-        # eval_agent_command, when set, replaces the program (e.g. a pinned npx call).
-        self.program = tuple(shlex.split(settings.command)) if settings.command else ("codex",)
         model = settings.model or option_value(settings.args, "-m", "--model")
         self.models = (model,) if model else ()
 
     def invocation(self, request: RunRequest) -> Invocation:
         # The workspace is outside any git repository, which codex refuses by default.
-        argv = [*self.program, "exec", "--json", "--skip-git-repo-check"]
+        argv = ["codex", "exec", "--json", "--skip-git-repo-check"]
         if self.settings.model:
             argv += ["-m", self.settings.model]
         argv += self.settings.args

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-
 from pytest_evalcases import process
 from pytest_evalcases.agents._output import (
     JSONObject,
@@ -68,15 +66,13 @@ class GeminiAgent:
 
     def __init__(self, settings: AgentSettings) -> None:
         self.settings = settings
-        # eval_agent_command, when set, replaces the program (e.g. a pinned npx call).
-        self.program = tuple(shlex.split(settings.command)) if settings.command else ("gemini",)
 
     def invocation(self, request: RunRequest) -> Invocation:
         if request.prompt.startswith("-"):
             # "-p -x" would read -x as an option; the = form keeps it a value.
-            argv = [*self.program, f"--prompt={request.prompt}"]
+            argv = ["gemini", f"--prompt={request.prompt}"]
         else:
-            argv = [*self.program, "-p", request.prompt]
+            argv = ["gemini", "-p", request.prompt]
         argv += ["--output-format", "json"]
         if self.settings.model:
             argv += ["-m", self.settings.model]
