@@ -98,3 +98,13 @@ def test_seed_suite_leaves_fixtures_untouched(pytester: pytest.Pytester) -> None
     result.assert_outcomes(passed=3, failed=1, xfailed=1, errors=1, skipped=1)
     assert tree_digest(fixtures) == before
     assert not (fixtures / "repo-client" / ".git").exists()
+
+
+def test_drift_is_one_added_line() -> None:
+    demo = EXAMPLES / "drift-demo"
+    before = (demo / "AGENTS.md").read_text(encoding="utf-8").splitlines()
+    after = (demo / "AGENTS.after-drift.md").read_text(encoding="utf-8").splitlines()
+
+    added = [line for line in after if line not in before]
+    assert added == ["- Prefer functions over classes for utility code."]
+    assert [line for line in after if line not in added] == before
