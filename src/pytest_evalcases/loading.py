@@ -224,7 +224,17 @@ def _parse(path: Path, text: str) -> Any:
         detail = f"{context}, {problem}" if context else problem
         line = mark.line + 1 if mark is not None else None
         column = f" (column {mark.column + 1})" if mark is not None else ""
-        raise CaseFileError(str(path), f"invalid YAML: {detail}{column}", line=line) from None
+        hint = ""
+        if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+            hint = "; it is a tab: YAML indents with spaces only"
+        raise CaseFileError(str(path), f"invalid YAML: {detail}{column}{hint}", line=line) from None
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    lines = text.splitlines()
+    if 0 <= line < len(lines) and 0 <= column < len(lines[line]):
+        return lines[line][column]
+    return ""
 
 
 def _kind(value: Any) -> str:
@@ -314,24 +324,52 @@ class _Source:
         self, exc: ValidationError, prefix: Sequence[str | int], data: Any
     ) -> CaseFileError:
         """One error for the file, listing up to ``MAX_PROBLEMS`` problems."""
-        problems: list[tuple[int, str, str]] = []
+        problems: list[_Problem] = []
         for err in exc.errors(include_url=False):
             loc, missing = _data_loc(data, err["loc"])
-            full = [*prefix, *loc]
             kind = err["type"]
+            if kind in ("union_tag_invalid", "union_tag_not_found"):
+                loc = [*loc, "type"]  # the check's `type` is what is wrong or missing
+            full = [*prefix, *loc]
             line = self.line_of(full, key=kind == "extra_forbidden")
-            problems.append((line, field_path(full), _phrase(err, missing, data, loc)))
-            if len(problems) >= MAX_PROBLEMS:
-                break
-        # Missing fields of a check are also reported for the union's other members;
-        # keep the first problem per field.
-        first_line, first_field, first_msg = problems[0]
-        lines = [f"{first_msg}"]
-        for line, fpath, msg in problems[1:]:
-            lines.append(f"line {line}: {fpath}: {msg}")
-        if len(exc.errors()) > MAX_PROBLEMS:
-            lines.append(f"... and {len(exc.errors()) - MAX_PROBLEMS} more problems")
-        return CaseFileError(str(self.path), "\n".join(lines), line=first_line, field=first_field)
+            problems.append(_Problem(kind, tuple(full), line, _phrase(err, missing, data, loc)))
+        problems = _typos_first(problems)
+        first = problems[0]
+        lines = [first.message]
+        for problem in problems[1:MAX_PROBLEMS]:
+            lines.append(f"line {problem.line}: {field_path(problem.loc)}: {problem.message}")
+        if len(problems) > MAX_PROBLEMS:
+            lines.append(f"... and {len(problems) - MAX_PROBLEMS} more problems")
+        return CaseFileError(
+            str(self.path), "\n".join(lines), line=first.line, field=field_path(first.loc)
+        )
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """One validation problem: pydantic's error type, where it is, and what to say."""
+
+    kind: str
+    loc: tuple[str | int, ...]
+    line: int
+    message: str
+
+
+def _typos_first(problems: list[_Problem]) -> list[_Problem]:
+    """A misspelt field is both unknown and the missing field it meant to be; the
+    unknown one says more ("did you mean ..."), so it leads and its twin goes."""
+    unknown = [p for p in problems if p.kind == "extra_forbidden"]
+    explained = {
+        id(m)
+        for m in problems
+        if m.kind == "missing"
+        for u in unknown
+        if u.loc[:-1] == m.loc[:-1]
+        and difflib.get_close_matches(str(u.loc[-1]), [str(m.loc[-1])], n=1)
+    }
+    kept = [p for p in problems if id(p) not in explained]
+    # Stable sort: unknown fields first, then the rest in pydantic's (field) order.
+    return sorted(kept, key=lambda p: p.kind != "extra_forbidden")
 
 
 def _data_loc(data: Any, loc: Sequence[str | int]) -> tuple[list[str | int], bool]:
@@ -361,7 +399,11 @@ def _phrase(err: Any, missing: bool, data: Any, loc: list[str | int]) -> str:
     kind = err["type"]
     msg = str(err["msg"])
     if kind == "missing":
-        return "required field is missing"
+        name = str(loc[-1]) if loc else ""
+        parent = _at(data, loc[:-1])
+        hints = _CHECK_HINTS if isinstance(parent, dict) and "type" in parent else _CASE_HINTS
+        expected = hints.get(name)
+        return "required field is missing" + (f"; expected {expected}" if expected else "")
     if kind == "extra_forbidden":
         name = str(loc[-1]) if loc else "?"
         parent = _at(data, loc[:-1])
@@ -381,14 +423,40 @@ def _phrase(err: Any, missing: bool, data: Any, loc: list[str | int]) -> str:
         )
     if kind == "union_tag_not_found":
         return "a check needs a `type` field (e.g. output_not_matches, file_exists)"
+    value = err.get("input")
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"expected a mapping of fields (`name: value` lines), got {_kind(value)}"
+    if kind == "too_short" and err.get("ctx", {}).get("min_length") == 1:
+        return "expected a non-empty list (at least 1 item), got an empty one"
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     elif kind == "string_pattern_mismatch" and loc and loc[-1] == "id":
         msg = "must be kebab-case: lowercase letters, digits and single hyphens"
-    value = err.get("input")
+    elif kind in _BOUNDS and msg.startswith("Input should be "):
+        msg = "expected a number " + msg[len("Input should be ") :]
+    elif msg.startswith("Input should be "):
+        # pydantic's wording names the input; ours says what the field expects.
+        msg = "expected " + msg[len("Input should be ") :]
     if kind not in ("value_error",) and not isinstance(value, (dict, list)):
         msg += f" (got {value!r})"
     return msg
+
+
+_BOUNDS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+
+#: What a missing required field should hold, for the message.
+_CASE_HINTS = {
+    "id": "a kebab-case id, unique in the suite (e.g. the file stem)",
+    "defends": "the rule, skill, hook or config file the case protects (a path)",
+    "checks": "a non-empty list of checks, each with a `type`",
+}
+_CHECK_HINTS = {
+    "id": "a check id (the task-directory format names every check)",
+    "pattern": "a regular expression",
+    "path": "a path relative to the workspace",
+    "command": "a shell command",
+    "tool": "a regular expression matched against the tool name or kind",
+}
 
 
 def _at(data: Any, loc: Sequence[str | int]) -> Any:
