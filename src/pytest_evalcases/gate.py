@@ -4,7 +4,7 @@ policy (SPEC 4.1) and the exit status (SPEC 4.2)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pytest_evalcases.results import RunRecord
@@ -220,12 +220,20 @@ def variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) 
     return Verdict("PASS")
 
 
-def evaluate(records: list[RunRecord], min_pass_rate: float) -> GateReport:
-    """Aggregate every record of the session into the gate report."""
+def evaluate(
+    records: list[RunRecord], min_pass_rate: float, order: Sequence[str] = ()
+) -> GateReport:
+    """Aggregate every record of the session into the gate report.
+
+    ``order``: the variant names as configured, the baseline first; under xdist records
+    arrive in any order, so the order of appearance cannot say which is the baseline.
+    """
     broken = [r for r in records if r.kind == "file"]
     runs = [r for r in records if r.kind != "file"]
     by_variant = case_verdicts(runs)
-    variants = [VariantSummary(name, cases) for name, cases in by_variant.items()]
+    rank = {name: i for i, name in enumerate(order)}
+    names = sorted(by_variant, key=lambda name: rank.get(name, len(rank)))
+    variants = [VariantSummary(name, by_variant[name]) for name in names]
     comparisons = [compare(variants[0], v) for v in variants[1:]]
     verdicts = [(v.name, variant_verdict(v, min_pass_rate, len(broken))) for v in variants]
     if not verdicts:

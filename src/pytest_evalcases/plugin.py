@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import shutil
 import sys
+import tempfile
 from collections.abc import Generator
 from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import newhooks, summary
+from pytest_evalcases import newhooks, summary, variants
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.checks import default_registry
@@ -81,6 +83,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "one item per directory (ini: eval_workspaces)",
     )
     group.addoption(
+        "--eval-config",
+        dest="eval_config",
+        metavar="NAME=SOURCE",
+        action="append",
+        default=[],
+        help="A configuration variant: a directory, a file, '.' (the working tree's "
+        "config files) or git:REF[:PATH]; repeatable, the first is the baseline",
+    )
+    group.addoption(
+        "--eval-repeat",
+        dest="eval_repeat",
+        metavar="N",
+        type=_positive_int,
+        default=1,
+        help="Run every case N times; verdicts follow each case's min_pass_rate",
+    )
+    group.addoption(
+        "--eval-html",
+        dest="eval_html",
+        metavar="PATH",
+        default=None,
+        help="Write a self-contained HTML report (case x variant matrix, trend) to PATH",
+    )
+    group.addoption(
         "--eval-transcript",
         dest="eval_transcript",
         action="store_true",
@@ -136,6 +162,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "eval_workspaces", "NAME=DIR lines (relative to the rootdir) to grade", type="linelist"
     )
+    parser.addini(
+        "eval_config_files",
+        "Glob patterns of the agent configuration files, relative to the config root",
+        type="args",
+        default=list(variants.DEFAULT_CONFIG_FILES),
+    )
 
 
 def _name_value(option: str) -> type:
@@ -159,6 +191,13 @@ def _non_negative_int(value: str) -> int:
         number = -1
     if number < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
+    return number
+
+
+def _positive_int(value: str) -> int:
+    number = _non_negative_int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
     return number
 
 
@@ -202,6 +241,7 @@ def _settings(config: pytest.Config) -> Settings:
         retries=config.getoption("eval_retry_errors"),
         transcript=config.getoption("eval_transcript"),
         variants=_variants(config),
+        repeat=config.getoption("eval_repeat"),
         eval_paths=tuple(Path(p) for p in config.getini("eval_paths")),
         ignore=tuple(Path(p) for p in config.getini("eval_ignore")),
         tags=frozenset(
@@ -229,6 +269,8 @@ def _float_ini(
 
 
 def _variants(config: pytest.Config) -> tuple[Variant, ...]:
+    if config.getoption("eval_config"):
+        return _config_variants(config)
     given: list[tuple[str, Path, str]] = []
     for line in config.getini("eval_workspaces"):
         name, _, rest = line.rpartition("=") if "=" in line else ("", "", line)
@@ -251,6 +293,24 @@ def _variants(config: pytest.Config) -> tuple[Variant, ...]:
     if len(variants) == 1 and not given[0][0]:
         variants = [Variant(graded_dir=variants[0].graded_dir, source=variants[0].source)]
     return tuple(variants)
+
+
+def _config_variants(config: pytest.Config) -> tuple[Variant, ...]:
+    """``--eval-config``: extracted once per process (controller and each xdist worker)
+    into a temporary cache that goes when pytest ends."""
+    if config.getoption("eval_workspace"):
+        raise UsageError("--eval-config and --eval-workspace cannot be combined")
+    specs = [variants.parse_spec(value) for value in config.getoption("eval_config")]
+    cache = Path(tempfile.mkdtemp(prefix="evalcases-config-"))
+    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
+    config_root = config.getini("eval_config_root")
+    return variants.build_variants(
+        specs,
+        config_root=config.rootpath / config_root if config_root else config.rootpath,
+        invocation_dir=config.invocation_params.dir,
+        cache_dir=cache,
+        patterns=config.getini("eval_config_files"),
+    )
 
 
 def evals_root(path: Path, config: pytest.Config) -> Path | None:

@@ -61,7 +61,8 @@ class EvalSession:
         return variant.graded_dir is None and self.agent is None
 
     def report(self) -> gate.GateReport:
-        return gate.evaluate(self.records, self.settings.min_pass_rate)
+        order = [v.name for v in self.settings.variants]
+        return gate.evaluate(self.records, self.settings.min_pass_rate, order)
 
     def exit_status(self, pytest_status: int) -> int:
         """The run's exit status: the gate's, never hiding a failure pytest saw."""
