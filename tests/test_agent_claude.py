@@ -121,7 +121,7 @@ def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
         FAKE_AGENT_RECORD=str(record),
     )
     run(req)
-    seen = json.loads(record.read_text())
+    (seen,) = [json.loads(line) for line in record.read_text().splitlines()]
     assert seen["argv"] == ["-p", "--output-format", "json"]
     assert seen["stdin"] == "--help is not an option here"
     assert seen["cwd"] == str(tmp_path)
@@ -483,6 +483,9 @@ def test_tool_checks_on_the_stream_transcript(
         ]
     )
     # A case with tool checks asks Claude Code for its transcript.
-    argv = json.loads(record.read_text())["argv"]
-    assert argv[argv.index("--output-format") + 1] == "stream-json"
-    assert "--verbose" in argv
+    runs = [json.loads(line)["argv"] for line in record.read_text().splitlines()]
+    runs = [argv for argv in runs if argv != ["--version"]]
+    assert len(runs) == 3
+    for argv in runs:
+        assert argv[argv.index("--output-format") + 1] == "stream-json"
+        assert "--verbose" in argv

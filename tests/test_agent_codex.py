@@ -106,7 +106,7 @@ def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
         tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt", FAKE_AGENT_RECORD=str(record)
     )
     run(req)
-    seen = json.loads(record.read_text())
+    (seen,) = [json.loads(line) for line in record.read_text().splitlines()]
     assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", "-"]
     assert seen["stdin"] == "-v is a prompt"
 

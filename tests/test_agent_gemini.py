@@ -95,7 +95,7 @@ def test_prompt_starting_with_a_dash_stays_a_value(tmp_path: Path) -> None:
         FAKE_AGENT_RECORD=str(record),
     )
     run(req)
-    seen = json.loads(record.read_text())
+    (seen,) = [json.loads(line) for line in record.read_text().splitlines()]
     assert seen["argv"] == ["--prompt=- list the TODOs", "--output-format", "json"]
 
 

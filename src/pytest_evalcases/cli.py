@@ -15,7 +15,7 @@ from pytest_evalcases import __version__
 from pytest_evalcases.errors import EvalcasesError
 
 #: Modules that provide subcommands, in the order ``--help`` lists them.
-SUBCOMMAND_MODULES: tuple[str, ...] = ()
+SUBCOMMAND_MODULES: tuple[str, ...] = ("compare", "trend", "merge")
 
 
 def build_parser() -> argparse.ArgumentParser:

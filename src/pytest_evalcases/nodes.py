@@ -17,6 +17,7 @@ from pytest_evalcases import runner
 from pytest_evalcases.checks import CheckResult
 from pytest_evalcases.errors import CaseFileError, RunError
 from pytest_evalcases.loading import LoadedCase, load_case_file, load_task_dir
+from pytest_evalcases.redact import redact
 from pytest_evalcases.results import RunRecord
 from pytest_evalcases.session import EvalSession
 from pytest_evalcases.workspace import inside_git_repository
@@ -218,7 +219,9 @@ class EvalItem(pytest.Item):
             return
         if self.case.severity == "advisory":
             pytest.xfail(
-                "advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed)
+                redact(
+                    "advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed)
+                )
             )
         raise CheckFailure(self._failure_text(report, failed))
 
@@ -259,13 +262,13 @@ class EvalItem(pytest.Item):
             lines.append(usage)
         if report.attempts > 1:
             lines.append(f"attempts: {report.attempts} (earlier ones errored)")
-        return "\n".join(lines)
+        return redact("\n".join(lines))
 
     def _error_text(self, exc: RunError) -> str:
         lines = [f"{self._header()}: no verdict ({exc.kind})", str(exc)]
         if exc.workspace:
             lines.append(f"workspace kept: {exc.workspace}")
-        return "\n".join(lines)
+        return redact("\n".join(lines))
 
     def record(self, outcome: str) -> RunRecord:
         """This run as a record, with ``outcome`` as the controller will count it."""
@@ -284,10 +287,15 @@ class EvalItem(pytest.Item):
             tags=list(case.tags),
             min_pass_rate=case.min_pass_rate,
             nodeid=self.nodeid,
+            fixture=str(case.fixture) if case.fixture is not None else None,
         )
         report = self.run_report
         if report is not None:
-            rec.checks = [c.to_dict() for c in report.checks]
+            # The one place records are made: secrets quoted from the agent's
+            # answer go here, before any report, file or terminal sees them.
+            rec.checks = [
+                {**c.to_dict(), "message": redact(c.message)} for c in report.checks
+            ]
             rec.duration = report.duration
             rec.attempts = report.attempts
             if report.workspace is not None:
@@ -300,7 +308,7 @@ class EvalItem(pytest.Item):
                 rec.model = ", ".join(agent.models) or None
         if self.run_error is not None:
             rec.error_kind = self.run_error.kind
-            rec.error = str(self.run_error)
+            rec.error = redact(str(self.run_error))
             rec.workspace = self.run_error.workspace
             rec.attempts = self.run_error.attempts
         return rec

@@ -16,7 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import newhooks, summary, variants
+from pytest_evalcases import (
+    integrations,
+    newhooks,
+    recording,
+    resultsfile,
+    shard,
+    summary,
+    variants,
+)
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.checks import default_registry
@@ -144,6 +152,36 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="Keep the workspaces of passed runs too",
     )
+    group.addoption(
+        "--eval-save",
+        dest="eval_save",
+        metavar="PATH",
+        default=None,
+        help="Write the results file to PATH instead of eval_results_dir",
+    )
+    group.addoption(
+        "--eval-no-save",
+        dest="eval_no_save",
+        action="store_true",
+        default=False,
+        help="Write no results file",
+    )
+    group.addoption(
+        "--eval-baseline",
+        dest="eval_baseline",
+        metavar="FILE",
+        default=None,
+        help="Block when this run falls behind a stored results file "
+        "(ini: eval_baseline_tolerance)",
+    )
+    group.addoption(
+        "--eval-shard",
+        dest="eval_shard",
+        metavar="K/N",
+        type=shard.parse,
+        default=None,
+        help="Run only the K-th of N shards of the eval cases (merge with evalcases merge)",
+    )
     parser.addini("eval_agent", "Agent that runs the cases (claude, codex, gemini, command)")
     parser.addini("eval_agent_command", "Command line of the command agent")
     parser.addini("eval_agent_args", "Extra arguments for the agent CLI", type="args")
@@ -159,6 +197,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("eval_ignore", "Paths never collected as case files", type="paths")
     parser.addini("eval_config_root", "Directory that `defends` paths are relative to")
+    parser.addini(
+        "eval_results_dir", "Directory of the results files", default=str(resultsfile.DEFAULT_DIR)
+    )
+    parser.addini(
+        "eval_baseline_tolerance",
+        "Percentage points the pass rate may drop below --eval-baseline's",
+        default="3",
+    )
     parser.addini(
         "eval_workspaces", "NAME=DIR lines (relative to the rootdir) to grade", type="linelist"
     )
@@ -214,6 +260,16 @@ def pytest_configure(config: pytest.Config) -> None:
     state = EvalSession(settings=settings, registry=registry, agent=agent)
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(_SessionHooks(config, state), "evalcases-session")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
+    if config.pluginmanager.hasplugin("pytest_jsonreport"):
+        config.pluginmanager.register(integrations.JsonReportHooks(), "evalcases-json-report")
+    baseline = settings.results.baseline
+    if baseline is not None and not hasattr(config, "workerinput"):
+        try:
+            state.baseline_doc = resultsfile.load(baseline)
+        except resultsfile.ResultsFileError as exc:
+            raise pytest.UsageError(f"--eval-baseline: {exc}") from None
 
 
 def _settings(config: pytest.Config) -> Settings:
@@ -250,6 +306,24 @@ def _settings(config: pytest.Config) -> Settings:
         defends=tuple(config.getoption("eval_defends")),
         config_root=(rootdir / config_root) if config_root else None,
         keep_workspaces=config.getoption("eval_keep_workspaces"),
+        results=_results_settings(config),
+    )
+
+
+def _results_settings(config: pytest.Config) -> resultsfile.ResultsSettings:
+    here = config.invocation_params.dir
+    save, baseline = config.getoption("eval_save"), config.getoption("eval_baseline")
+    tolerance = _float_ini(config, "eval_baseline_tolerance")
+    if tolerance < 0:
+        raise UsageError(f"ini option eval_baseline_tolerance expects a number >= 0: {tolerance}")
+    return resultsfile.ResultsSettings(
+        save=not config.getoption("eval_no_save"),
+        results_dir=config.rootpath / config.getini("eval_results_dir"),
+        save_path=here / save if save else None,
+        baseline=here / baseline if baseline else None,
+        tolerance=tolerance,
+        config_patterns=tuple(config.getini("eval_config_files")),
+        shard=config.getoption("eval_shard"),
     )
 
 
@@ -373,10 +447,25 @@ def pytest_collection_modifyitems(
     if broken:
         items[:] = [item for item in items if not isinstance(item, BrokenFileItem)]
     _select(config, items)
+    _shard(config, items)
     try:
         return (yield)
     finally:
         items[:0] = broken
+
+
+def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
+    part = session_of(config).settings.results.shard
+    if part is None:
+        return
+    # Only eval items are split: normal tests run in every shard, as without the option.
+    dropped = [
+        i for i in items if isinstance(i, EvalItem) and not shard.in_shard(i.case.id, part)
+    ]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = set(map(id, dropped))
+        items[:] = [i for i in items if id(i) not in gone]
 
 
 def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -451,6 +540,12 @@ class _SessionHooks:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker or not self.state.records:
             return
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            self.state.incomplete.append("interrupted")
+        elif session.shouldfail or session.shouldstop:
+            stopped = session.shouldfail or session.shouldstop
+            self.state.incomplete.append(f"stopped early: {stopped}")
+        recording.finish(self.state, self.config.invocation_params.dir)
         session.exitstatus = self.state.exit_status(int(exitstatus))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -462,6 +557,8 @@ class _SessionHooks:
         terminalreporter.section("eval gate")
         for line in summary.lines(self.state.report(), hint):
             terminalreporter.write_line(line)
+        if self.state.results_line:
+            terminalreporter.write_line(self.state.results_line)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

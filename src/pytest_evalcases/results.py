@@ -36,6 +36,8 @@ class RunRecord:
     workspace: str | None = None
     attempts: int = 1
     nodeid: str = ""
+    #: The fixture directory the workspace was copied from (absolute), if any.
+    fixture: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -5,12 +5,15 @@ records that reports carry back to the controller. One object, kept in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
-from pytest_evalcases import gate
+from pytest_evalcases import baseline, gate
 from pytest_evalcases.agents.base import Agent, AgentSettings
 from pytest_evalcases.checks import CheckRegistry
 from pytest_evalcases.results import RunRecord
+from pytest_evalcases.resultsfile import ResultsSettings
 from pytest_evalcases.runner import RunContext, Variant
 
 
@@ -32,6 +35,7 @@ class Settings:
     defends: tuple[str, ...] = ()
     config_root: Path | None = None
     keep_workspaces: bool = False
+    results: ResultsSettings = field(default_factory=ResultsSettings)
 
 
 @dataclass
@@ -46,6 +50,15 @@ class EvalSession:
     records: list[RunRecord] = field(default_factory=list)
     #: failed or errored items that are not eval cases (normal tests)
     other_failures: int = 0
+    started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    #: Why the run did not finish (interrupted, a worker crashed); empty when it did.
+    incomplete: list[str] = field(default_factory=list)
+    #: ``--eval-baseline``: the stored document, and this run compared with it.
+    baseline_doc: dict[str, Any] | None = None
+    baseline_result: baseline.BaselineResult | None = None
+    results_path: Path | None = None
+    #: What the summary says about the results file.
+    results_line: str = ""
 
     @property
     def run_context(self) -> RunContext:
@@ -62,7 +75,10 @@ class EvalSession:
 
     def report(self) -> gate.GateReport:
         order = [v.name for v in self.settings.variants]
-        return gate.evaluate(self.records, self.settings.min_pass_rate, order)
+        report = gate.evaluate(self.records, self.settings.min_pass_rate, order)
+        if self.baseline_result is not None:
+            report = baseline.apply(report, self.baseline_result)
+        return report
 
     def exit_status(self, pytest_status: int) -> int:
         """The run's exit status: the gate's, never hiding a failure pytest saw."""

@@ -10,7 +10,10 @@ variables:
 ``FAKE_AGENT_SLEEP``    seconds to sleep before printing (timeouts)
 ``FAKE_AGENT_GRANDCHILD`` file to write the pid of a ``sleep 300`` child into, which
                         the fake leaves running (process-group cleanup)
-``FAKE_AGENT_RECORD``   file to write argv, stdin and working directory into (JSON)
+``FAKE_AGENT_RECORD``   file to append argv, stdin and working directory to, one JSON
+                        line per call
+
+``--version`` alone prints a fake version, as the plugin records it in its pins.
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ import time
 
 def main() -> None:
     env = os.environ
+    program = os.path.basename(sys.argv[0])
     record = env.get("FAKE_AGENT_RECORD")
     if record:
-        with open(record, "w", encoding="utf-8") as f:
+        with open(record, "a", encoding="utf-8") as f:
             json.dump(
                 {
-                    "program": os.path.basename(sys.argv[0]),
+                    "program": program,
                     "argv": sys.argv[1:],
                     "stdin": sys.stdin.read(),
                     "cwd": os.getcwd(),
@@ -37,6 +41,10 @@ def main() -> None:
                 },
                 f,
             )
+            f.write("\n")
+    if sys.argv[1:] == ["--version"]:
+        print(f"{program} 0.0.0 (fake)")
+        return
     pidfile = env.get("FAKE_AGENT_GRANDCHILD")
     if pidfile:
         child = subprocess.Popen(["sleep", "300"])

@@ -1,0 +1,259 @@
+"""The baseline gate (SPEC 5.3): this run against a stored results file.
+
+Both sides are results documents, so ``--eval-baseline`` during a run and
+``evalcases compare A.json B.json`` afterwards compute the very same thing. A run is
+blocked when its pass rate drops more than the tolerance below the baseline's, when
+its mean tokens or cost per run exceed :data:`USAGE_FACTOR` times the baseline's, or
+when a case that passed in the baseline fails now. Differing pins (model, agent
+version, case files, configuration) do not block; they are reported, since they
+explain a difference rather than make one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_evalcases import gate
+from pytest_evalcases.resultsfile import records_of, usage
+
+USAGE_FACTOR = 1.3
+DEFAULT_TOLERANCE = 3.0
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One case in both runs: ``before``/``after`` are case verdicts or ``None``."""
+
+    case_id: str
+    variant: str
+    before: str | None
+    after: str | None
+
+    @property
+    def change(self) -> str:
+        if self.before == "passed" and self.after == "failed":
+            return "regressed"
+        if self.before == "failed" and self.after == "passed":
+            return "improved"
+        if self.before is None:
+            return "new"
+        if self.after is None:
+            return "missing"
+        return ""
+
+
+@dataclass(frozen=True)
+class BaselineResult:
+    """The comparison of a run (``after``) with its baseline (``before``)."""
+
+    label: str
+    rows: tuple[CaseRow, ...]
+    pass_rate: tuple[float | None, float | None]
+    tokens_mean: tuple[float | None, float | None]
+    cost_mean: tuple[float | None, float | None]
+    #: Why the run is blocked; empty when it is not.
+    reasons: tuple[str, ...]
+    #: Pins that differ, one phrase each.
+    pin_differences: tuple[str, ...]
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.reasons)
+
+    @property
+    def regressed(self) -> list[CaseRow]:
+        return [r for r in self.rows if r.change == "regressed"]
+
+    @property
+    def improved(self) -> list[CaseRow]:
+        return [r for r in self.rows if r.change == "improved"]
+
+    def lines(self) -> list[str]:
+        """Lines for the ``eval gate`` section."""
+        before, after = self.pass_rate
+        out = [
+            f"baseline {self.label}: pass rate {_pct(before)} -> {_pct(after)}; "
+            f"{len(self.regressed)} regressed, {len(self.improved)} improved"
+        ]
+        for row in self.regressed:
+            out.append(f"  regressed since baseline: {_name(row)}")
+        if self.pin_differences:
+            out.append(
+                "WARNING: pins differ from the baseline, results may not be comparable: "
+                + "; ".join(self.pin_differences)
+            )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.label,
+            "blocked": self.blocked,
+            "reasons": list(self.reasons),
+            "pin_differences": list(self.pin_differences),
+            "regressed": [_name(r) for r in self.regressed],
+            "improved": [_name(r) for r in self.improved],
+            "pass_rate": list(self.pass_rate),
+            "tokens_mean": list(self.tokens_mean),
+            "cost_mean": list(self.cost_mean),
+        }
+
+
+def check(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    tolerance: float = DEFAULT_TOLERANCE,
+    label: str = "baseline",
+) -> BaselineResult:
+    """Compare the results document ``after`` with ``before``; ``tolerance`` is in
+    percentage points."""
+    old_records, new_records = records_of(before), records_of(after)
+    old = gate.case_verdicts(r for r in old_records if r.kind != "file")
+    new = gate.case_verdicts(r for r in new_records if r.kind != "file")
+    rows = _align(old, new)
+    rate = (_rate(old), _rate(new))
+    old_usage, new_usage = usage(old_records), usage(new_records)
+    tokens = (old_usage["tokens_mean"], new_usage["tokens_mean"])
+    cost = (old_usage["cost_mean"], new_usage["cost_mean"])
+    reasons: list[str] = []
+    if rate[0] is not None and rate[1] is not None and rate[1] < rate[0] - tolerance / 100 - 1e-9:
+        reasons.append(
+            f"pass rate {_pct(rate[1])} dropped more than {tolerance:g} points below "
+            f"the baseline's {_pct(rate[0])}"
+        )
+    regressed = [r for r in rows if r.change == "regressed"]
+    if regressed:
+        names = ", ".join(_name(r) for r in regressed[:5])
+        more = f" and {len(regressed) - 5} more" if len(regressed) > 5 else ""
+        reasons.append(
+            f"{len(regressed)} case{'s' if len(regressed) != 1 else ''} passed in the "
+            f"baseline and fail{'s' if len(regressed) == 1 else ''} now: {names}{more}"
+        )
+    for what, (b, a), fmt in (
+        ("tokens", tokens, "{:,.0f}"),
+        ("cost", cost, "${:.4f}"),
+    ):
+        if b is not None and a is not None and b > 0 and a > USAGE_FACTOR * b:
+            reasons.append(
+                f"mean {what} per run {fmt.format(a)} exceeds {USAGE_FACTOR:g}x "
+                f"the baseline's {fmt.format(b)}"
+            )
+    return BaselineResult(
+        label=label,
+        rows=tuple(rows),
+        pass_rate=rate,
+        tokens_mean=tokens,
+        cost_mean=cost,
+        reasons=tuple(reasons),
+        pin_differences=tuple(pin_differences(before.get("pins") or {}, after.get("pins") or {})),
+    )
+
+
+def apply(report: gate.GateReport, result: BaselineResult) -> gate.GateReport:
+    """``report`` with the baseline's lines, and BLOCKED when the baseline blocks."""
+    verdict = report.verdict
+    if result.blocked and verdict.status != "NONE":
+        reason = "baseline: " + "; ".join(result.reasons)
+        if verdict.status == "BLOCKED" and verdict.reason:
+            reason = f"{verdict.reason}; {reason}"
+        verdict = gate.Verdict("BLOCKED", reason)
+    notes = [*report.notes, *result.lines()]
+    return dataclasses.replace(report, verdict=verdict, notes=notes)
+
+
+def pin_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Phrases naming the pins that differ: agent, version, models, case files,
+    configuration, fixtures, permissions."""
+    out: list[str] = []
+    for key, what in (
+        ("agent", "agent"),
+        ("agent_version", "agent version"),
+        ("models", "model"),
+        ("permissions", "permissions"),
+    ):
+        b, a = before.get(key), after.get(key)
+        if b != a and (b or a):
+            out.append(f"{what} {_show(b)} -> {_show(a)}")
+    b_fp, a_fp = before.get("config_fingerprint"), after.get("config_fingerprint")
+    if b_fp and a_fp and b_fp != a_fp:
+        changed = _changed_files(_flat(before.get("config")), _flat(after.get("config")))
+        out.append(
+            f"configuration fingerprint {b_fp[:12]} -> {a_fp[:12]}"
+            + (f" ({', '.join(changed[:5])})" if changed else "")
+        )
+    for key, what in (("case_files", "case files"), ("fixtures", "fixtures")):
+        changed = _changed_files(before.get(key) or {}, after.get(key) or {})
+        if changed:
+            more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+            out.append(f"{what} changed: {', '.join(changed[:5])}{more}")
+    return out
+
+
+def _changed_files(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Paths present in both with different hashes (shards hold different subsets,
+    so a path on one side only is not a difference)."""
+    return sorted(p for p in before.keys() & after.keys() if before[p] != after[p])
+
+
+def _flat(config: Any) -> dict[str, Any]:
+    if not isinstance(config, dict):
+        return {}
+    return {
+        f"{variant}:{path}" if variant else path: sha
+        for variant, files in config.items()
+        if isinstance(files, dict)
+        for path, sha in files.items()
+    }
+
+
+def _align(
+    old: dict[str, list[gate.CaseVerdict]], new: dict[str, list[gate.CaseVerdict]]
+) -> list[CaseRow]:
+    """Rows by (variant, case). Variants pair by name; a side with a single variant
+    pairs with every variant of the other (a one-configuration baseline against an
+    A/B run)."""
+
+    def partner(variant: str, others: dict[str, list[gate.CaseVerdict]]) -> str | None:
+        if variant in others:
+            return variant
+        return next(iter(others)) if len(others) == 1 else None
+
+    rows: dict[tuple[str, str], CaseRow] = {}
+    for variant, cases in new.items():
+        other = partner(variant, old)
+        before = {c.case_id: c.outcome for c in old.get(other, [])} if other is not None else {}
+        for c in cases:
+            rows[(variant, c.case_id)] = CaseRow(
+                c.case_id, variant, before.get(c.case_id), c.outcome
+            )
+    for variant, cases in old.items():
+        other = partner(variant, new)
+        for c in cases:
+            key = (other if other is not None else variant, c.case_id)
+            if key not in rows:
+                rows[key] = CaseRow(c.case_id, key[0], c.outcome, None)
+    return sorted(rows.values(), key=lambda r: (r.variant, r.case_id))
+
+
+def _rate(verdicts: dict[str, list[gate.CaseVerdict]]) -> float | None:
+    cases = [c for cases in verdicts.values() for c in cases]
+    passed = sum(1 for c in cases if c.outcome == "passed")
+    graded = sum(1 for c in cases if c.outcome in ("passed", "failed"))
+    return passed / graded if graded else None
+
+
+def _name(row: CaseRow) -> str:
+    return f"{row.case_id}[{row.variant}]" if row.variant else row.case_id
+
+
+def _pct(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate:.1%}"
+
+
+def _show(value: Any) -> str:
+    if value is None or value == [] or value == "":
+        return "none"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)

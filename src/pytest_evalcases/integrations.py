@@ -1,0 +1,57 @@
+"""Hooks for optional plugins, registered only when the plugin is present."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_evalcases.nodes import EvalItem
+from pytest_evalcases.session import EvalSession
+
+
+class XdistHooks:
+    """A crashed worker leaves the run incomplete; the results file says so."""
+
+    def __init__(self, state: EvalSession) -> None:
+        self.state = state
+
+    def pytest_handlecrashitem(self, crashitem: str) -> None:
+        self.state.incomplete.append(f"a worker crashed while running {crashitem}")
+
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        if error is not None:
+            name = getattr(getattr(node, "gateway", None), "id", "?")
+            self.state.incomplete.append(f"worker {name} went down: {error}")
+
+
+class JsonReportHooks:
+    """pytest-json-report: each eval item's metadata carries its case and usage."""
+
+    # Optional: the hook exists only once --json-report registered the report plugin.
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_json_runtest_metadata(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> dict[str, Any] | None:
+        if not isinstance(item, EvalItem):
+            return None
+        record = item.record("")
+        return {
+            "evalcases": {
+                "case_id": record.case_id,
+                "file": record.file,
+                "defends": record.defends,
+                "severity": record.severity,
+                "variant": record.variant,
+                "repetition": record.repetition,
+                "checks": record.checks,
+                "usage": {
+                    "tokens_in": record.tokens_in,
+                    "tokens_out": record.tokens_out,
+                    "cost_usd": record.cost_usd,
+                    "model": record.model,
+                },
+                "error_kind": record.error_kind,
+                "workspace": record.workspace,
+            }
+        }

@@ -1,0 +1,237 @@
+"""Pins: what makes two results files comparable (SPEC 5.2).
+
+The agent and its version, the models seen, the sha256 of every configuration file of
+each variant with one combined fingerprint, the sha256 of each fixture tree and case
+file, the permission arguments given to the agent, and the Python and package versions.
+Plain Python; the plugin calls :func:`collect` once, on the controller, at the end of
+a run. No environment value is ever recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from pytest_evalcases import process, variants
+from pytest_evalcases.redact import redact
+from pytest_evalcases.results import RunRecord
+from pytest_evalcases.runner import Variant
+from pytest_evalcases.workspace import Overlay
+
+VERSION_TIMEOUT = 5.0
+PACKAGES = (
+    "pytest",
+    "pydantic",
+    "pytest-evalcases",
+    "pytest-xdist",
+    "pytest-json-report",
+    "PyYAML",
+)
+
+#: Agent arguments that decide what the agent may do; a run with more permissions is
+#: not comparable with one with fewer. Value-taking flags keep their values.
+_PERMISSION_FLAGS = {
+    "--allowedTools": True,
+    "--allowed-tools": True,
+    "--disallowedTools": True,
+    "--disallowed-tools": True,
+    "--permission-mode": True,
+    "--dangerously-skip-permissions": False,
+    "--dangerously-bypass-approvals-and-sandbox": False,
+    "-s": True,
+    "--sandbox": True,
+    "-a": True,
+    "--ask-for-approval": True,
+    "--approval-mode": True,
+    "--yolo": False,
+    "-y": False,
+    "--full-auto": False,
+}
+#: ``--allowedTools`` takes several values ("Bash(git:*)" Edit ...).
+_VARIADIC = {"--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools"}
+_SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv"}
+
+
+@dataclass(frozen=True)
+class PinInputs:
+    """What :func:`collect` needs to know about the run."""
+
+    agent_name: str | None
+    #: The agent CLI whose ``--version`` is recorded; ``None`` for the command agent,
+    #: whose first word (often ``python``) says nothing about the agent.
+    agent_program: str | None
+    agent_args: tuple[str, ...]
+    config_root: Path
+    #: ``eval_config_files``; empty: the default patterns.
+    config_patterns: tuple[str, ...]
+    variants: tuple[Variant, ...]
+    #: Case files and fixture directories, as absolute paths.
+    case_files: tuple[Path, ...] = ()
+    fixtures: tuple[Path, ...] = ()
+    #: Where paths in the pins are shown relative to.
+    rootdir: Path = Path()
+
+
+def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
+    """The ``pins`` object of a results file."""
+    config = {
+        (v.name or ""): config_files(inputs.config_root, inputs.config_patterns, v.overlays)
+        for v in inputs.variants
+    }
+    return {
+        "agent": inputs.agent_name,
+        "agent_version": agent_version(inputs.agent_program),
+        "models": models(records),
+        "config": config,
+        "config_fingerprint": fingerprint(config),
+        "fixtures": {
+            _show(path, inputs.rootdir): tree_sha256(path) for path in sorted(set(inputs.fixtures))
+        },
+        "case_files": {
+            _show(path, inputs.rootdir): file_sha256(path)
+            for path in sorted(set(inputs.case_files))
+            if path.is_file()
+        },
+        "permissions": permission_args(inputs.agent_args),
+        "python": platform.python_version(),
+        "packages": package_versions(),
+    }
+
+
+def agent_version(program: str | None, timeout: float = VERSION_TIMEOUT) -> str | None:
+    """``program --version``, first non-empty line of its output; ``None`` on failure."""
+    if not program:
+        return None
+    try:
+        result = process.run(
+            [program, "--version"],
+            cwd=Path.cwd(),
+            env=dict(os.environ),
+            timeout=timeout,
+            max_output=16 * 1024,
+        )
+    except OSError:
+        return None
+    if result.timed_out or result.returncode != 0:
+        return None
+    for line in (result.stdout + "\n" + result.stderr).splitlines():
+        if line.strip():
+            return redact(line.strip())[:200]
+    return None
+
+
+def models(records: Iterable[RunRecord]) -> list[str]:
+    """Every model named in the records, sorted."""
+    seen: set[str] = set()
+    for record in records:
+        if record.model:
+            seen.update(m.strip() for m in record.model.split(",") if m.strip())
+    return sorted(seen)
+
+
+def config_files(
+    root: Path, patterns: Sequence[str] | None, overlays: Iterable[Overlay] = ()
+) -> dict[str, str]:
+    """``{path: sha256}`` of a variant's configuration files.
+
+    A variant with overlays (``--eval-config``) is exactly what its overlays lay over
+    each workspace; one without is the configuration the suite defends, the files
+    matching ``patterns`` under ``root``.
+    """
+    files: dict[str, str] = {}
+    overlays = tuple(overlays)
+    if not overlays:
+        for rel in variants.config_files(root, patterns):
+            if (root / rel).is_file():
+                files[rel] = file_sha256(root / rel)
+    for overlay in overlays:
+        source, dest = overlay.source, overlay.dest.strip("/")
+        if source.is_dir():
+            for path in _walk(source):
+                rel = path.relative_to(source).as_posix()
+                files[f"{dest}/{rel}" if dest else rel] = file_sha256(path)
+        elif source.is_file():
+            files[dest or source.name] = file_sha256(source)
+    return dict(sorted(files.items()))
+
+
+def fingerprint(config: dict[str, dict[str, str]]) -> str:
+    """One sha256 over every variant's configuration files."""
+    digest = hashlib.sha256()
+    for variant in sorted(config):
+        for rel, sha in sorted(config[variant].items()):
+            digest.update(f"{variant}\0{rel}\0{sha}\n".encode())
+    return digest.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def tree_sha256(root: Path) -> str | None:
+    """A sha256 over every relative path and file content below ``root``."""
+    if not root.is_dir():
+        return None
+    digest = hashlib.sha256()
+    for path in sorted(_walk(root)):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(file_sha256(path).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def permission_args(args: Sequence[str]) -> list[str]:
+    """The permission and allowed-tools arguments among the agent's extra arguments."""
+    kept: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name = arg.split("=", 1)[0]
+        if name not in _PERMISSION_FLAGS:
+            i += 1
+            continue
+        kept.append(arg)
+        i += 1
+        if "=" in arg or not _PERMISSION_FLAGS[name]:
+            continue
+        while i < len(args) and not args[i].startswith("-"):
+            kept.append(args[i])
+            i += 1
+            if name not in _VARIADIC:
+                break
+    return [redact(a) for a in kept]
+
+
+def package_versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def _walk(root: Path) -> list[Path]:
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        # A broken symlink or a socket has no content to pin.
+        files.extend(p for p in (Path(dirpath) / n for n in filenames) if p.is_file())
+    return files
+
+
+def _show(path: Path, rootdir: Path) -> str:
+    try:
+        return path.relative_to(rootdir).as_posix()
+    except ValueError:
+        return str(path)

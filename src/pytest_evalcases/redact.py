@@ -1,0 +1,74 @@
+"""Redaction of secrets from text before it is stored, reported or printed (SPEC 5.2).
+
+Agents echo what they see, and a check message quotes the agent's answer; a results
+file committed to a repository or uploaded as a CI artifact must not carry an API key.
+:func:`redact` replaces anything shaped like a credential, and the literal values of
+environment variables whose names say they are secret, with :data:`MARK`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+MARK = "[REDACTED]"
+
+#: Shapes of well-known credentials. Prefixes stay readable so that a reader can tell
+#: *which* secret leaked; the secret part goes.
+_PATTERNS = (
+    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bxox[abpors]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"),
+)
+#: ``api_key=…``, ``token: …``, ``Authorization: Bearer …``: keep the name, drop a
+#: value long enough to be a credential rather than a word.
+_ASSIGNED = re.compile(
+    r"(?i)(\b(?:[a-z_]*(?:key|token|secret|password|passwd))\b[\"']?\s*[=:]\s*[\"']?"
+    r"|\bBearer\s+)"
+    r"([A-Za-z0-9+/_.~\-]{16,}={0,2})"
+)
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+#: Shorter values ("1", "true", a region name) are not worth hiding and would blank
+#: ordinary words all over the report.
+_MIN_ENV_VALUE = 8
+
+
+def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
+    """Values of environment variables whose names say they hold a secret,
+    longest first (so that a value containing another is replaced whole)."""
+    env = os.environ if env is None else env
+    values = {
+        value
+        for name, value in env.items()
+        if _SECRET_NAME.search(name) and len(value.strip()) >= _MIN_ENV_VALUE
+    }
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with credentials and secret environment values replaced by ``[REDACTED]``."""
+    if not text:
+        return text
+    for value in secret_values(env):
+        text = text.replace(value, MARK)
+    for pattern in _PATTERNS:
+        text = pattern.sub(MARK, text)
+    return _ASSIGNED.sub(lambda m: m.group(1) + MARK, text)
+
+
+def redact_data(data: Any, env: Mapping[str, str] | None = None) -> Any:
+    """Every string inside JSON-like ``data`` (dicts, lists, scalars) redacted."""
+    if isinstance(data, str):
+        return redact(data, env)
+    if isinstance(data, dict):
+        return {key: redact_data(value, env) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [redact_data(value, env) for value in data]
+    return data
