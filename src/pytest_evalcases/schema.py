@@ -43,8 +43,16 @@ def _confined(path: str) -> str:
     return path
 
 
-Regex = Annotated[str, AfterValidator(_compile)]
-WorkspacePath = Annotated[str, AfterValidator(_confined)]
+Regex = Annotated[
+    str,
+    AfterValidator(_compile),
+    Field(description="Python regular expression (re.search, MULTILINE); (?i) etc. work"),
+]
+WorkspacePath = Annotated[
+    str,
+    AfterValidator(_confined),
+    Field(description="Path relative to the workspace (globs where the check allows)"),
+]
 KebabId = Annotated[str, Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")]
 
 
@@ -55,7 +63,7 @@ class CheckModel(BaseModel):
 
     type: str
     id: str | None = Field(default=None, min_length=1, description="Default: <type>-<index>")
-    description: str | None = None
+    description: str | None = Field(default=None, description="Shown in reports")
 
 
 class OutputMatches(CheckModel):
@@ -218,18 +226,41 @@ class CaseModelBase(BaseModel):
     defends: str = Field(
         min_length=1, description="The rule, skill, hook or config file this case protects"
     )
-    severity: Severity = "normal"
-    description: str | None = None
-    cwd: str | None = Field(
-        default=None, description="Fixture directory, relative to the evals root"
+    severity: Severity = Field(
+        default="normal",
+        description="critical: blocks the merge; normal: fails the run; advisory: reported "
+        "as xfailed, never fails the run alone",
     )
-    setup: str | None = None
-    prompt: str | None = None
-    bare: bool = True
-    timeout: float | None = Field(default=None, gt=0)
-    min_pass_rate: float = Field(default=1.0, ge=0.0, le=1.0)
-    quarantine: str | None = None
-    tags: list[str] = Field(default_factory=list)
+    description: str | None = Field(default=None, description="One line, shown in reports")
+    cwd: str | None = Field(
+        default=None,
+        description="Fixture directory, relative to the evals root, copied into a fresh "
+        "workspace for every run (absent: an empty workspace)",
+    )
+    setup: str | None = Field(
+        default=None, description="Shell command run in the workspace before the agent"
+    )
+    prompt: str | None = Field(
+        default=None,
+        description="The task, verbatim as a user would write it (no hint of the rule)",
+    )
+    bare: bool = Field(
+        default=True,
+        description="Run the agent without auto-discovery of its configuration; false when "
+        "discovery is under test",
+    )
+    timeout: float | None = Field(
+        default=None, gt=0, description="Seconds for the agent run (default: ini eval_timeout)"
+    )
+    min_pass_rate: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="With --eval-repeat: share of runs that must pass"
+    )
+    quarantine: str | None = Field(
+        default=None, description="Skip the case with this reason (e.g. flaky since model X)"
+    )
+    tags: list[str] = Field(
+        default_factory=list, description="Free labels, selectable with --eval-tags"
+    )
 
 
 class TaskFileBase(BaseModel):

@@ -1,0 +1,140 @@
+"""``--eval-changed[=REF]``: which files changed since a git revision, and which cases
+defend one of them.
+
+Plain git through subprocesses (no pytest). "Changed" is everything a pull request would
+show plus the work in progress: commits since the merge base of REF and ``HEAD``, staged
+and unstaged changes, and untracked files (not ignored ones).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from pytest_evalcases.errors import UsageError
+
+#: Candidates for the default branch, in order; the first that exists is used.
+DEFAULT_BRANCHES = ("origin/HEAD", "main", "master")
+GIT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class ChangedFiles:
+    """Files changed since ``base``, relative to the directory ``defends`` starts from."""
+
+    #: What the user asked for (``REF``) or the default branch that was found.
+    ref: str
+    #: The commit compared with (the merge base), or ``None`` in a repository with no
+    #: commit yet.
+    base: str | None
+    #: POSIX paths relative to the ``defends`` root; files outside it are left out.
+    paths: tuple[str, ...]
+
+    def selects(self, defends: str) -> bool:
+        """Whether a case defending ``defends`` (a file, or a directory) is affected."""
+        if not defends:
+            return False
+        wanted = PurePosixPath(defends.replace("\\", "/")).as_posix().rstrip("/")
+        if wanted in ("", "."):
+            return bool(self.paths)
+        return any(p == wanted or p.startswith(wanted + "/") for p in self.paths)
+
+    def describe(self) -> str:
+        """``main (merge base 1a2b3c4d)``, for the terminal header."""
+        if self.base is None:
+            return f"{self.ref} (no commit yet)"
+        return f"{self.ref} (merge base {self.base[:8]})"
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise UsageError("--eval-changed needs git, which is not on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"--eval-changed: git {' '.join(args)} timed out in {repo}") from None
+
+
+def _commit(repo: Path, ref: str) -> str | None:
+    done = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def changed_files(
+    directory: Path, ref: str | None, defends_root: Path | None = None
+) -> ChangedFiles:
+    """The files changed in the repository of ``directory`` since ``ref`` (``None``: the
+    default branch: ``origin/HEAD``, else ``main``, else ``master``, else ``HEAD``).
+
+    Raises :class:`UsageError` when ``directory`` is not in a git repository or ``ref``
+    is not a revision of it.
+    """
+    top_run = _git(directory, "rev-parse", "--show-toplevel")
+    if top_run.returncode != 0:
+        raise UsageError(
+            f"--eval-changed: {directory} is not in a git repository "
+            f"({top_run.stderr.strip() or 'git rev-parse failed'})"
+        )
+    top = Path(top_run.stdout.strip())
+    head = _commit(top, "HEAD")
+    if ref is not None:
+        target = _commit(top, ref)
+        if target is None:
+            raise UsageError(
+                f"--eval-changed: {ref!r} is not a commit of the git repository at {top} "
+                "(write --eval-changed=REF; a bare --eval-changed compares with the default "
+                "branch)"
+            )
+        label = ref
+    else:
+        label, target = "HEAD", head
+        for candidate in DEFAULT_BRANCHES:
+            found = _commit(top, candidate)
+            if found is not None:
+                label, target = candidate, found
+                break
+    base = target
+    if head is not None and target is not None and target != head:
+        merge = _git(top, "merge-base", target, head)
+        if merge.returncode == 0 and merge.stdout.strip():
+            base = merge.stdout.strip()
+    paths: set[str] = set()
+    if base is not None:
+        paths.update(_names(top, "diff", "--name-only", "--no-renames", "-z", base, "--"))
+    else:
+        paths.update(_names(top, "diff", "--name-only", "--no-renames", "-z", "--cached", "--"))
+    paths.update(_names(top, "ls-files", "--others", "--exclude-standard", "-z"))
+    return ChangedFiles(
+        ref=label, base=base, paths=_relative(top, paths, defends_root or directory)
+    )
+
+
+def _names(top: Path, *args: str) -> list[str]:
+    done = _git(top, "-c", "core.quotepath=off", *args)
+    if done.returncode != 0:
+        raise UsageError(f"--eval-changed: git {args[0]} failed in {top}: {done.stderr.strip()}")
+    return [name for name in done.stdout.split("\0") if name]
+
+
+def _relative(top: Path, names: set[str], root: Path) -> tuple[str, ...]:
+    """Repository paths as paths relative to ``root``; those outside it dropped."""
+    root = root.resolve()
+    top = top.resolve()
+    out: list[str] = []
+    for name in sorted(names):
+        try:
+            out.append((top / name).relative_to(root).as_posix())
+        except ValueError:
+            continue
+    return tuple(out)

@@ -1,0 +1,432 @@
+"""``evalcases lint``: the known anti-patterns of eval cases, found without running them.
+
+Plain Python (no pytest): the console command and the ``--eval-lint`` pytest option both
+call :func:`lint_files`. Errors are cases that cannot be right (a file that does not load,
+a pattern that matches any text, ``defends`` naming a missing file); warnings are cases
+that are probably weak (a prompt that quotes the rule it tests, a prohibition tested only
+with positive checks, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from pytest_evalcases.checks import CheckRegistry, default_registry
+from pytest_evalcases.errors import CaseFileError
+from pytest_evalcases.loading import LoadedCase, _Source, load_case_file, load_task_dir
+
+ERROR = "error"
+WARNING = "warning"
+
+CASE_SUFFIXES = (".yaml", ".yml", ".json")
+EVALS_DIR = "evals"
+EXCLUDED_DIRS = ("fixtures", "results")
+ROOT_MARKERS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".git")
+
+#: How many consecutive words a prompt may share with the defended file.
+QUOTE_WORDS = 8
+MIN_SUITE = 20
+MAX_SUITE = 50
+
+#: Check types that can catch a prohibited behaviour.
+NEGATIVE_CHECKS = frozenset(
+    {
+        "output_not_matches",
+        "file_not_matches",
+        "file_not_contains",
+        "file_absent",
+        "tool_not_called",
+        "command_fails",
+        "file_unchanged",
+    }
+)
+#: Check types whose ``pattern`` must hold (positive) or must not (negative) in a text.
+_POSITIVE_PATTERN = ("output_matches", "file_matches", "file_contains")
+_NEGATIVE_PATTERN = ("output_not_matches", "file_not_matches", "file_not_contains")
+#: Texts that any pattern matching every text also matches (and ``^$`` does not).
+_PROBES = ("", "x", "Zq9 -#!")
+_PROHIBITION = re.compile(r"(?i)\b(never|must not|do not|don't|don’t)\b")
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: where it is, how bad, a stable code and the reason."""
+
+    path: Path
+    #: 1-based line, or ``None`` for a finding about a whole suite.
+    line: int | None
+    level: str
+    code: str
+    reason: str
+
+    def format(self, base: Path | None = None) -> str:
+        """``file:line: LEVEL code: reason`` with ``file`` relative to ``base`` if inside."""
+        shown = _relative(self.path, base)
+        where = f"{shown}:{self.line}" if self.line is not None else shown
+        return f"{where}: {self.level.upper()} {self.code}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    """A file to lint and the suite it belongs to."""
+
+    path: Path
+    evals_root: Path
+    #: Which suite (directory argument) the file was found under, for the size check.
+    suite: Path | None = None
+
+
+def find_root(start: Path) -> Path:
+    """The rootdir ``defends`` paths start from: the nearest directory at or above
+    ``start`` with a pytest/packaging config file or ``.git``; else ``start``."""
+    start = start.resolve()
+    here = start if start.is_dir() else start.parent
+    for candidate in (here, *here.parents):
+        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
+            return candidate
+    return here
+
+
+def config_root(rootdir: Path) -> Path:
+    """``rootdir`` or the ``eval_config_root`` its ini file names (pytest.ini, tox.ini,
+    setup.cfg)."""
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        ini = rootdir / name
+        if not ini.is_file():
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(ini, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        if parser.has_option(section, "eval_config_root"):
+            return rootdir / parser.get(section, "eval_config_root").strip()
+        if parser.has_section(section):
+            break
+    return rootdir
+
+
+def discover(paths: Sequence[Path]) -> list[CaseFile]:
+    """Case files under ``paths`` as pytest would collect them: below an ``evals``
+    directory (or a directory argument with none below it), plus ``checks.yaml``."""
+    found: list[CaseFile] = []
+    seen: set[Path] = set()
+    for arg in paths:
+        arg = arg.resolve()
+        if arg.is_file():
+            if arg not in seen:
+                seen.add(arg)
+                found.append(CaseFile(arg, _evals_root(arg) or arg.parent))
+            continue
+        files = sorted(p for p in arg.rglob("*") if p.is_file())
+        has_evals = arg.name == EVALS_DIR or any(
+            p.name == EVALS_DIR and p.is_dir() for p in arg.rglob(EVALS_DIR)
+        )
+        for file in files:
+            if file in seen or not _candidate(file, arg):
+                continue
+            root = _evals_root(file, stop=arg.parent)
+            if root is None and file.name != "checks.yaml":
+                if has_evals:
+                    continue
+                root = arg
+            seen.add(file)
+            found.append(CaseFile(file, root or file.parent, suite=arg))
+    return found
+
+
+def _candidate(file: Path, arg: Path) -> bool:
+    rel = file.relative_to(arg).parts
+    if any(part in EXCLUDED_DIRS or part.startswith(".") for part in rel[:-1]):
+        return False
+    if file.name == "checks.yaml":
+        return True
+    return file.name.endswith(CASE_SUFFIXES) and not file.name.startswith(("_", "."))
+
+
+def _evals_root(file: Path, stop: Path | None = None) -> Path | None:
+    for parent in file.parents:
+        if parent == stop:
+            break
+        if parent.name == EVALS_DIR:
+            return parent
+    return None
+
+
+def lint_files(
+    files: Sequence[CaseFile],
+    root: Path,
+    registry: CheckRegistry | None = None,
+    *,
+    suite_size: bool = True,
+) -> list[Finding]:
+    """Every finding for ``files``; ``root`` is where ``defends`` paths start."""
+    registry = registry or default_registry()
+    findings: list[Finding] = []
+    prompts: dict[str, tuple[str, Path, int]] = {}
+    suites: dict[Path, int] = {}
+    for file in files:
+        try:
+            if file.path.name == "checks.yaml":
+                cases = [load_task_dir(file.path, registry)]
+                multi = False
+            else:
+                cases = load_case_file(file.path, file.evals_root, registry)
+                multi = _is_multi(file.path)
+        except CaseFileError as exc:
+            where = f"{exc.field}: " if exc.field else ""
+            findings.append(
+                Finding(file.path, exc.line or 1, ERROR, "load-error", where + exc.reason)
+            )
+            continue
+        source = _Source(file.path, file.path.read_text(encoding="utf-8"))
+        for index, case in enumerate(cases):
+            prefix: list[str | int] = ["cases", index] if multi else []
+            findings.extend(_lint_case(case, source, prefix, root, multi))
+            if case.prompt and case.prompt.strip():
+                key = " ".join(case.prompt.lower().split())
+                line = source.line_of([*prefix, "prompt"])
+                first = prompts.get(key)
+                if first is None:
+                    prompts[key] = (case.id, file.path, line)
+                else:
+                    findings.append(
+                        Finding(
+                            file.path,
+                            line,
+                            WARNING,
+                            "duplicate-prompt",
+                            f"case {case.id!r} has the same prompt as {first[0]!r} "
+                            f"({_relative(first[1], root)}:{first[2]}); one of them tests "
+                            "nothing new",
+                        )
+                    )
+        if file.suite is not None:
+            suites[file.suite] = suites.get(file.suite, 0) + len(cases)
+    if suite_size:
+        for suite, count in suites.items():
+            finding = suite_size_finding(suite, count)
+            if finding is not None:
+                findings.append(finding)
+    return findings
+
+
+def suite_size_finding(suite: Path, count: int) -> Finding | None:
+    """A warning when a suite is too small to be informative or too large to maintain."""
+    if count < MIN_SUITE:
+        reason = (
+            f"the suite has {count} case{'s' if count != 1 else ''}; fewer than {MIN_SUITE} "
+            "cases cover too few rules to gate a configuration change"
+        )
+    elif count > MAX_SUITE:
+        reason = (
+            f"the suite has {count} cases; more than {MAX_SUITE} is slow and costly to run "
+            "on every change: split it by tag or severity"
+        )
+    else:
+        return None
+    return Finding(suite, None, WARNING, "suite-size", reason)
+
+
+def _is_multi(path: Path) -> bool:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and "cases" in data
+
+
+def _lint_case(
+    case: LoadedCase, source: _Source, prefix: list[str | int], root: Path, multi: bool
+) -> Iterable[Finding]:
+    path = case.file
+
+    def line(*loc: str | int) -> int:
+        return source.line_of([*prefix, *loc], key=loc == ("checks",))
+
+    for index, check in enumerate(case.checks):
+        pattern = getattr(check, "pattern", None)
+        patterned = check.type in (*_POSITIVE_PATTERN, *_NEGATIVE_PATTERN)
+        if patterned and isinstance(pattern, str) and _vacuous(pattern):
+            effect = (
+                "the check always passes"
+                if check.type in _POSITIVE_PATTERN
+                else "the check can never pass"
+            )
+            yield Finding(
+                path,
+                line("checks", index, "pattern"),
+                ERROR,
+                "vacuous-pattern",
+                f"checks[{index}].pattern {pattern!r} matches any text, even an empty "
+                f"one: {effect} ({check.type})",
+            )
+    defended = _defended(root, case.defends) if case.defends else None
+    if case.defends and defended is None:
+        yield Finding(
+            path,
+            line("defends"),
+            ERROR,
+            "missing-defends",
+            f"defends {case.defends!r}, which does not exist (relative to {root})",
+        )
+    rule_text = _rule_text(defended) if defended is not None else ""
+    if case.prompt and rule_text:
+        quoted = quoted_run(case.prompt, rule_text)
+        if quoted:
+            yield Finding(
+                path,
+                line("prompt"),
+                WARNING,
+                "prompt-quotes-rule",
+                f"the prompt quotes {case.defends}: {' '.join(quoted)!r}; it tests the "
+                "prompt, not the configuration",
+            )
+    word = _PROHIBITION.search(rule_text) if rule_text else None
+    if word is not None and not any(c.type in NEGATIVE_CHECKS for c in case.checks):
+        yield Finding(
+            path,
+            line("checks"),
+            WARNING,
+            "no-negative-check",
+            f"{case.defends} is a prohibition ({word.group(0)!r}) but the case has only "
+            "positive checks; add one that fails when the forbidden thing happens "
+            f"({', '.join(sorted(NEGATIVE_CHECKS))})",
+        )
+    if case.kind == "case" and not multi and case.id != path.stem:
+        yield Finding(
+            path,
+            line("id"),
+            WARNING,
+            "id-not-stem",
+            f"id {case.id!r} differs from the file name {path.name!r}; name the file "
+            f"{case.id}{path.suffix} so a failure leads to it",
+        )
+
+
+def _vacuous(pattern: str) -> bool:
+    """Whether ``pattern`` matches every text: it matches the empty string and the probes."""
+    try:
+        regex = re.compile(pattern, re.MULTILINE)
+    except re.error:
+        return False
+    return all(regex.search(probe) is not None for probe in _PROBES)
+
+
+def _defended(root: Path, defends: str) -> Path | None:
+    target = root / defends
+    return target if target.exists() else None
+
+
+def _rule_text(target: Path) -> str:
+    """The defended file's text; for a directory (a skill), its Markdown files'."""
+    files = [target] if target.is_file() else sorted(target.rglob("*.md"))
+    texts = []
+    for file in files:
+        try:
+            texts.append(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return "\n".join(texts)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words without punctuation or Markdown: the unit of quoting."""
+    return _WORD.findall(text.lower().replace("’", "'"))
+
+
+def quoted_run(prompt: str, rule: str, minimum: int = QUOTE_WORDS) -> list[str]:
+    """The longest run of at least ``minimum`` consecutive words that ``prompt`` shares
+    with ``rule``, or ``[]``."""
+    ours, theirs = words(prompt), words(rule)
+    if len(ours) < minimum or len(theirs) < minimum:
+        return []
+    shingles = {tuple(theirs[i : i + minimum]) for i in range(len(theirs) - minimum + 1)}
+    best: list[str] = []
+    i = 0
+    while i <= len(ours) - minimum:
+        if tuple(ours[i : i + minimum]) not in shingles:
+            i += 1
+            continue
+        j = i + minimum
+        while j < len(ours) and _contains(theirs, ours[i : j + 1]):
+            j += 1
+        if j - i > len(best):
+            best = ours[i:j]
+        i = j
+    return best
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return any(haystack[k : k + n] == needle for k in range(len(haystack) - n + 1))
+
+
+def _relative(path: Path, base: Path | None) -> str:
+    if base is not None:
+        try:
+            return path.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(path)
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "lint",
+        help="Find the known anti-patterns in case files",
+        description="Report problems in case files as `file:line: LEVEL code: reason`. "
+        "Exit status 1 when there is an error, else 0 (warnings alone do not fail).",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="Case files or directories (default: evals)",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="Directory that `defends` paths are relative to (default: the nearest "
+        "directory upward with pytest.ini, pyproject.toml, setup.cfg, tox.ini or .git)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``lint`` subcommand: print findings, return 1 on any error."""
+    paths: list[Path] = args.paths or [Path("evals")]
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        print(f"evalcases lint: no such file or directory: {missing[0]}", file=sys.stderr)
+        return 2
+    root = args.root.resolve() if args.root else config_root(find_root(paths[0]))
+    files = discover(paths)
+    findings = lint_files(files, root)
+    base = Path.cwd()
+    for finding in sorted(findings, key=lambda f: (str(f.path), f.line or 0)):
+        print(finding.format(base))
+    errors = sum(1 for f in findings if f.level == ERROR)
+    warnings = len(findings) - errors
+    cases = "case file" if len(files) == 1 else "case files"
+    print(
+        f"{len(files)} {cases} checked: {errors} error{'s' if errors != 1 else ''}, "
+        f"{warnings} warning{'s' if warnings != 1 else ''}",
+        file=sys.stderr,
+    )
+    return 1 if errors else 0
