@@ -15,7 +15,14 @@ from pytest_evalcases import __version__
 from pytest_evalcases.errors import EvalcasesError
 
 #: Modules that provide subcommands, in the order ``--help`` lists them.
-SUBCOMMAND_MODULES: tuple[str, ...] = ("compare", "trend", "merge")
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "newcase",
+    "lint",
+    "case_schema",
+    "compare",
+    "trend",
+    "merge",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

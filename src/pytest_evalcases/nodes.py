@@ -213,6 +213,9 @@ class EvalItem(pytest.Item):
         report = self.run_report
         assert report is not None
         failed = report.failed_checks
+        if self.session_state.settings.red_first:
+            red_first(report, failed, self._header())
+            return
         if not failed:
             if self._disposable(report):
                 shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
@@ -312,6 +315,16 @@ class EvalItem(pytest.Item):
             rec.workspace = self.run_error.workspace
             rec.attempts = self.run_error.attempts
         return rec
+
+
+def red_first(report: runner.RunReport, failed: list[CheckResult], header: str) -> None:
+    """``--eval-red-first``: a new case must fail against the current configuration;
+    one that passes tests nothing, so it is the failure."""
+    if not failed:
+        raise CheckFailure(
+            f"{header}\npasses on first write: it tests nothing "
+            f"(all {len(report.checks)} checks hold against the current configuration)"
+        )
 
 
 def _usage_line(report: runner.RunReport) -> str:

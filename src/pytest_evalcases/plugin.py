@@ -533,7 +533,13 @@ class _SessionHooks:
         data = getattr(report, "evalcases", None)
         if data is not None:
             self.state.records.append(RunRecord.from_dict(data))
-        elif report.failed and report.when in ("setup", "call"):
+        elif report.failed:
+            # Setup, call or teardown of a normal test: pytest counts each as a failure.
+            self.state.other_failures += 1
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # A module that does not import fails the run, whatever the gate says.
+        if report.failed:
             self.state.other_failures += 1
 
     @pytest.hookimpl(trylast=True)

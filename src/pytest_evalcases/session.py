@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_evalcases import baseline, gate
 from pytest_evalcases.agents.base import Agent, AgentSettings
+from pytest_evalcases.changed import ChangedFiles
 from pytest_evalcases.checks import CheckRegistry
 from pytest_evalcases.results import RunRecord
 from pytest_evalcases.resultsfile import ResultsSettings
@@ -35,6 +36,12 @@ class Settings:
     defends: tuple[str, ...] = ()
     config_root: Path | None = None
     keep_workspaces: bool = False
+    #: --eval-red-first: a case that passes is the failure (it tests nothing).
+    red_first: bool = False
+    #: --eval-changed: the files changed since the ref; only cases defending one run.
+    changed: ChangedFiles | None = None
+    #: --eval-lint: lint the collected case files in the same run.
+    lint: bool = False
     results: ResultsSettings = field(default_factory=ResultsSettings)
 
 

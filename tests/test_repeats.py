@@ -1,0 +1,186 @@
+"""Repeats (SPEC 3.5): ``--eval-repeat N`` makes N items per case; the verdict is the pass
+rate against ``min_pass_rate`` with a 95% Wilson interval, and the exit status follows
+the verdicts, not the raw repetition outcomes.
+
+The scripted agent is flaky on purpose and deterministically so: each run claims the
+next number for its case (an exclusively created file, safe across xdist workers) and
+fails or errors on the numbers its prompt lists ("fail at 0,3,6", "error at 1").
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+AGENT = textwrap.dedent(
+    """
+    import os, re, sys
+    from pathlib import Path
+    prompt = sys.argv[1]
+    counts = Path(__file__).parent / "counts"
+    counts.mkdir(exist_ok=True)
+    key = os.environ["EVALCASES_VARIANT"] + "--" + os.environ["EVALCASES_CASE_ID"]
+    n = 0
+    while True:
+        try:
+            os.close(os.open(counts / f"{key}-{n}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            break
+        except FileExistsError:
+            n += 1
+    def listed(word):
+        m = re.search(word + r" at ([0-9,]+)", prompt)
+        return {int(x) for x in m.group(1).split(",")} if m else set()
+    if n in listed("error"):
+        sys.exit("agent crashed: rate limited")
+    print("bad" if n in listed("fail") else "ok")
+    """
+)
+
+XDIST = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+
+
+def make_suite(pytester: pytest.Pytester, **cases: tuple[str, float]) -> None:
+    """One case per keyword: ``id=(prompt, min_pass_rate)``; a run passes on "ok"."""
+    (pytester.path / "agent.py").write_text(AGENT)
+    pytester.makeini("[pytest]\neval_agent_command = {python} {rootdir}/agent.py {prompt}\n")
+    evals = pytester.path / "evals"
+    evals.mkdir()
+    for case_id, (prompt, rate) in cases.items():
+        (evals / f"{case_id}.yaml").write_text(
+            f"id: {case_id}\ndefends: AGENTS.md\nprompt: '{prompt}'\nmin_pass_rate: {rate}\n"
+            "checks:\n  - type: output_matches\n    pattern: '^ok$'\n"
+        )
+
+
+@XDIST
+def test_failed_repetitions_of_a_passing_case_do_not_fail_the_run(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    make_suite(pytester, flaky=("work; fail at 0,3,6", 0.7))
+
+    result = pytester.runpytest("--eval-repeat", "10", "-v", *workers)
+
+    result.assert_outcomes(passed=7, failed=3)
+    out = result.stdout.str()
+    # 7/10: Wilson 95% interval 0.397-0.892.
+    assert "  flaky: 7/10 runs passed (70%, 95% CI 40%–89%; needs 70%)" in out
+    assert "eval gate: PASS" in out
+    assert result.ret == 0
+    for rep in range(10):
+        result.stdout.fnmatch_lines([f"*evals/flaky.yaml::flaky[[]r{rep}[]]*"])
+    if workers:
+        # The repetitions are separate items: both workers ran some.
+        ran_on = set(re.findall(r"\[(gw\d)\].*flaky\[r\d\]", out))
+        assert ran_on == {"gw0", "gw1"}
+
+
+@XDIST
+def test_a_case_below_its_min_pass_rate_blocks(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    make_suite(pytester, flaky=("work; fail at 0,3,6", 0.8), steady=("work", 1.0))
+
+    result = pytester.runpytest("--eval-repeat", "10", *workers)
+
+    result.assert_outcomes(passed=17, failed=3)
+    out = result.stdout.str()
+    assert "  flaky: 7/10 runs passed (70%, 95% CI 40%–89%; needs 80%)" in out
+    assert "  steady: 10/10 runs passed (100%, 95% CI 72%–100%; needs 100%)" in out
+    assert "eval gate: BLOCKED (1 normal case failed: flaky)" in out
+    assert result.ret == 1
+
+
+def test_errored_repetitions_are_left_out_of_the_rate_and_reported(
+    pytester: pytest.Pytester,
+) -> None:
+    make_suite(pytester, shaky=("work; fail at 0; error at 1,2", 0.6))
+
+    result = pytester.runpytest("--eval-repeat", "5")
+
+    result.assert_outcomes(passed=2, failed=1, errors=2)
+    out = result.stdout.str()
+    assert "  shaky: 2/3 runs passed (67%, 95% CI 21%–94%; needs 60%), 2 errored runs" in out
+    assert "agent crashed: rate limited" in out
+    assert "eval gate: PASS" in out
+    assert result.ret == 0
+
+
+def test_a_case_whose_repetitions_all_errored_is_an_error(pytester: pytest.Pytester) -> None:
+    make_suite(pytester, down=("work; error at 0,1,2", 1.0), fine=("work", 1.0))
+
+    result = pytester.runpytest("--eval-repeat", "3")
+
+    result.assert_outcomes(passed=3, errors=3)
+    out = result.stdout.str()
+    assert "eval gate: INCONCLUSIVE (1 case errored: down)" in out
+    assert result.ret == 2
+
+
+@pytest.mark.parametrize("where", ["call", "teardown"])
+def test_a_failing_normal_test_still_fails_the_run(pytester: pytest.Pytester, where: str) -> None:
+    make_suite(pytester, flaky=("work; fail at 0", 0.5))
+    if where == "call":
+        pytester.makepyfile(test_plain="def test_plain():\n    assert 1 == 2\n")
+    else:
+        pytester.makepyfile(
+            test_plain="""
+            import pytest
+
+            @pytest.fixture
+            def broken():
+                yield
+                raise RuntimeError("teardown broke")
+
+            def test_plain(broken):
+                pass
+            """
+        )
+
+    result = pytester.runpytest("--eval-repeat", "2", "evals", "test_plain.py")
+
+    assert "eval gate: PASS" in result.stdout.str()
+    assert result.ret == 1
+
+
+def test_a_collection_error_still_fails_the_run(pytester: pytest.Pytester) -> None:
+    make_suite(pytester, flaky=("work; fail at 0", 0.5))
+    pytester.makepyfile(test_plain="import no_such_module_anywhere\n")
+
+    result = pytester.runpytest(
+        "--eval-repeat", "2", "--continue-on-collection-errors", "evals", "test_plain.py"
+    )
+
+    assert "eval gate: PASS" in result.stdout.str()
+    assert result.ret == 1
+
+
+@XDIST
+def test_repeats_combine_with_variants(pytester: pytest.Pytester, workers: list[str]) -> None:
+    make_suite(pytester, flaky=("work; fail at 1", 0.5))
+    for name in ("main", "pr"):
+        (pytester.path / name).mkdir()
+        (pytester.path / name / "AGENTS.md").write_text(name)
+
+    result = pytester.runpytest(
+        "--eval-repeat", "3", "--eval-config", "main=main", "--eval-config", "pr=pr", "-v", *workers
+    )
+
+    # Each variant counts its own runs: run 1 of each fails.
+    result.assert_outcomes(passed=4, failed=2)
+    out = result.stdout.str()
+    for name in ("main", "pr"):
+        for rep in range(3):
+            result.stdout.fnmatch_lines([f"*flaky[[]{name}-r{rep}[]]*"])
+        assert f"{name}: 1/1 cases passed" in out
+    assert out.count("  flaky: 2/3 runs passed (67%, 95% CI 21%–94%; needs 50%)") == 2
+    assert "pr vs main: 0 checks regressed, 0 improved" in out
+    assert result.ret == 0
+
+
+def test_repeat_must_be_a_positive_whole_number(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--eval-repeat", "0")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "expected a whole number >= 1, got '0'" in result.stderr.str()
