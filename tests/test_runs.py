@@ -22,6 +22,14 @@ def make_suite(pytester: pytest.Pytester, agent: str, **cases: str) -> None:
         (evals / f"{name.replace('_', '-')}.yaml").write_text(textwrap.dedent(text))
 
 
+def simple_case(case_id: str, prompt: str = "x", pattern: str = "x") -> str:
+    """A normal case with one ``output_matches`` check."""
+    return (
+        f"id: {case_id}\ndefends: AGENTS.md\nprompt: {prompt}\n"
+        f"checks: [{{type: output_matches, pattern: {pattern}}}]\n"
+    )
+
+
 ECHO_AGENT = """
 import os, pathlib, sys
 prompt = sys.argv[1]
@@ -116,12 +124,7 @@ def test_agent_errors_are_errors_not_failures(pytester: pytest.Pytester) -> None
         prompt: anything
         checks: [{type: output_matches, pattern: fine}]
         """,
-        ok="""
-        id: ok
-        defends: AGENTS.md
-        prompt: anything
-        checks: [{type: output_matches, pattern: fine}]
-        """,
+        ok=simple_case("ok", prompt="anything", pattern="fine"),
     )
 
     result = run(pytester)
@@ -142,12 +145,7 @@ def test_missing_agent_binary_is_an_error(pytester: pytest.Pytester) -> None:
     make_suite(
         pytester,
         ECHO_AGENT,
-        one="""
-        id: one
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: output_matches, pattern: x}]
-        """,
+        one=simple_case("one"),
     )
 
     result = run(pytester, "--eval-agent-command", "no-such-agent-cli {prompt}")
@@ -200,12 +198,7 @@ def test_prompt_goes_to_stdin_without_placeholder(pytester: pytest.Pytester) -> 
     make_suite(
         pytester,
         "import sys\nprint('heard:', sys.stdin.read())\n",
-        one="""
-        id: one
-        defends: AGENTS.md
-        prompt: via stdin
-        checks: [{type: output_matches, pattern: "heard: via stdin"}]
-        """,
+        one=simple_case("one", prompt="via stdin", pattern="'heard: via stdin'"),
     )
 
     result = run(pytester, "--eval-agent-command", "{python} {rootdir}/agent.py")
@@ -312,15 +305,7 @@ def test_advisory_failure_is_xfailed_quarantine_is_skipped(pytester: pytest.Pyte
         prompt: x
         checks: [{type: output_matches, pattern: x}]
         """,
-        **{
-            f"ok-{i}": f"""
-            id: ok-{i}
-            defends: AGENTS.md
-            prompt: x
-            checks: [{{type: output_matches, pattern: x}}]
-            """
-            for i in range(9)
-        },
+        **{f"ok-{i}": simple_case(f"ok-{i}") for i in range(9)},
     )
 
     result = run(pytester, "-rsx")
@@ -348,12 +333,7 @@ def test_one_advisory_failure_among_few_cases_blocks(pytester: pytest.Pytester) 
         prompt: x
         checks: [{type: output_matches, pattern: postgres}]
         """,
-        ok="""
-        id: ok
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: output_matches, pattern: x}]
-        """,
+        ok=simple_case("ok"),
     )
 
     result = run(pytester)
@@ -394,12 +374,7 @@ def test_retry_errors_reruns_only_errored_runs(pytester: pytest.Pytester) -> Non
             sys.exit("rate limited, try again")
         print("done")
         """,
-        flaky="""
-        id: flaky
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: output_matches, pattern: nope}]
-        """,
+        flaky=simple_case("flaky", prompt="x", pattern="nope"),
     )
     counter = pytester.path / "counter"
     os.environ["COUNTER"] = str(counter)
@@ -417,12 +392,7 @@ def test_normal_test_failure_is_never_hidden(pytester: pytest.Pytester) -> None:
     make_suite(
         pytester,
         ECHO_AGENT,
-        ok="""
-        id: ok
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: output_matches, pattern: x}]
-        """,
+        ok=simple_case("ok"),
     )
     pytester.makepyfile(test_unit="def test_unit():\n    assert False\n")
 
