@@ -118,8 +118,6 @@ class GateReport:
     records: list[RunRecord] = field(default_factory=list)
     #: Extra lines for the summary before the verdict (the baseline comparison).
     notes: list[str] = field(default_factory=list)
-    #: Extra lines for the summary before the verdict (the baseline comparison).
-    notes: list[str] = field(default_factory=list)
 
 
 def case_verdicts(records: Iterable[RunRecord]) -> dict[str, list[CaseVerdict]]:

@@ -38,8 +38,6 @@ class RunRecord:
     nodeid: str = ""
     #: The fixture directory the workspace was copied from (absolute), if any.
     fixture: str | None = None
-    #: The fixture directory the workspace was copied from (absolute), if any.
-    fixture: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

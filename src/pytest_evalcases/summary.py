@@ -69,7 +69,6 @@ def lines(report: GateReport, nothing_graded_hint: str = "") -> list[str]:
     for broken in report.broken_files:
         out.append(f"case file error: {broken.file}")
     out.extend(report.notes)
-    out.extend(report.notes)
     verdict = report.verdict
     if verdict.status == "NONE":
         hint = f" ({nothing_graded_hint})" if nothing_graded_hint else ""
