@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from results_helpers import install_fake_claude, make_suite, only_results, steer
 
 from pytest_evalcases.pins import permission_args
 from pytest_evalcases.redact import MARK, redact
+from results_helpers import install_fake_claude, make_suite, only_results, steer
 
 FAKE_KEY = "sk-ant-api03-test-1234567890abcdefABCDEF1234567890"
 PLAIN_TOKEN = "plain0value9not8shaped7like6a5key"

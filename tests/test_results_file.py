@@ -15,10 +15,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from results_helpers import make_suite, only_results, results_files, steer
 
 from pytest_evalcases import resultsfile
 from pytest_evalcases.results import RunRecord
+from results_helpers import make_suite, only_results, results_files, steer
 
 TOP_LEVEL = {
     "date",
@@ -64,7 +64,7 @@ def test_a_run_writes_one_results_file_with_every_key(pytester: pytest.Pytester)
     assert len(files) == 1
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z\.json", files[0].name)
     doc = only_results(root)
-    assert TOP_LEVEL <= doc.keys()
+    assert doc.keys() >= TOP_LEVEL
     assert (doc["passed"], doc["failed"], doc["errors"], doc["total"]) == (2, 1, 1, 4)
     assert doc["pass_rate"] == pytest.approx(2 / 3)
     assert doc["verdict"] == "BLOCKED"
@@ -73,7 +73,7 @@ def test_a_run_writes_one_results_file_with_every_key(pytester: pytest.Pytester)
     by_id = {c["case_id"]: c for c in doc["cases"]}
     assert set(by_id) == {"alpha", "beta", "gamma", "delta"}
     for case in by_id.values():
-        assert CASE_KEYS <= case.keys()
+        assert case.keys() >= CASE_KEYS
     assert by_id["beta"]["outcome"] == "failed"
     assert by_id["beta"]["checks"][0]["passed"] is False
     assert "output_matches" in by_id["beta"]["checks"][0]["type"]

@@ -222,9 +222,7 @@ class EvalItem(pytest.Item):
             return
         if self.case.severity == "advisory":
             pytest.xfail(
-                redact(
-                    "advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed)
-                )
+                redact("advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
             )
         raise CheckFailure(self._failure_text(report, failed))
 
@@ -296,9 +294,7 @@ class EvalItem(pytest.Item):
         if report is not None:
             # The one place records are made: secrets quoted from the agent's
             # answer go here, before any report, file or terminal sees them.
-            rec.checks = [
-                {**c.to_dict(), "message": redact(c.message)} for c in report.checks
-            ]
+            rec.checks = [{**c.to_dict(), "message": redact(c.message)} for c in report.checks]
             rec.duration = report.duration
             rec.attempts = report.attempts
             if report.workspace is not None:
