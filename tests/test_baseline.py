@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from results_helpers import install_fake_claude, make_suite, steer
 
 from pytest_evalcases import cli
+from results_helpers import install_fake_claude, make_suite, steer
 
 TEN = [f"case-{i:02d}" for i in range(10)]
 
@@ -118,7 +118,8 @@ def test_changed_case_files_and_configuration_are_a_warning(pytester: pytest.Pyt
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
-            "WARNING: pins differ*configuration fingerprint*(AGENTS.md)*case files changed: evals/alpha.yaml*"
+            "WARNING: pins differ*configuration fingerprint*(AGENTS.md)*"
+            "case files changed: evals/alpha.yaml*"
         ]
     )
 
