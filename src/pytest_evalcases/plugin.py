@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases import (
+    html_report,
     integrations,
     newhooks,
     recording,
@@ -259,6 +260,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     state = EvalSession(settings=settings, registry=registry, agent=agent)
     config.stash[SESSION_KEY] = state
+    html = config.getoption("eval_html")
+    if html and not hasattr(config, "workerinput"):
+        # Registered first so that its trylast sessionfinish runs after the session's
+        # own, which writes this run's results file: the trend then includes this run.
+        path = config.invocation_params.dir / html
+        config.pluginmanager.register(_HtmlHooks(config, state, path), "evalcases-html")
     config.pluginmanager.register(_SessionHooks(config, state), "evalcases-session")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
@@ -565,6 +572,36 @@ class _SessionHooks:
             terminalreporter.write_line(line)
         if self.state.results_line:
             terminalreporter.write_line(self.state.results_line)
+
+
+class _HtmlHooks:
+    """``--eval-html``: the controller writes the report when the session ends."""
+
+    def __init__(self, config: pytest.Config, state: EvalSession, path: Path) -> None:
+        self.config = config
+        self.state = state
+        self.path = path
+        self.line = ""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self) -> None:
+        results = self.state.settings.results
+        results_dir = results.results_dir or self.config.rootpath / resultsfile.DEFAULT_DIR
+        try:
+            html_report.write(
+                self.path,
+                self.state.report(),
+                html_report.read_trend(results_dir),
+                title=f"eval gate: {self.config.rootpath.name}",
+            )
+        except OSError as exc:
+            self.line = f"html report not written: {self.path}: {exc}"
+        else:
+            self.line = f"html report: {self.path}"
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.line:
+            terminalreporter.write_line(self.line)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

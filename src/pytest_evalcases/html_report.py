@@ -1,0 +1,413 @@
+"""``--eval-html PATH``: one self-contained HTML file (inline CSS, JS and SVG, nothing
+fetched from the network) with the case x variant matrix of this run, the failed checks
+of each run behind a click, and the pass-rate trend over the stored results files.
+
+Plain Python: :func:`render` turns a :class:`~pytest_evalcases.gate.GateReport` and
+trend points into text; every string that comes from a case file or an agent is
+HTML-escaped on the way in, and the script reads nothing but the page's own DOM.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pytest_evalcases.gate import CaseVerdict, GateReport
+from pytest_evalcases.results import RunRecord
+from pytest_evalcases.summary import percent
+
+#: Results files read for the trend, newest last; older ones are left out.
+TREND_LIMIT = 200
+_CELL_CLASS = {"passed": "pass", "failed": "fail", "error": "error", "skipped": "skip"}
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One stored results file: its date and overall pass rate (0..1)."""
+
+    date: str
+    pass_rate: float
+    file: str
+    passed: int | None = None
+    total: int | None = None
+    verdict: str = ""
+    #: variant name -> pass rate, when the file has per-variant rates
+    variants: dict[str, float] = field(default_factory=dict)
+
+
+def read_trend(results_dir: Path, limit: int = TREND_LIMIT) -> list[TrendPoint]:
+    """The results files in ``results_dir`` as trend points, oldest first.
+
+    Read defensively: a file that is not JSON, not an object, or has no usable pass
+    rate is skipped, never an error.
+    """
+    points: list[TrendPoint] = []
+    try:
+        files = sorted(p for p in results_dir.glob("*.json") if p.is_file())
+    except OSError:
+        return []
+    for path in files:
+        try:
+            doc = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        point = _point(doc, path.name)
+        if point is not None:
+            points.append(point)
+    points.sort(key=lambda p: (p.date, p.file))
+    return points[-limit:]
+
+
+def _point(doc: Any, name: str) -> TrendPoint | None:
+    if not isinstance(doc, dict):
+        return None
+    passed, total = _int(doc.get("passed")), _int(doc.get("total"))
+    rate = _rate(doc.get("pass_rate"))
+    if rate is None and passed is not None and total:
+        rate = _rate(passed / total)
+    if rate is None:
+        return None
+    date = doc.get("date")
+    verdict = doc.get("verdict")
+    return TrendPoint(
+        date=date if isinstance(date, str) and date else Path(name).stem,
+        pass_rate=rate,
+        file=name,
+        passed=passed,
+        total=total,
+        verdict=verdict if isinstance(verdict, str) else "",
+        variants=_variant_rates(doc.get("variants")),
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _rate(value: Any) -> float | None:
+    """A pass rate as a share; percentages (1 < x <= 100) are accepted too."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    rate = float(value)
+    if not math.isfinite(rate) or rate < 0 or rate > 100:
+        return None
+    return rate / 100 if rate > 1 else rate
+
+
+def _variant_rates(value: Any) -> dict[str, float]:
+    items: Iterable[tuple[Any, Any]]
+    if isinstance(value, list):
+        items = ((v.get("name"), v) for v in value if isinstance(v, dict))
+    elif isinstance(value, dict):
+        items = value.items()
+    else:
+        return {}
+    rates: dict[str, float] = {}
+    for name, entry in items:
+        rate = _rate(entry.get("pass_rate")) if isinstance(entry, dict) else None
+        if isinstance(name, str) and rate is not None:
+            rates[name] = rate
+    return rates
+
+
+def write(path: Path, report: GateReport, trend: Sequence[TrendPoint], *, title: str = "") -> Path:
+    """Render and write the report atomically (a reader never sees half a file)."""
+    text = render(report, trend, title=title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        # mkstemp makes the file private; a report is for sharing (as the umask allows).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def render(
+    report: GateReport,
+    trend: Sequence[TrendPoint],
+    *,
+    title: str = "",
+    generated: datetime | None = None,
+) -> str:
+    """The whole page."""
+    when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    verdict = report.verdict
+    verdict_text = verdict.status if verdict.status != "NONE" else "nothing was graded"
+    if verdict.reason:
+        verdict_text += f" ({verdict.reason})"
+    heading = title or "eval gate"
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(heading)}: {_e(verdict.status)}</title>",
+        f"<style>{_CSS}</style></head>",
+        "<body>",
+        f"<h1>{_e(heading)}</h1>",
+        f'<p class="verdict v-{_e(verdict.status.lower())}">eval gate: {_e(verdict_text)}</p>',
+        f'<p class="meta">Generated {_e(when)}. Click a cell for the runs behind it.</p>',
+        _matrix(report),
+        '<section id="details" aria-live="polite"><p class="hint">'
+        "Select a cell to see its failed checks.</p></section>",
+        _comparisons(report),
+        "<h2>Pass rate over time</h2>",
+        _trend_svg(trend),
+        f"<script>{_JS}</script>",
+        "</body></html>",
+    ]
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+def _matrix(report: GateReport) -> str:
+    variants = report.variants
+    if not variants:
+        return '<p class="empty">No eval case was run.</p>'
+    case_ids: list[str] = []
+    for v in variants:
+        for c in v.cases:
+            if c.case_id not in case_ids:
+                case_ids.append(c.case_id)
+    runs: dict[tuple[str, str], list[RunRecord]] = {}
+    for r in report.records:
+        if r.kind != "file":
+            runs.setdefault((r.case_id, r.variant), []).append(r)
+    head = "".join(
+        f'<th scope="col">{_e(v.name or "suite")}<br><span class="score">'
+        f"{v.count('passed')}/{len(v.graded)} cases · "
+        f"{v.checks_passed}/{v.checks_total} checks</span></th>"
+        for v in variants
+    )
+    rows = []
+    templates = []
+    for i, case_id in enumerate(case_ids):
+        cells = []
+        for j, v in enumerate(variants):
+            verdict = next((c for c in v.cases if c.case_id == case_id), None)
+            if verdict is None:
+                cells.append('<td class="cell none">–</td>')
+                continue
+            key = f"{i}-{j}"
+            case_runs = sorted(runs.get((case_id, v.name), []), key=lambda r: r.repetition)
+            cls = _CELL_CLASS.get(verdict.outcome, "skip")
+            cells.append(
+                f'<td class="cell {cls}" data-cell="{key}" tabindex="0" '
+                f'title="{_e(case_id)} [{_e(v.name or "suite")}]: {_e(verdict.outcome)}">'
+                f"{_e(_cell_text(verdict))}</td>"
+            )
+            templates.append(
+                f'<template id="d-{key}">{_details(case_id, v.name, verdict, case_runs)}</template>'
+            )
+        severity = next((c.severity for v in variants for c in v.cases if c.case_id == case_id), "")
+        rows.append(
+            f'<tr><th scope="row">{_e(case_id)} <span class="sev">{_e(severity)}</span></th>'
+            + "".join(cells)
+            + "</tr>"
+        )
+    broken = "".join(
+        f'<tr><th scope="row">{_e(b.file)}</th><td class="cell error" '
+        f'colspan="{len(variants)}">{_e(b.error or "case file error")}</td></tr>'
+        for b in report.broken_files
+    )
+    return (
+        '<table id="matrix"><thead><tr><th scope="col">case</th>'
+        + head
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + broken
+        + "</tbody></table>\n"
+        + "\n".join(templates)
+    )
+
+
+def _cell_text(c: CaseVerdict) -> str:
+    if c.runs > 1 and c.graded:
+        return f"{c.passes}/{c.graded}"
+    return {"passed": "pass", "failed": "fail", "error": "error"}.get(c.outcome, c.outcome)
+
+
+def _details(case_id: str, variant: str, verdict: CaseVerdict, runs: list[RunRecord]) -> str:
+    label = f"{case_id} [{variant}]" if variant else case_id
+    out = [f"<h2>{_e(label)}: {_e(verdict.outcome)}</h2>"]
+    if verdict.graded and verdict.runs > 1:
+        lo, hi = verdict.interval
+        out.append(
+            f"<p>{verdict.passes}/{verdict.graded} runs passed "
+            f"({percent(verdict.passes, verdict.graded)}, 95% CI {lo:.0%}–{hi:.0%}; "
+            f"needs {verdict.min_pass_rate:.0%}); {verdict.errors} errored</p>"
+        )
+    if runs and runs[0].description:
+        out.append(f'<p class="desc">{_e(runs[0].description)}</p>')
+    for r in runs:
+        rep = f"run r{r.repetition}" if len(runs) > 1 else "run"
+        out.append(f'<div class="run o-{_e(r.outcome)}"><h3>{_e(rep)}: {_e(r.outcome)}</h3>')
+        failed = [c for c in r.checks if not c.get("passed")]
+        if failed:
+            out.append('<ul class="failed">')
+            for c in failed:
+                out.append(
+                    f'<li><b class="check">{_e(c.get("id", ""))}</b> '
+                    f"[{_e(c.get('type', ''))}]: "
+                    f'<span class="msg">{_e(c.get("message", ""))}</span></li>'
+                )
+            out.append("</ul>")
+        elif r.checks:
+            out.append(f"<p>All {len(r.checks)} checks passed.</p>")
+        if r.error:
+            kind = f" ({r.error_kind})" if r.error_kind else ""
+            out.append(f'<pre class="err">no verdict{_e(kind)}: {_e(r.error)}</pre>')
+        if r.workspace and r.outcome != "passed":
+            out.append(f'<p class="ws">workspace: <code>{_e(r.workspace)}</code></p>')
+        out.append("</div>")
+    return "".join(out)
+
+
+def _comparisons(report: GateReport) -> str:
+    out = []
+    for cmp in report.comparisons:
+        out.append(
+            f"<h2>{_e(cmp.variant)} vs {_e(cmp.baseline)}</h2><p>"
+            f"{len(cmp.regressed_checks)} checks regressed, {len(cmp.improved_checks)} "
+            f"improved; cases {cmp.b} regressed, {cmp.c} improved "
+            f"(McNemar exact p={cmp.p_value:.3g}, b={cmp.b}, c={cmp.c})</p><ul>"
+        )
+        for word, pairs in (("regressed", cmp.regressed_checks), ("improved", cmp.improved_checks)):
+            out.extend(
+                f'<li class="{word}">{word}: {_e(case_id)} / {_e(check_id)}</li>'
+                for case_id, check_id in pairs
+            )
+        out.append("</ul>")
+    return "".join(out)
+
+
+_W, _H, _PAD = 720, 220, 40
+_COLOURS = ("#1b6ac9", "#b35c00", "#6a3d9a", "#2a8a4a", "#a61b4d")
+
+
+def _trend_svg(points: Sequence[TrendPoint]) -> str:
+    if not points:
+        return '<p class="empty" id="trend">No results files yet.</p>'
+    n = len(points)
+
+    def x(i: int) -> float:
+        return _PAD + (i * (_W - 2 * _PAD) / (n - 1) if n > 1 else (_W - 2 * _PAD) / 2)
+
+    def y(rate: float) -> float:
+        return _H - _PAD - rate * (_H - 2 * _PAD)
+
+    out = [
+        f'<svg id="trend" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H}" '
+        f'width="{_W}" height="{_H}" role="img" aria-label="pass rate per run">'
+    ]
+    for rate in (0.0, 0.5, 1.0):
+        out.append(
+            f'<line class="grid" x1="{_PAD}" x2="{_W - _PAD}" y1="{y(rate):.1f}" '
+            f'y2="{y(rate):.1f}"/><text x="4" y="{y(rate) + 4:.1f}">{rate:.0%}</text>'
+        )
+    names = sorted({name for p in points for name in p.variants})
+    series: list[tuple[str, str, list[tuple[int, float]]]] = [
+        ("all", "#222", [(i, p.pass_rate) for i, p in enumerate(points)])
+    ]
+    if len(names) > 1:
+        for k, name in enumerate(names):
+            values = [(i, p.variants[name]) for i, p in enumerate(points) if name in p.variants]
+            series.append((name, _COLOURS[k % len(_COLOURS)], values))
+    for name, colour, values in series:
+        coords = " ".join(f"{x(i):.1f},{y(r):.1f}" for i, r in values)
+        dash = "" if name == "all" else ' stroke-dasharray="4 3"'
+        out.append(
+            f'<polyline class="series" data-series="{_e(name)}" fill="none" '
+            f'stroke="{colour}" stroke-width="2"{dash} points="{coords}"/>'
+        )
+    for i, p in enumerate(points):
+        counts = f" ({p.passed}/{p.total})" if p.passed is not None and p.total else ""
+        out.append(
+            f'<circle class="point" cx="{x(i):.1f}" cy="{y(p.pass_rate):.1f}" r="4">'
+            f"<title>{_e(p.date)}: {p.pass_rate:.0%}{_e(counts)} {_e(p.verdict)}</title>"
+            "</circle>"
+        )
+    out.append(
+        f'<text x="{_PAD}" y="{_H - 8}">{_e(points[0].date)}</text>'
+        f'<text x="{_W - _PAD}" y="{_H - 8}" text-anchor="end">{_e(points[-1].date)}</text>'
+    )
+    if len(series) > 1:
+        for k, (name, colour, _values) in enumerate(series):
+            out.append(
+                f'<text x="{_W - _PAD}" y="{14 + 14 * k}" text-anchor="end" '
+                f'style="fill:{colour}">{_e(name)}</text>'
+            )
+    out.append("</svg>")
+    return "".join(out)
+
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
+h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:20px 0 8px}
+h3{font-size:14px;margin:8px 0 4px}
+.verdict{font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block}
+.v-pass{background:#d8f3dc}.v-blocked{background:#fbd5d5}.v-inconclusive,.v-none{background:#e5e5e5}
+.meta,.hint,.score,.sev{color:#666;font-size:12px}
+table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}
+td.cell{text-align:center;min-width:64px;cursor:pointer}
+td.pass{background:#2e9e4f;color:#fff}td.fail{background:#d93a3a;color:#fff}
+td.error{background:#8a8a8a;color:#fff}td.skip{background:#f1f1f1;color:#777}td.none{background:#fff}
+td.selected{outline:3px solid #1b6ac9;outline-offset:-3px}
+#details{margin-top:16px;padding:8px 12px;border:1px solid #ddd;border-radius:4px;max-width:1000px}
+.run{border-top:1px solid #eee;padding:4px 0}.o-passed h3{color:#2e9e4f}
+.o-failed h3,.o-xfailed h3{color:#d93a3a}.o-error h3{color:#666}
+.msg,pre.err{white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace}
+li.regressed{color:#a61b1b}li.improved{color:#1b7a3a}
+#trend .grid{stroke:#ddd}#trend text{font-size:11px;fill:#666}#trend .point{fill:#222}
+"""
+
+_JS = """
+(function () {
+  var root = document.documentElement, errors = [];
+  window.addEventListener('error', function (e) {
+    errors.push(String(e.message));
+    root.setAttribute('data-js-errors', errors.join(' | '));
+  });
+  var panel = document.getElementById('details');
+  function show(cell) {
+    var tpl = document.getElementById('d-' + cell.getAttribute('data-cell'));
+    if (!tpl || !panel) { return; }
+    var old = document.querySelectorAll('td.selected');
+    for (var i = 0; i < old.length; i++) { old[i].classList.remove('selected'); }
+    cell.classList.add('selected');
+    panel.innerHTML = '';
+    panel.appendChild(tpl.content.cloneNode(true));
+    panel.setAttribute('data-shown', cell.getAttribute('data-cell'));
+  }
+  var cells = document.querySelectorAll('td.cell[data-cell]');
+  for (var i = 0; i < cells.length; i++) {
+    cells[i].addEventListener('click', function (e) { show(e.currentTarget); });
+    cells[i].addEventListener('keydown', function (e) {
+      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); show(e.currentTarget); }
+    });
+  }
+  var wanted = /^#cell-(\\d+-\\d+)$/.exec(window.location.hash);
+  var first = wanted ? document.querySelector('td.cell[data-cell="' + wanted[1] + '"]')
+    : document.querySelector('td.cell.fail[data-cell], td.cell.error[data-cell]');
+  if (first) { show(first); }
+  document.body.classList.add('js-ready');
+  document.body.setAttribute('data-cells', String(cells.length));
+})();
+"""

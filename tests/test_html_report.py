@@ -1,0 +1,225 @@
+"""``--eval-html PATH``: one self-contained file with the case x variant matrix, each
+run's failed checks behind a click, and the pass-rate trend of the results directory.
+Structure is checked on the written text; rendering and the script in headless
+Chromium when it is installed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases import html_report
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+AGENT = textwrap.dedent(
+    """
+    import sys
+    prompt = sys.argv[1]
+    if "crash" in prompt:
+        sys.exit("agent crashed: no credit left")
+    print('<script>alert("pwned")</script>' if "inject" in prompt else "ok")
+    """
+)
+
+
+def case(case_id: str, prompt: str, extra: str = "") -> str:
+    return (
+        f"id: {case_id}\ndefends: AGENTS.md\nprompt: {prompt}\n{extra}"
+        "checks:\n  - id: says-ok\n    type: output_matches\n    pattern: '^ok$'\n"
+    )
+
+
+def make_suite(pytester: pytest.Pytester) -> None:
+    """A passing, a failing (its answer is a script tag), an erroring and a
+    quarantined case, for two configuration variants."""
+    (pytester.path / "agent.py").write_text(AGENT)
+    pytester.makeini("[pytest]\neval_agent_command = {python} {rootdir}/agent.py {prompt}\n")
+    evals = pytester.path / "evals"
+    evals.mkdir()
+    (evals / "good.yaml").write_text(case("good", "say ok"))
+    (evals / "inject.yaml").write_text(
+        case("inject", "inject please", "description: 'Escapes <b>markup</b> & more'\n")
+    )
+    (evals / "crash.yaml").write_text(case("crash", "crash now"))
+    (evals / "parked.yaml").write_text(case("parked", "say ok", "quarantine: flaky model\n"))
+    for name in ("main", "pr"):
+        (pytester.path / name).mkdir()
+        (pytester.path / name / "AGENTS.md").write_text(name)
+
+
+def write_results(directory: Path) -> None:
+    directory.mkdir(parents=True)
+    docs = {
+        "2026-11-01T09-00-00.000Z.json": {
+            "date": "2026-11-01T09:00:00Z",
+            "pass_rate": 0.5,
+            "passed": 2,
+            "total": 4,
+            "verdict": "BLOCKED",
+            "variants": [{"name": "main", "pass_rate": 1.0}, {"name": "pr", "pass_rate": 0.0}],
+            "cases": [],
+        },
+        "2026-11-02T09-00-00.000Z.json": {
+            "date": "2026-11-02T09:00:00Z",
+            "pass_rate": 0.75,
+            "passed": 3,
+            "total": 4,
+            "verdict": "BLOCKED",
+        },
+    }
+    for name, doc in docs.items():
+        (directory / name).write_text(json.dumps(doc))
+    (directory / "2026-11-03-broken.json").write_text("{not json")
+    (directory / "2026-11-04-list.json").write_text("[1, 2]")
+
+
+def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, str]:
+    make_suite(pytester)
+    write_results(pytester.path / "evals" / "results")
+    result = pytester.runpytest(
+        "--eval-config",
+        "main=main",
+        "--eval-config",
+        "pr=pr",
+        "--eval-no-save",
+        "--eval-html",
+        "out/report.html",
+        *args,
+    )
+    return result, (pytester.path / "out" / "report.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_matrix_cells_and_trend(pytester: pytest.Pytester, workers: list[str]) -> None:
+    result, page = run(pytester, *workers)
+
+    result.assert_outcomes(passed=2, failed=2, errors=2, skipped=2)
+    assert f"html report: {pytester.path / 'out' / 'report.html'}" in result.stdout.str()
+    cells = re.findall(r'<td class="cell (\w+)" data-cell="(\d+-\d+)"', page)
+    assert (
+        sorted(cls for cls, _ in cells)
+        == ["error"] * 2 + ["fail"] * 2 + ["pass"] * 2 + ["skip"] * 2
+    )
+    assert len({key for _, key in cells}) == 8
+    # Every cell has its details, which name the failed check and quote the message.
+    for _, key in cells:
+        assert f'<template id="d-{key}">' in page
+    assert '<b class="check">says-ok</b> [output_matches]' in page
+    assert "agent crashed: no credit left" in page
+    assert re.search(r"<th scope=\"col\">main<br>.*1/2 cases", page)
+    # Trend: the two readable results files, the broken ones skipped.
+    assert page.count('<circle class="point"') == 2
+    assert 'data-series="main"' in page
+    assert 'data-series="pr"' in page
+    assert "2026-11-02T09:00:00Z: 75% (3/4) BLOCKED" in page
+
+
+def test_everything_from_cases_and_agents_is_escaped(pytester: pytest.Pytester) -> None:
+    _, page = run(pytester)
+
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in page
+    assert "<b>markup</b>" not in page
+    assert "Escapes &lt;b&gt;markup&lt;/b&gt; &amp; more" in page
+    # The page's own script is the only one.
+    assert page.count("<script>") == 1
+
+
+def test_self_contained(pytester: pytest.Pytester) -> None:
+    _, page = run(pytester)
+
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "<link" not in page
+    assert "@import" not in page
+
+
+def test_no_results_and_no_eval_items(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+
+    result = pytester.runpytest("--eval-html", "report.html")
+
+    assert result.ret == 0
+    page = (pytester.path / "report.html").read_text()
+    assert "No eval case was run." in page
+    assert "No results files yet." in page
+
+
+def test_read_trend_is_defensive(tmp_path: Path) -> None:
+    docs = {
+        "a.json": {"date": "2026-01-03", "pass_rate": 90, "passed": 9, "total": 10},
+        "b.json": {"date": "2026-01-01", "passed": 1, "total": 4},
+        "c.json": {"date": "2026-01-02", "pass_rate": True},
+        "d.json": {"date": "2026-01-02", "pass_rate": None, "passed": 0, "total": 0},
+        "e.json": ["not", "an", "object"],
+        "f.json": {"pass_rate": 0.5, "variants": {"pr": {"pass_rate": 0.25}, "x": 3}},
+    }
+    for name, doc in docs.items():
+        (tmp_path / name).write_text(json.dumps(doc))
+    (tmp_path / "g.json").write_bytes(b"\xff\xfe")
+
+    points = html_report.read_trend(tmp_path)
+
+    assert [(p.date, p.pass_rate) for p in points] == [
+        ("2026-01-01", 0.25),
+        ("2026-01-03", 0.9),
+        ("f", 0.5),
+    ]
+    assert points[-1].variants == {"pr": 0.25}
+    assert html_report.read_trend(tmp_path / "missing") == []
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless)")
+def test_renders_in_headless_chromium(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    _, page = run(pytester)
+    report = pytester.path / "out" / "report.html"
+    inject = re.search(r'data-cell="(\d+-\d+)"[^>]*title="inject \[pr\]', page)
+    assert inject is not None
+
+    dom = dump_dom(f"{report.as_uri()}#cell-{inject.group(1)}", tmp_path)
+
+    # The script ran to its end without an error ...
+    assert re.search(r'<body[^>]*class="[^"]*js-ready', dom)
+    assert 'data-cells="8"' in dom
+    assert not re.search(r"<html[^>]*data-js-errors", dom)
+    # ... and showed the cell named in the URL: its failed check, still escaped.
+    shown = dom[dom.index('<section id="details"') :]
+    shown = shown[: shown.index("</section>")]
+    assert f'data-shown="{inject.group(1)}"' in shown
+    assert "says-ok" in shown
+    assert "&lt;script&gt;alert" in shown
+    assert 'class="cell fail selected"' in dom
+    assert "<svg" in dom
+    assert 'class="point"' in dom
+
+
+def dump_dom(url: str, profile: Path) -> str:
+    done = subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile / 'chromium-profile'}",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    shutil.rmtree(profile / "chromium-profile", ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
