@@ -1,0 +1,180 @@
+"""Collection time: 1,000 case files against 1,000 one-test Python modules.
+
+Run from the repository root with ``python benchmarks/collect.py``. It builds, in a
+temporary directory, a tree of 1,000 realistic YAML case files under ``evals/`` and a
+tree of 1,000 ``test_NNNN.py`` modules holding one trivial test each, then times
+``pytest --collect-only -q -p no:cacheprovider`` on each in a subprocess of this
+interpreter, alternating the trees, and prints the medians and the ratio
+cases / python (target <= 0.6; SPEC section 7 allows 1.5 against parametrized tests).
+
+Python modules are timed twice: *cold*, with every ``__pycache__`` removed before the
+run (the first run after a checkout), and *warm*, with the byte code pytest wrote on the
+previous run (every later run, what a user sees day to day). The ratio that counts is
+against warm, the faster and so the stricter baseline. Case files have no cache to warm.
+For scale, it also times one module with a 1,000-parameter test, and pytest's start-up
+on an empty directory (a floor that every run pays).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CHECKS = [
+    '  - type: output_not_matches\n    pattern: "(?i)co-authored-by:\\\\s*claude"\n',
+    '  - type: output_matches\n    pattern: "(?i)^fix\\\\(auth\\\\)|fix:"\n'
+    "    description: conventional commit subject\n",
+    "  - type: file_exists\n    path: src/service_{n}.py\n",
+    '  - type: file_absent\n    path: "**/*.orig"\n',
+    '  - type: file_matches\n    path: src/service_{n}.py\n    pattern: "^class \\\\w+Service"\n',
+    "  - type: file_not_matches\n    path: migrations/0001_init.sql\n    pattern: DROP TABLE\n",
+    "  - type: command_succeeds\n    command: python -m compileall -q src\n    timeout: 60\n",
+    '  - type: tool_not_called\n    tool: shell\n    input: "grep -r"\n',
+    "  - type: file_unchanged\n    path: migrations/0001_init.sql\n",
+]
+
+CASE = """\
+id: case-{n:04d}
+defends: rules/rule-{rule}.md
+severity: {severity}
+description: Case {n} keeps rule {rule} from drifting
+cwd: fixtures/repo-{fixture}
+setup: git init -q && git add -A
+prompt: "Fix the off-by-one in service {n} and commit. Message: fix(service): bounds"
+tags: [{tags}]
+checks:
+{checks}"""
+
+PY_TEST = """\
+def test_case_{n:04d}():
+    assert {n} + 1 == {n1}
+"""
+
+PARAM_TEST = """\
+import pytest
+
+
+@pytest.mark.parametrize("n", range(1000))
+def test_case(n):
+    assert n + 1 > n
+"""
+
+INI = "[pytest]\n"
+
+#: Byte code caching as a user has it: PYTHONDONTWRITEBYTECODE (set in some CI and
+#: sandbox images) would make every run cold, for pytest's and the plugin's modules too.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def build(root: Path, count: int) -> dict[str, Path]:
+    """The trees: ``cases``, ``python``, ``param`` and ``empty``."""
+    rng = random.Random(1234)
+    trees = {name: root / name for name in ("cases", "python", "param", "empty")}
+    for tree in trees.values():
+        tree.mkdir()
+        (tree / "pytest.ini").write_text(INI)
+
+    evals = trees["cases"] / "evals"
+    for f in range(5):
+        repo = evals / "fixtures" / f"repo-{f}"
+        (repo / "src").mkdir(parents=True)
+        (repo / "migrations").mkdir()
+        (repo / "src" / "service.py").write_text("class Service:\n    pass\n")
+        (repo / "migrations" / "0001_init.sql").write_text("CREATE TABLE t (id int);\n")
+    for n in range(count):
+        checks = rng.sample(CHECKS, rng.randint(3, 5))
+        text = CASE.format(
+            n=n,
+            rule=n % 40,
+            severity=rng.choice(["critical", "normal", "normal", "advisory"]),
+            fixture=n % 5,
+            tags=", ".join(rng.sample(["git", "style", "tests", "security", "docs"], 2)),
+            checks="".join(c.format(n=n) for c in checks),
+        )
+        # Grouped by area as real suites are: evals/<area>/<case>.yaml
+        path = evals / f"area-{n % 20:02d}" / f"case-{n:04d}.yaml"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+
+    for n in range(count):
+        (trees["python"] / f"test_{n:04d}.py").write_text(PY_TEST.format(n=n, n1=n + 1))
+    (trees["param"] / "test_param.py").write_text(PARAM_TEST)
+    return trees
+
+
+def clear_pycache(tree: Path) -> None:
+    for cache in tree.rglob("__pycache__"):
+        shutil.rmtree(cache)
+
+
+def collect(tree: Path, expected: int | None) -> float:
+    """Seconds for one ``pytest --collect-only`` of ``tree``; checks what it found."""
+    cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=tree, env=ENV, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if expected is not None:
+        summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+        if proc.returncode != 0 or not summary.startswith(f"{expected} tests collected"):
+            raise SystemExit(f"unexpected collection in {tree}:\n{proc.stdout}\n{proc.stderr}")
+    elif proc.returncode not in (0, 5):
+        raise SystemExit(f"pytest failed in {tree}:\n{proc.stdout}\n{proc.stderr}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1000, help="files per tree")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per tree")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="evalcases-bench-") as tmp:
+        trees = build(Path(tmp), args.count)
+        runs: dict[str, list[float]] = {
+            k: [] for k in ("cases", "python-cold", "python-warm", "param", "empty")
+        }
+        # One untimed round so that the interpreter's own files are in the OS cache.
+        collect(trees["cases"], args.count)
+        collect(trees["python"], args.count)
+        for i in range(args.repeat):
+            clear_pycache(trees["python"])
+            runs["python-cold"].append(collect(trees["python"], args.count))
+            runs["cases"].append(collect(trees["cases"], args.count))
+            runs["python-warm"].append(collect(trees["python"], args.count))
+            runs["param"].append(collect(trees["param"], 1000))
+            runs["empty"].append(collect(trees["empty"], None))
+            print(
+                f"  round {i + 1}/{args.repeat}: "
+                + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in runs.items()),
+                flush=True,
+            )
+
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    print()
+    print(f"pytest --collect-only, median of {args.repeat} (seconds):")
+    print(f"  {args.count} case files (YAML, 3-5 checks)      {med['cases']:6.2f}")
+    print(f"  {args.count} Python modules, warm .pyc           {med['python-warm']:6.2f}")
+    print(f"  {args.count} Python modules, cold (no .pyc)      {med['python-cold']:6.2f}")
+    print(f"  1 module, 1000 parametrized tests           {med['param']:6.2f}")
+    print(f"  empty directory (start-up floor)            {med['empty']:6.2f}")
+    print()
+    floor = med["empty"]
+    for name in ("python-warm", "python-cold", "param"):
+        ratio = med["cases"] / med[name]
+        net = (med["cases"] - floor) / max(med[name] - floor, 1e-9)
+        print(f"  ratio cases / {name:<12} {ratio:5.2f}   (start-up excluded: {net:5.2f})")
+    target = med["cases"] / med["python-warm"]
+    verdict = "meets" if target <= 0.6 else "MISSES"
+    print(f"\ncases / python-warm = {target:.2f}: {verdict} the target <= 0.6")
+
+
+if __name__ == "__main__":
+    main()
