@@ -118,7 +118,20 @@ def test_matrix_cells_and_trend(pytester: pytest.Pytester, workers: list[str]) -
     assert page.count('<circle class="point"') == 2
     assert 'data-series="main"' in page
     assert 'data-series="pr"' in page
-    assert "2026-11-02T09:00:00Z: 75% (3/4) BLOCKED" in page
+    assert "2026-11-02T09:00:00Z: 75% (3 of 4 cases passed) BLOCKED" in page
+
+
+def test_trend_includes_this_run_when_it_is_saved(pytester: pytest.Pytester) -> None:
+    make_suite(pytester)
+    write_results(pytester.path / "evals" / "results")
+
+    pytester.runpytest("--eval-config", "main=main", "--eval-html", "report.html")
+
+    page = (pytester.path / "report.html").read_text()
+    assert page.count('<circle class="point"') == 3
+    assert (
+        ": 50% (1 of 3 cases passed) BLOCKED</title>" in page.rsplit('<circle class="point"', 1)[1]
+    )
 
 
 def test_everything_from_cases_and_agents_is_escaped(pytester: pytest.Pytester) -> None:

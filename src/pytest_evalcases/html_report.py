@@ -338,7 +338,7 @@ def _trend_svg(points: Sequence[TrendPoint]) -> str:
             f'stroke="{colour}" stroke-width="2"{dash} points="{coords}"/>'
         )
     for i, p in enumerate(points):
-        counts = f" ({p.passed}/{p.total})" if p.passed is not None and p.total else ""
+        counts = f" ({p.passed} of {p.total} cases passed)" if p.passed is not None else ""
         out.append(
             f'<circle class="point" cx="{x(i):.1f}" cy="{y(p.pass_rate):.1f}" r="4">'
             f"<title>{_e(p.date)}: {p.pass_rate:.0%}{_e(counts)} {_e(p.verdict)}</title>"

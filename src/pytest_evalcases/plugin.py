@@ -260,13 +260,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     state = EvalSession(settings=settings, registry=registry, agent=agent)
     config.stash[SESSION_KEY] = state
+    config.pluginmanager.register(_SessionHooks(config, state), "evalcases-session")
     html = config.getoption("eval_html")
     if html and not hasattr(config, "workerinput"):
-        # Registered first so that its trylast sessionfinish runs after the session's
-        # own, which writes this run's results file: the trend then includes this run.
+        # Registered after the session hooks: among trylast hooks pluggy calls the
+        # earlier registered first, so this run's results file exists for the trend.
         path = config.invocation_params.dir / html
         config.pluginmanager.register(_HtmlHooks(config, state, path), "evalcases-html")
-    config.pluginmanager.register(_SessionHooks(config, state), "evalcases-session")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
     if config.pluginmanager.hasplugin("pytest_jsonreport"):
