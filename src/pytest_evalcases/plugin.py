@@ -466,9 +466,7 @@ def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
     if part is None:
         return
     # Only eval items are split: normal tests run in every shard, as without the option.
-    dropped = [
-        i for i in items if isinstance(i, EvalItem) and not shard.in_shard(i.case.id, part)
-    ]
+    dropped = [i for i in items if isinstance(i, EvalItem) and not shard.in_shard(i.case.id, part)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         gone = set(map(id, dropped))
