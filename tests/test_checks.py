@@ -136,11 +136,13 @@ def test_commands_run_in_the_workspace(ws: Path) -> None:
     assert evaluate({"type": "command_succeeds", "command": "test -f README.md"}, ws).passed
     failed = evaluate({"type": "command_succeeds", "command": "echo boom >&2; exit 4"}, ws)
     assert not failed.passed
-    assert "exit status 4" in failed.message and "boom" in failed.message
+    assert "exit status 4" in failed.message
+    assert "boom" in failed.message
     assert evaluate({"type": "command_fails", "command": "grep -rq TODO src"}, ws).passed
     assert not evaluate({"type": "command_fails", "command": "true"}, ws).passed
     slow = evaluate({"type": "command_succeeds", "command": "sleep 5", "timeout": 0.3}, ws)
-    assert not slow.passed and "timed out" in slow.message
+    assert not slow.passed
+    assert "timed out" in slow.message
 
 
 CALLS = (

@@ -36,7 +36,8 @@ def test_pass() -> None:
 
 def test_critical_or_normal_failure_blocks() -> None:
     v = verdict([rec("a", "failed", "critical")] + [rec(f"p{i}", "passed") for i in range(20)])
-    assert v.status == "BLOCKED" and v.reason == "1 critical case failed: a"
+    assert v.status == "BLOCKED"
+    assert v.reason == "1 critical case failed: a"
     assert (
         verdict([rec("a", "failed")] + [rec(f"p{i}", "passed") for i in range(20)]).exit_code == 1
     )
@@ -47,7 +48,8 @@ def test_advisory_failure_counts_in_the_pass_rate_only() -> None:
     assert verdict([rec("adv", "xfailed", "advisory"), *many]).status == "PASS"
     few = [rec(f"p{i}", "passed") for i in range(5)]
     v = verdict([rec("adv", "xfailed", "advisory"), *few])
-    assert v.status == "BLOCKED" and "pass rate 83%" in v.reason
+    assert v.status == "BLOCKED"
+    assert "pass rate 83%" in v.reason
     assert verdict([rec("adv", "xfailed", "advisory"), *few], min_rate=0.8).status == "PASS"
 
 
@@ -80,7 +82,8 @@ def test_worst_variant_decides_and_regressions_are_named() -> None:
     assert report.verdict.reason == "pr: 1 critical case failed: svc"
     (cmp,) = report.comparisons
     assert cmp.regressed_checks == [("svc", "uses-class")]
-    assert cmp.regressed_cases == ["svc"] and (cmp.b, cmp.c) == (1, 0)
+    assert cmp.regressed_cases == ["svc"]
+    assert (cmp.b, cmp.c) == (1, 0)
     lines = summary.lines(report)
     assert "main: 1/1 cases passed · Score: 2/2 (100%) · 0 errors · critical 1/1" in lines
     assert "pr: 0/1 cases passed · Score: 1/2 (50%) · 0 errors · critical 0/1" in lines

@@ -19,7 +19,8 @@ def test_drift_demo_under_two_workers(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=3, failed=3)
     out = result.stdout.str()
     assert out.count("= eval gate =") == 1
-    assert "Score: 9/9 (100%)" in out and "Score: 5/9 (56%)" in out
+    assert "Score: 9/9 (100%)" in out
+    assert "Score: 5/9 (56%)" in out
     assert "regressed: 01-service-architecture / service-uses-class" in out
     assert result.ret == 1
 
