@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases import (
+    authoring,
     html_report,
     integrations,
     newhooks,
@@ -28,6 +29,7 @@ from pytest_evalcases import (
 )
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
+from pytest_evalcases.changed import ChangedFiles, changed_files
 from pytest_evalcases.checks import default_registry
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.nodes import (
@@ -145,6 +147,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         help="Run only the eval cases that defend PATH (a file, or a directory prefix)",
+    )
+    group.addoption(
+        "--eval-red-first",
+        dest="eval_red_first",
+        action="store_true",
+        default=False,
+        help="Authoring: a case that passes is reported failed (it tests nothing), one "
+        "that fails is reported passed",
+    )
+    group.addoption(
+        "--eval-changed",
+        dest="eval_changed",
+        metavar="REF",
+        nargs="?",
+        const="",
+        default=None,
+        help="Run only the eval cases whose defends path changed since REF (default: the "
+        "merge base with origin/HEAD, main or master), uncommitted changes included; "
+        "write --eval-changed=REF",
+    )
+    group.addoption(
+        "--eval-lint",
+        dest="eval_lint",
+        action="store_true",
+        default=False,
+        help="Lint the collected case files too (evalcases lint); lint errors fail the run",
     )
     group.addoption(
         "--eval-keep-workspaces",
@@ -271,6 +299,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
     if config.pluginmanager.hasplugin("pytest_jsonreport"):
         config.pluginmanager.register(integrations.JsonReportHooks(), "evalcases-json-report")
+    if settings.lint:
+        config.pluginmanager.register(authoring.LintHooks(), "evalcases-lint")
+    if settings.red_first:
+        config.pluginmanager.register(authoring.RedFirstHooks(config), "evalcases-red-first")
+    if settings.changed is not None:
+        config.pluginmanager.register(authoring.ChangedHooks(settings.changed), "evalcases-changed")
     baseline = settings.results.baseline
     if baseline is not None and not hasattr(config, "workerinput"):
         try:
@@ -313,8 +347,18 @@ def _settings(config: pytest.Config) -> Settings:
         defends=tuple(config.getoption("eval_defends")),
         config_root=(rootdir / config_root) if config_root else None,
         keep_workspaces=config.getoption("eval_keep_workspaces"),
+        red_first=config.getoption("eval_red_first"),
+        changed=_changed(config, (rootdir / config_root) if config_root else rootdir),
+        lint=config.getoption("eval_lint"),
         results=_results_settings(config),
     )
+
+
+def _changed(config: pytest.Config, defends_root: Path) -> ChangedFiles | None:
+    ref = config.getoption("eval_changed")
+    if ref is None:
+        return None
+    return changed_files(config.rootpath, ref or None, defends_root)
 
 
 def _results_settings(config: pytest.Config) -> resultsfile.ResultsSettings:
@@ -475,7 +519,7 @@ def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
     settings = session_of(config).settings
-    if not settings.tags and not settings.defends:
+    if not settings.tags and not settings.defends and settings.changed is None:
         return
     wanted = [Path(d).as_posix().rstrip("/") for d in settings.defends]
 
@@ -489,7 +533,7 @@ def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
             defended = Path(case.defends).as_posix()
             if not any(defended == w or defended.startswith(w + "/") for w in wanted):
                 return False
-        return True
+        return settings.changed is None or settings.changed.selects(case.defends)
 
     selected = [item for item in items if keep(item)]
     if len(selected) != len(items):

@@ -114,9 +114,10 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
     """Run ``agent`` for ``request`` in the workspace and parse what it printed."""
     inv = agent.invocation(request)
     program = inv.argv[0]
-    if shutil.which(program, path=request.env.get("PATH", os.defpath)) is None and not Path(
-        program
-    ).is_file():
+    if (
+        shutil.which(program, path=request.env.get("PATH", os.defpath)) is None
+        and not Path(program).is_file()
+    ):
         raise AgentError(
             f"agent {agent.name!r}: program {program!r} not found on PATH; "
             "install it or set --eval-agent / eval_agent_command",
@@ -131,7 +132,9 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
             stdin=inv.stdin,
         )
     except OSError as exc:
-        raise AgentError(f"agent {agent.name!r} could not start {program!r}: {exc}", kind="missing") from None
+        raise AgentError(
+            f"agent {agent.name!r} could not start {program!r}: {exc}", kind="missing"
+        ) from None
     if proc.timed_out:
         raise AgentError(
             f"agent {agent.name!r} timed out after {request.timeout:g}s "
