@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -21,6 +22,8 @@ from typing import IO
 
 #: Bytes of each stream kept by default (head and tail together).
 DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
+#: Seconds between SIGTERM and SIGKILL when a command is stopped.
+KILL_GRACE = 2.0
 
 
 @dataclass(frozen=True)
@@ -70,18 +73,15 @@ def run(
             stderr=err,
             start_new_session=True,
         )
-        timed_out = False
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
+            timed_out = not _wait(proc, timeout)
         except BaseException:
             _kill_group(proc)
             raise
-        else:
-            # The leader exited; anything it left running in its group goes too.
-            _signal_group(proc.pid, signal.SIGKILL)
+        if timed_out:
+            _kill_group(proc)
+        # The leader exited; anything it left running in its group goes too.
+        _signal_group(proc.pid, signal.SIGKILL)
         duration = time.monotonic() - start
         stdout, out_cut = _read_capped(out, max_output)
         stderr, err_cut = _read_capped(err, max_output)
@@ -96,6 +96,37 @@ def run(
     )
 
 
+def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Wait for the leader to exit; ``False`` when ``timeout`` ran out first.
+
+    On Linux a pidfd lets the wait block until the exit or the timeout; elsewhere
+    ``Popen.wait`` polls in growing sleeps, which costs milliseconds on short commands.
+    """
+    if timeout is None:
+        proc.wait()
+        return True
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is not None:
+        try:
+            fd = pidfd_open(proc.pid)
+        except OSError:
+            fd = None
+        if fd is not None:
+            try:
+                ready, _, _ = select.select([fd], [], [], timeout)
+            finally:
+                os.close(fd)
+            if not ready:
+                return False
+            proc.wait()
+            return True
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
@@ -105,7 +136,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the group, give it a moment, then SIGKILL it and reap the leader."""
     _signal_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=2)
+        proc.wait(timeout=KILL_GRACE)
     _signal_group(proc.pid, signal.SIGKILL)
     proc.wait()
 

@@ -40,6 +40,9 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGN
 _MIN_ENV_VALUE = 8
 
 
+_SHAPES = re.compile("|".join(f"(?:{p.pattern})" for p in _PATTERNS))
+
+
 def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names say they hold a secret,
     longest first (so that a value containing another is replaced whole)."""
@@ -52,23 +55,42 @@ def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+class Redactor:
+    """Redacts with the secret values of one environment, read once.
+
+    Reading the environment costs more than redacting a short string, and redaction
+    runs on every string of every record: the session keeps one ``Redactor``.
+    """
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self.values = tuple(secret_values(env))
+
+    def __call__(self, text: str) -> str:
+        """``text`` with credentials and secret values replaced by ``[REDACTED]``."""
+        if not text:
+            return text
+        for value in self.values:
+            if value in text:
+                text = text.replace(value, MARK)
+        text = _SHAPES.sub(MARK, text)
+        return _ASSIGNED.sub(lambda m: m.group(1) + MARK, text)
+
+    def data(self, data: Any) -> Any:
+        """Every string inside JSON-like ``data`` (dicts, lists, scalars) redacted."""
+        if isinstance(data, str):
+            return self(data)
+        if isinstance(data, dict):
+            return {key: self.data(value) for key, value in data.items()}
+        if isinstance(data, (list, tuple)):
+            return [self.data(value) for value in data]
+        return data
+
+
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     """``text`` with credentials and secret environment values replaced by ``[REDACTED]``."""
-    if not text:
-        return text
-    for value in secret_values(env):
-        text = text.replace(value, MARK)
-    for pattern in _PATTERNS:
-        text = pattern.sub(MARK, text)
-    return _ASSIGNED.sub(lambda m: m.group(1) + MARK, text)
+    return Redactor(env)(text)
 
 
 def redact_data(data: Any, env: Mapping[str, str] | None = None) -> Any:
     """Every string inside JSON-like ``data`` (dicts, lists, scalars) redacted."""
-    if isinstance(data, str):
-        return redact(data, env)
-    if isinstance(data, dict):
-        return {key: redact_data(value, env) for key, value in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [redact_data(value, env) for value in data]
-    return data
+    return Redactor(env).data(data)
