@@ -174,3 +174,25 @@ def test_unknown_workspace_directory_is_a_usage_error(pytester: pytest.Pytester)
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--eval-workspace nope/: directory * does not exist*"])
+
+
+def test_parsed_case_files_are_cached_until_they_change(pytester: pytest.Pytester) -> None:
+    write_case(pytester, "evals/one.yaml", "one")
+    case = pytester.path / "evals/one.yaml"
+
+    def ids() -> list[str]:
+        result = pytester.runpytest("--collect-only", "-q")
+        return [line for line in result.stdout.lines if "::" in line]
+
+    assert ids() == ["evals/one.yaml::one"]
+    stored = pytester.path / ".pytest_cache/v/evalcases/parsed"
+    assert str(case) in stored.read_text()
+    assert ids() == ["evals/one.yaml::one"]  # served from the cache
+
+    case.write_text(CASE.format(id="renamed"))
+    assert ids() == ["evals/one.yaml::renamed"]
+
+    case.write_text(CASE.format(id="renamed").replace("checks:", "chekcs:"))
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*unknown field 'chekcs'; did you mean 'checks'?*"])

@@ -280,6 +280,8 @@ def test_passed_workspaces_are_removed_failed_ones_kept(pytester: pytest.Pyteste
         checks: [{type: file_absent, path: "*.txt"}]
         """,
     )
+    with open(pytester.path / "tox.ini", "a") as ini:
+        ini.write("\ntmp_path_retention_policy = failed\n")
     base = pytester.path / "tmp"
 
     run(pytester, f"--basetemp={base}").assert_outcomes(passed=1, failed=1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,11 +64,76 @@ class LoadedCase:
         return any(c.type in schema.TOOL_CHECKS for c in self.checks)
 
 
-def load_case_file(path: Path, evals_root: Path, registry: CheckRegistry) -> list[LoadedCase]:
+class ParseCache:
+    """Parsed case files by path, valid while the file's modification time, size and
+    inode stay the same.
+
+    Constructing Python objects from YAML is most of what collecting a case file costs;
+    an unchanged file skips it (and is still validated, so new check types apply). The
+    plugin keeps the entries in pytest's cache directory.
+    """
+
+    def __init__(self, files: dict[str, Any] | None = None) -> None:
+        self.files: dict[str, Any] = files or {}
+        self.changed = False
+
+    @staticmethod
+    def _stamp(path: Path) -> list[int] | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+    def get(self, path: Path) -> tuple[Any, list[int]] | None:
+        """The parsed data and the cases' 0-based lines, when still valid."""
+        entry = self.files.get(str(path))
+        if not isinstance(entry, list) or len(entry) != 3:
+            return None
+        if entry[0] != self._stamp(path):
+            return None
+        return entry[1], entry[2]
+
+    def put(self, path: Path, data: Any, lines: list[int]) -> None:
+        stamp = self._stamp(path)
+        if stamp is None:
+            return
+        try:
+            json.dumps(data)
+        except (TypeError, ValueError):
+            return  # YAML dates and the like: parse this file every time
+        self.files[str(path)] = [stamp, data, lines]
+        self.changed = True
+
+
+def load_case_file(
+    path: Path, evals_root: Path, registry: CheckRegistry, cache: ParseCache | None = None
+) -> list[LoadedCase]:
     """Load every case of a ``.yaml`` / ``.yml`` / ``.json`` case file."""
+    if cache is not None:
+        hit = cache.get(path)
+        if hit is not None:
+            try:
+                return _cases(path, evals_root, registry, hit[0], _Source(path, None), hit[1])
+            except CaseFileError:
+                pass  # load it afresh, for a message with the right lines
     text = _read_text(path)
     data = _parse(path, text)
-    source = _Source(path, text)
+    cases = _cases(path, evals_root, registry, data, _Source(path, text), None)
+    if cache is not None:
+        cache.put(path, data, [case.line for case in cases])
+    return cases
+
+
+def _cases(
+    path: Path,
+    evals_root: Path,
+    registry: CheckRegistry,
+    data: Any,
+    source: _Source,
+    lines: list[int] | None,
+) -> list[LoadedCase]:
+    """Validate the parsed ``data`` of a case file into cases."""
     if isinstance(data, dict) and "cases" in data:
         extra = sorted(set(data) - {"cases"})
         if extra:
@@ -98,7 +164,12 @@ def load_case_file(path: Path, evals_root: Path, registry: CheckRegistry) -> lis
             model = registry.case_model.model_validate(item)
         except ValidationError as exc:
             raise source.validation_error(exc, loc, item) from None
-        line = source.line_of(loc) - 1 if prefix else 0
+        if not prefix:
+            line = 0
+        elif lines is not None and index < len(lines):
+            line = lines[index]
+        else:
+            line = source.line_of(loc) - 1
         if model.id in seen:
             raise source.error(
                 [*loc, "id"], "value", f"duplicate id {model.id!r} (also at line {seen[model.id]})"
@@ -254,8 +325,9 @@ def _fixture(
 ) -> Path | None:
     if cwd is None:
         return None
-    fixture = (evals_root / cwd).resolve()
-    if not fixture.is_dir():
+    # normpath, not resolve(): no system call per case, and `..` still folds.
+    fixture = Path(os.path.normpath(evals_root / cwd))
+    if not os.path.isdir(fixture):
         raise source.error(
             loc, "value", f"fixture directory {cwd!r} not found (relative to {evals_root})"
         )
@@ -276,13 +348,16 @@ def field_path(loc: Sequence[str | int]) -> str:
 class _Source:
     """A file's text, for finding the line of a field path and phrasing errors."""
 
-    def __init__(self, path: Path, text: str) -> None:
+    def __init__(self, path: Path, text: str | None) -> None:
         self.path = path
+        #: ``None`` for a file served from the parse cache, read only if a line is needed.
         self.text = text
         self._root: yaml.Node | bool | None = False
 
     def _tree(self) -> yaml.Node | None:
         if self._root is False:
+            if self.text is None:
+                self.text = _read_text(self.path)
             try:
                 self._root = yaml.compose(self.text, Loader=_Loader)
             except yaml.YAMLError:

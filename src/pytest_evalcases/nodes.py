@@ -17,7 +17,6 @@ from pytest_evalcases import runner
 from pytest_evalcases.checks import CheckResult
 from pytest_evalcases.errors import CaseFileError, RunError
 from pytest_evalcases.loading import LoadedCase, load_case_file, load_task_dir
-from pytest_evalcases.redact import redact
 from pytest_evalcases.results import RunRecord
 from pytest_evalcases.session import EvalSession
 from pytest_evalcases.workspace import inside_git_repository
@@ -73,7 +72,7 @@ class EvalFile(pytest.File):
         self.evals_root = evals_root
 
     def load(self, session: EvalSession) -> list[LoadedCase]:
-        return load_case_file(self.path, self.evals_root, session.registry)
+        return load_case_file(self.path, self.evals_root, session.registry, session.parse_cache)
 
     def collect(self) -> Iterator[pytest.Item]:
         session = session_of(self.config)
@@ -222,7 +221,9 @@ class EvalItem(pytest.Item):
             return
         if self.case.severity == "advisory":
             pytest.xfail(
-                redact("advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
+                self.session_state.redact(
+                    "advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed)
+                )
             )
         raise CheckFailure(self._failure_text(report, failed))
 
@@ -263,13 +264,13 @@ class EvalItem(pytest.Item):
             lines.append(usage)
         if report.attempts > 1:
             lines.append(f"attempts: {report.attempts} (earlier ones errored)")
-        return redact("\n".join(lines))
+        return self.session_state.redact("\n".join(lines))
 
     def _error_text(self, exc: RunError) -> str:
         lines = [f"{self._header()}: no verdict ({exc.kind})", str(exc)]
         if exc.workspace:
             lines.append(f"workspace kept: {exc.workspace}")
-        return redact("\n".join(lines))
+        return self.session_state.redact("\n".join(lines))
 
     def record(self, outcome: str) -> RunRecord:
         """This run as a record, with ``outcome`` as the controller will count it."""
@@ -294,6 +295,7 @@ class EvalItem(pytest.Item):
         if report is not None:
             # The one place records are made: secrets quoted from the agent's
             # answer go here, before any report, file or terminal sees them.
+            redact = self.session_state.redact
             rec.checks = [{**c.to_dict(), "message": redact(c.message)} for c in report.checks]
             rec.duration = report.duration
             rec.attempts = report.attempts
@@ -307,7 +309,7 @@ class EvalItem(pytest.Item):
                 rec.model = ", ".join(agent.models) or None
         if self.run_error is not None:
             rec.error_kind = self.run_error.kind
-            rec.error = redact(str(self.run_error))
+            rec.error = self.session_state.redact(str(self.run_error))
             rec.workspace = self.run_error.workspace
             rec.attempts = self.run_error.attempts
         return rec

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases import (
+    __version__,
     authoring,
     html_report,
     integrations,
@@ -32,6 +33,7 @@ from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.changed import ChangedFiles, changed_files
 from pytest_evalcases.checks import default_registry
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.loading import ParseCache
 from pytest_evalcases.nodes import (
     SESSION_KEY,
     BrokenFileItem,
@@ -175,13 +177,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Lint the collected case files too (evalcases lint); lint errors fail the run",
     )
     group.addoption(
-        "--eval-keep-workspaces",
-        dest="eval_keep_workspaces",
-        action="store_true",
-        default=False,
-        help="Keep the workspaces of passed runs too",
-    )
-    group.addoption(
         "--eval-save",
         dest="eval_save",
         metavar="PATH",
@@ -287,6 +282,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     state = EvalSession(settings=settings, registry=registry, agent=agent)
+    state.parse_cache = _load_parse_cache(config)
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(_SessionHooks(config, state), "evalcases-session")
     html = config.getoption("eval_html")
@@ -346,7 +342,8 @@ def _settings(config: pytest.Config) -> Settings:
         ),
         defends=tuple(config.getoption("eval_defends")),
         config_root=(rootdir / config_root) if config_root else None,
-        keep_workspaces=config.getoption("eval_keep_workspaces"),
+        # pytest's own retention policy for tmp_path decides for workspaces too.
+        keep_workspaces=config.getini("tmp_path_retention_policy") == "all",
         red_first=config.getoption("eval_red_first"),
         changed=_changed(config, (rootdir / config_root) if config_root else rootdir),
         lint=config.getoption("eval_lint"),
@@ -445,17 +442,19 @@ def evals_root(path: Path, config: pytest.Config) -> Path | None:
     for base in session.settings.eval_paths:
         if base == path or base in path.parents:
             return base
-    rootdir = config.rootpath
-    for parent in path.parents:
-        if parent == rootdir or parent.parent == parent:
-            break
-        if parent.name == EVALS_DIR:
-            return parent
+    # Called for every file pytest walks: plain tuple work, no Path per parent.
+    parts = path.parts
+    root_parts = config.rootpath.parts
+    below_root = parts[: len(root_parts)] == root_parts
+    floor = len(root_parts) if below_root else 1
+    for index in range(len(parts) - 2, floor - 1, -1):
+        if parts[index] == EVALS_DIR:
+            return Path(*parts[: index + 1])
     return None
 
 
 def _excluded(path: Path, root: Path, config: pytest.Config) -> bool:
-    rel = path.relative_to(root).parts[:-1]
+    rel = path.parts[len(root.parts) : -1]
     if any(part in EXCLUDED_DIRS for part in rel):
         return True
     ignore = session_of(config).settings.ignore
@@ -570,6 +569,32 @@ def _outcome(report: pytest.TestReport) -> str | None:
     return None
 
 
+PARSE_CACHE_KEY = "evalcases/parsed"
+
+
+def _load_parse_cache(config: pytest.Config) -> ParseCache | None:
+    """The case files parsed by earlier runs, from pytest's cache (``-p no:cacheprovider``
+    and ``--cache-clear`` do without)."""
+    cache = getattr(config, "cache", None)
+    if cache is None:
+        return None
+    stored = cache.get(PARSE_CACHE_KEY, None)
+    if isinstance(stored, dict) and stored.get("version") == __version__:
+        files = stored.get("files")
+        return ParseCache(files if isinstance(files, dict) else None)
+    return ParseCache()
+
+
+def _save_parse_cache(config: pytest.Config, parse_cache: ParseCache | None) -> None:
+    cache = getattr(config, "cache", None)
+    if cache is None or parse_cache is None or not parse_cache.changed:
+        return
+    # Under xdist every worker collects the same files: one of them writes.
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or workerinput.get("workerid") == "gw0":
+        cache.set(PARSE_CACHE_KEY, {"version": __version__, "files": parse_cache.files})
+
+
 class _SessionHooks:
     """The hooks that feed and read the session object; registered per config."""
 
@@ -593,6 +618,7 @@ class _SessionHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        _save_parse_cache(self.config, self.state.parse_cache)
         if self.is_worker or not self.state.records:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:

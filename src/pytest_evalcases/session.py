@@ -13,6 +13,8 @@ from pytest_evalcases import baseline, gate
 from pytest_evalcases.agents.base import Agent, AgentSettings
 from pytest_evalcases.changed import ChangedFiles
 from pytest_evalcases.checks import CheckRegistry
+from pytest_evalcases.loading import ParseCache
+from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import RunRecord
 from pytest_evalcases.resultsfile import ResultsSettings
 from pytest_evalcases.runner import RunContext, Variant
@@ -35,7 +37,7 @@ class Settings:
     tags: frozenset[str] = frozenset()
     defends: tuple[str, ...] = ()
     config_root: Path | None = None
-    keep_workspaces: bool = False
+    keep_workspaces: bool = True
     #: --eval-red-first: a case that passes is the failure (it tests nothing).
     red_first: bool = False
     #: --eval-changed: the files changed since the ref; only cases defending one run.
@@ -55,6 +57,10 @@ class EvalSession:
     #: case id -> (file, 1-based line) of its first definition, to refuse duplicates
     ids: dict[str, tuple[Path, int]] = field(default_factory=dict)
     records: list[RunRecord] = field(default_factory=list)
+    #: Secrets of the environment as the session started, redacted from everything.
+    redact: Redactor = field(default_factory=Redactor)
+    #: Parsed case files of earlier runs (pytest's cache); ``None`` without a cache.
+    parse_cache: ParseCache | None = None
     #: failed or errored items that are not eval cases (normal tests)
     other_failures: int = 0
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
