@@ -226,6 +226,20 @@ def test_working_tree_dot_takes_only_the_config_files(pytester: pytest.Pytester)
     result.stdout.fnmatch_lines(["*users-service[[]pr[]]*"])
 
 
+def test_without_eval_config_the_working_tree_config_is_overlaid(
+    pytester: pytest.Pytester,
+) -> None:
+    make_suite(pytester)
+    (pytester.path / "AGENTS.md").write_text(FUNCTION_RULES)
+    (pytester.path / "notes.md").write_text("not configuration\n")
+
+    result = pytester.runpytest("-k", "users")
+
+    assert seen(pytester.path, "", "users-service") == (FUNCTION_RULES, ["AGENTS.md"])
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED evals/users-service.yaml::users-service - *"])
+
+
 @pytest.fixture
 def repo(pytester: pytest.Pytester) -> Path:
     """The suite as a git repository: main has class rules, then a commit switches

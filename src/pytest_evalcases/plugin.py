@@ -403,7 +403,7 @@ def _variants(config: pytest.Config) -> tuple[Variant, ...]:
             for name, path in config.getoption("eval_workspace")
         ]
     if not given:
-        return (Variant(),)
+        return _working_tree_variant(config)
     variants: list[Variant] = []
     for name, path, origin in given:
         name = name.strip() or path.name
@@ -417,12 +417,26 @@ def _variants(config: pytest.Config) -> tuple[Variant, ...]:
     return tuple(variants)
 
 
-def _config_variants(config: pytest.Config) -> tuple[Variant, ...]:
+def _working_tree_variant(config: pytest.Config) -> tuple[Variant, ...]:
+    """No ``--eval-config``: every workspace gets the working tree's configuration
+    files as they are now (``eval_config_files``), since workspaces live outside the
+    repository and the agent would otherwise see none of it."""
+    config_root = config.getini("eval_config_root")
+    root = config.rootpath / config_root if config_root else config.rootpath
+    if not variants.config_files(root, config.getini("eval_config_files")):
+        return (Variant(),)
+    return _config_variants(config, [variants.ConfigSpec("", variants.WORKING_TREE)])
+
+
+def _config_variants(
+    config: pytest.Config, specs: list[variants.ConfigSpec] | None = None
+) -> tuple[Variant, ...]:
     """``--eval-config``: extracted once per process (controller and each xdist worker)
     into a temporary cache that goes when pytest ends."""
     if config.getoption("eval_workspace"):
         raise UsageError("--eval-config and --eval-workspace cannot be combined")
-    specs = [variants.parse_spec(value) for value in config.getoption("eval_config")]
+    if specs is None:
+        specs = [variants.parse_spec(value) for value in config.getoption("eval_config")]
     cache = Path(tempfile.mkdtemp(prefix="evalcases-config-"))
     config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
     config_root = config.getini("eval_config_root")
