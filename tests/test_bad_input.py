@@ -70,6 +70,13 @@ BAD: dict[str, Bad] = {
         "",
         ("invalid YAML", "tab: YAML indents with spaces only"),
     ),
+    "yaml-duplicate-key": Bad(
+        "evals/bad.yaml",
+        case(HEAD + "checks:\n  - type: output_matches\n    pattern: a\n    pattern: b\n"),
+        7,
+        "",
+        ("invalid YAML", "duplicate key 'pattern'"),
+    ),
     "yaml-two-documents": Bad(
         "evals/bad.yaml",
         case(HEAD + "checks:\n" + CHECK + "---\nid: other\n"),

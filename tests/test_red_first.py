@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 
@@ -99,3 +100,18 @@ def test_all_red_is_a_pass(pytester: pytest.Pytester) -> None:
     assert "1 case red, as they should be; 0 pass on first write" in result.stdout.str()
     assert "eval gate: PASS" in result.stdout.str()
     assert result.ret == 0
+
+
+def test_red_first_results_are_marked_and_left_out_of_the_trend(
+    pytester: pytest.Pytester,
+) -> None:
+    suite(pytester)
+    results = pytester.path / "evals" / "results"
+
+    pytester.runpytest("--eval-red-first")
+    pytester.runpytest()
+
+    docs = [json.loads(p.read_text()) for p in sorted(results.glob("*.json"))]
+    assert sorted(d["mode"] for d in docs) == ["red-first", "run"]
+    trend = pytester.run(sys.executable, "-m", "pytest_evalcases.cli", "trend", str(results))
+    trend.stdout.fnmatch_lines(["last 1 of 1 runs"])

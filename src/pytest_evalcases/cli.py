@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -48,9 +49,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         status: int = func(args)
+        sys.stdout.flush()
     except EvalcasesError as exc:
         print(f"evalcases: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `evalcases schema | head`: the reader left; say nothing more.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     return status
 
 

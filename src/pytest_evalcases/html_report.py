@@ -67,7 +67,7 @@ def read_trend(results_dir: Path, limit: int = TREND_LIMIT) -> list[TrendPoint]:
 
 
 def _point(doc: Any, name: str) -> TrendPoint | None:
-    if not isinstance(doc, dict):
+    if not isinstance(doc, dict) or doc.get("mode") == "red-first":
         return None
     passed, total = _int(doc.get("passed")), _int(doc.get("total"))
     rate = _rate(doc.get("pass_rate"))

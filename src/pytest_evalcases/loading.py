@@ -22,7 +22,24 @@ from pytest_evalcases import schema
 from pytest_evalcases.checks import CheckRegistry, check_id
 from pytest_evalcases.errors import CaseFileError
 
-_Loader: type[yaml.SafeLoader | yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Base: type[yaml.SafeLoader | yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[valid-type,misc]
+    """The C loader when PyYAML has it, refusing duplicate keys: YAML keeps the last
+    one silently, and a second `pattern:` must not pass unnoticed."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag.endswith(":str"):
+                if key_node.value in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key_node.value!r}", key_node.start_mark
+                    )
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep=deep)
+
 
 #: How many problems of one file the error message lists.
 MAX_PROBLEMS = 5

@@ -49,6 +49,8 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         pins=pins.collect(inputs, records),
         sources={v.name: v.source for v in settings.variants},
         shard=options.shard,
+        order=[v.name for v in settings.variants],
+        mode="red-first" if settings.red_first else "run",
     )
     if state.baseline_doc is not None and options.baseline is not None:
         state.baseline_result = baseline.check(

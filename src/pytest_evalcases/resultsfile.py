@@ -115,10 +115,14 @@ def document(
     sources: dict[str, str] | None = None,
     shard: tuple[int, int] | None = None,
     verdict: gate.Verdict | None = None,
+    order: Sequence[str] = (),
+    mode: str = "run",
 ) -> dict[str, Any]:
     """The results document of ``records``. Counts are per case verdict (a case
-    repeated five times counts once); ``verdict`` overrides the gate's own."""
-    report = gate.evaluate(list(records), min_pass_rate)
+    repeated five times counts once); ``verdict`` overrides the gate's own. ``order``
+    names the variants as configured (the first is the baseline); ``mode`` is ``run``,
+    or ``red-first`` for authoring runs, which trends leave out."""
+    report = gate.evaluate(list(records), min_pass_rate, order=order)
     broken = len(report.broken_files)
     all_cases = [c for v in report.variants for c in v.cases]
     final = verdict or report.verdict
@@ -137,6 +141,7 @@ def document(
         "duration": round((finished - started).total_seconds(), 3) if finished else None,
         "complete": complete,
         "incomplete_reasons": list(incomplete_reasons),
+        "mode": mode,
     }
     doc.update(_counts(all_cases, broken))
     doc.update(

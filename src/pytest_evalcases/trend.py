@@ -156,6 +156,8 @@ def load_dir(directory: Path) -> tuple[list[dict[str, Any]], list[str]]:
         except resultsfile.ResultsFileError as exc:
             warnings.append(f"skipped {exc}")
             continue
+        if doc.get("mode") == "red-first":
+            continue  # authoring runs invert outcomes: not part of the trend
         doc["_path"] = str(path)
         docs.append(doc)
     docs.sort(key=lambda d: (str(d.get("date", "")), d["_path"]))
