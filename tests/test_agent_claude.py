@@ -448,6 +448,9 @@ def test_check_that_does_not_hold_is_a_failure(
     result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*FAILED*output_not_matches*fix(auth)*"])
+    result.stdout.fnmatch_lines(
+        ["tokens 14 in / 412 out · cost $0.0418 · model claude-sonnet-4-5-20250929"]
+    )
     assert result.ret == 1
 
 

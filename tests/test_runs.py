@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -403,3 +407,45 @@ def test_normal_test_failure_is_never_hidden(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["eval gate: PASS"])
     assert result.ret == 1
+
+
+def test_ctrl_c_kills_the_agent_and_its_children(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        """
+        import os, pathlib, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        pids = pathlib.Path(os.environ["PIDS"])
+        pids.write_text(f"{os.getpid()} {child.pid}")
+        time.sleep(600)
+        """,
+        slow=simple_case("slow"),
+    )
+    pids = pytester.path / "pids"
+    env = {**os.environ, "PIDS": str(pids)}
+    env.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+        cwd=pytester.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pids.exists() or len(pids.read_text().split()) < 2:
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "the agent never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "KeyboardInterrupt" in out
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), f"process {pid} outlived the interrupted run"
