@@ -20,15 +20,19 @@ from pathlib import Path
 import yaml
 
 from pytest_evalcases.checks import CheckRegistry, default_registry
+from pytest_evalcases.discovery import (
+    CASE_SUFFIXES,
+    EVALS_DIR,
+    EXCLUDED_DIRS,
+    TASK_FILE,
+    Discovery,
+)
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.loading import LoadedCase, _Source, load_case_file, load_task_dir
 
 ERROR = "error"
 WARNING = "warning"
 
-CASE_SUFFIXES = (".yaml", ".yml", ".json")
-EVALS_DIR = "evals"
-EXCLUDED_DIRS = ("fixtures", "results")
 ROOT_MARKERS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".git")
 
 #: How many consecutive words a prompt may share with the defended file.
@@ -139,7 +143,7 @@ def discover(paths: Sequence[Path]) -> list[CaseFile]:
             if file in seen or not _candidate(file, arg):
                 continue
             root = _evals_root(file, stop=arg.parent)
-            if root is None and file.name != "checks.yaml":
+            if root is None and file.name != TASK_FILE:
                 if has_evals:
                     continue
                 root = arg
@@ -152,18 +156,13 @@ def _candidate(file: Path, arg: Path) -> bool:
     rel = file.relative_to(arg).parts
     if any(part in EXCLUDED_DIRS or part.startswith(".") for part in rel[:-1]):
         return False
-    if file.name == "checks.yaml":
+    if file.name == TASK_FILE:
         return True
     return file.name.endswith(CASE_SUFFIXES) and not file.name.startswith(("_", "."))
 
 
 def _evals_root(file: Path, stop: Path | None = None) -> Path | None:
-    for parent in file.parents:
-        if parent == stop:
-            break
-        if parent.name == EVALS_DIR:
-            return parent
-    return None
+    return Discovery(stop or Path(file.anchor)).evals_root(file)
 
 
 def lint_files(

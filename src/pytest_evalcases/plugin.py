@@ -47,9 +47,6 @@ from pytest_evalcases.runner import Variant
 from pytest_evalcases.schema import SEVERITIES
 from pytest_evalcases.session import EvalSession, Settings
 
-CASE_SUFFIXES = (".yaml", ".yml", ".json")
-EVALS_DIR = "evals"
-EXCLUDED_DIRS = ("fixtures", "results")
 SEVERITY_HELP = {
     "critical": "eval case whose failure blocks a merge (pytest -m critical is the merge gate)",
     "normal": "eval case whose failure fails the run",
@@ -449,57 +446,16 @@ def _config_variants(
     )
 
 
-def evals_root(path: Path, config: pytest.Config) -> Path | None:
-    """The nearest enclosing ``evals`` directory (below the rootdir), or the
-    ``eval_paths`` entry that holds ``path``."""
-    session = session_of(config)
-    for base in session.settings.eval_paths:
-        if base == path or base in path.parents:
-            return base
-    # Called for every file pytest walks: plain tuple work, no Path per parent.
-    parts = path.parts
-    root_parts = config.rootpath.parts
-    below_root = parts[: len(root_parts)] == root_parts
-    floor = len(root_parts) if below_root else 1
-    for index in range(len(parts) - 2, floor - 1, -1):
-        if parts[index] == EVALS_DIR:
-            return Path(*parts[: index + 1])
-    return None
-
-
-def _excluded(path: Path, root: Path, config: pytest.Config) -> bool:
-    rel = path.parts[len(root.parts) : -1]
-    if any(part in EXCLUDED_DIRS for part in rel):
-        return True
-    ignore = session_of(config).settings.ignore
-    return any(p == path or p in path.parents for p in ignore)
-
-
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    # Fixture repositories and results under an evals root hold files pytest would
-    # otherwise collect (a fixture's own test_*.py, conftest.py).
-    settings = session_of(config).settings
-    if any(p == collection_path or p in collection_path.parents for p in settings.ignore):
-        return True
-    if (
-        collection_path.name in EXCLUDED_DIRS
-        and collection_path.is_dir()
-        and evals_root(collection_path / "_", config) is not None
-    ):
-        return True
-    return None
+    return True if session_of(config).discovery.skip_dir(collection_path) else None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    name = file_path.name
-    if name == "checks.yaml":
-        return TaskDirFile.from_parent(parent, path=file_path, evals_root=file_path.parent)
-    if not name.endswith(CASE_SUFFIXES) or name.startswith(("_", ".")):
+    found = session_of(parent.config).discovery.case_file(file_path)
+    if found is None:
         return None
-    root = evals_root(file_path, parent.config)
-    if root is None or _excluded(file_path, root, parent.config):
-        return None
-    return EvalFile.from_parent(parent, path=file_path, evals_root=root)
+    node = TaskDirFile if found.kind == "task" else EvalFile
+    return node.from_parent(parent, path=file_path, evals_root=found.evals_root)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -4,6 +4,7 @@ records that reports carry back to the controller. One object, kept in
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,6 +14,7 @@ from pytest_evalcases import baseline, gate
 from pytest_evalcases.agents.base import Agent, AgentSettings
 from pytest_evalcases.changed import ChangedFiles
 from pytest_evalcases.checks import CheckRegistry
+from pytest_evalcases.discovery import Discovery
 from pytest_evalcases.loading import ParseCache
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import RunRecord
@@ -72,6 +74,12 @@ class EvalSession:
     results_path: Path | None = None
     #: What the summary says about the results file.
     results_line: str = ""
+
+    @functools.cached_property
+    def discovery(self) -> Discovery:
+        """Which files are case files, by the settings' rootdir and ini options."""
+        s = self.settings
+        return Discovery(s.rootdir, s.eval_paths, s.ignore)
 
     @property
     def run_context(self) -> RunContext:

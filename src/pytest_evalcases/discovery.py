@@ -1,0 +1,79 @@
+"""Which files are case files (SPEC 2.1), and which directories pytest must not walk.
+
+Plain path logic, no pytest: the plugin's collection hooks ask a :class:`Discovery`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+CASE_SUFFIXES = (".yaml", ".yml", ".json")
+TASK_FILE = "checks.yaml"
+EVALS_DIR = "evals"
+#: Below an evals root these hold fixture repositories and results, never cases.
+EXCLUDED_DIRS = ("fixtures", "results")
+
+
+@dataclass(frozen=True)
+class Found:
+    """A case file: ``task`` for a task directory's ``checks.yaml``, else ``case``."""
+
+    kind: str
+    evals_root: Path
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """The rules of SPEC 2.1 for one rootdir and its ini options."""
+
+    rootdir: Path
+    #: ``eval_paths``: directories whose case files count besides ``evals/``.
+    eval_paths: tuple[Path, ...] = ()
+    #: ``eval_ignore``: paths never collected.
+    ignore: tuple[Path, ...] = ()
+
+    def evals_root(self, path: Path) -> Path | None:
+        """The nearest enclosing ``evals`` directory (below the rootdir), or the
+        ``eval_paths`` entry that holds ``path``."""
+        for base in self.eval_paths:
+            if base == path or base in path.parents:
+                return base
+        # Called for every file pytest walks: plain tuple work, no Path per parent.
+        parts = path.parts
+        root_parts = self.rootdir.parts
+        below_root = parts[: len(root_parts)] == root_parts
+        floor = len(root_parts) if below_root else 1
+        for index in range(len(parts) - 2, floor - 1, -1):
+            if parts[index] == EVALS_DIR:
+                return Path(*parts[: index + 1])
+        return None
+
+    def _ignored(self, path: Path) -> bool:
+        return any(p == path or p in path.parents for p in self.ignore)
+
+    def skip_dir(self, path: Path) -> bool:
+        """Whether pytest should not walk ``path`` at all: an ``eval_ignore`` entry, or
+        a ``fixtures`` / ``results`` directory under an evals root (a fixture
+        repository's own ``test_*.py`` and ``conftest.py`` are not the user's tests)."""
+        if self.ignore and self._ignored(path):
+            return True
+        return (
+            path.name in EXCLUDED_DIRS and path.is_dir() and self.evals_root(path / "_") is not None
+        )
+
+    def case_file(self, path: Path) -> Found | None:
+        """What ``path`` is, when it is a case file."""
+        name = path.name
+        if name == TASK_FILE:
+            return Found("task", path.parent)
+        if not name.endswith(CASE_SUFFIXES) or name.startswith(("_", ".")):
+            return None
+        root = self.evals_root(path)
+        if root is None:
+            return None
+        if any(part in EXCLUDED_DIRS for part in path.parts[len(root.parts) : -1]):
+            return None
+        if self.ignore and self._ignored(path):
+            return None
+        return Found("case", root)
