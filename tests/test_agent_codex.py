@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agent_helpers import FAKES, SAMPLES, fake_env
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
     AgentResult,
@@ -21,8 +22,6 @@ from pytest_evalcases.agents.base import (
 from pytest_evalcases.agents.codex import CodexAgent
 from pytest_evalcases.errors import AgentError
 
-FAKES = Path(__file__).parent / "fake_agents"
-SAMPLES = Path(__file__).parent / "agent_samples"
 EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
 RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
 LS = ToolCall(name="command_execution", kind="shell", input="bash -lc 'ls db/changelog'")
@@ -38,13 +37,7 @@ def request(
     **env: str,
 ) -> RunRequest:
     """A run of the fake ``codex``: ``sample`` is a file name in agent_samples/ or a path."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_AGENT_")}
-    full_env["PATH"] = f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
-    if sample is not None:
-        full_env["FAKE_AGENT_SAMPLE"] = str(SAMPLES / sample if isinstance(sample, str) else sample)
-    full_env["FAKE_AGENT_EXIT"] = str(exit_code)
-    full_env["FAKE_AGENT_STDERR"] = stderr
-    full_env.update(env)
+    full_env = fake_env(sample, exit_code, stderr, **env)
     return RunRequest(prompt=prompt, workspace=workspace, bare=True, timeout=30, env=full_env)
 
 
