@@ -136,6 +136,11 @@ def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
     return repr(text)
 
 
+def shown(pattern: str) -> str:
+    """A regular expression as the user wrote it: quoted, backslashes not doubled."""
+    return f"'{pattern}'"
+
+
 def _line_of(text: str, match: re.Match[str]) -> tuple[int, str]:
     start = text.rfind("\n", 0, match.start()) + 1
     end = text.find("\n", match.end())
@@ -160,19 +165,21 @@ def _output_matches(check: schema.OutputMatches, ctx: CheckContext) -> Outcome:
     text = _need_output(ctx)
     m = _regex(check.pattern).search(text)
     if m:
-        return Outcome(True, f"pattern {check.pattern!r} found: {quote(m.group(0))}")
-    return Outcome(False, f"pattern {check.pattern!r} not found in the final answer: {quote(text)}")
+        return Outcome(True, f"pattern {shown(check.pattern)} found: {quote(m.group(0))}")
+    return Outcome(
+        False, f"pattern {shown(check.pattern)} not found in the final answer: {quote(text)}"
+    )
 
 
 def _output_not_matches(check: schema.OutputNotMatches, ctx: CheckContext) -> Outcome:
     text = _need_output(ctx)
     m = _regex(check.pattern).search(text)
     if m is None:
-        return Outcome(True, f"pattern {check.pattern!r} absent from the final answer")
+        return Outcome(True, f"pattern {shown(check.pattern)} absent from the final answer")
     line, quoted = _line_of(text, m)
     return Outcome(
         False,
-        f"pattern {check.pattern!r} matched the final answer at line {line}: {quote(quoted)}",
+        f"pattern {shown(check.pattern)} matched the final answer at line {line}: {quote(quoted)}",
     )
 
 
@@ -225,20 +232,20 @@ def _read(path: Path) -> str:
 def _matches(path_spec: str, pattern: str, ctx: CheckContext) -> Outcome:
     files = [p for p in _glob(ctx, path_spec) if p.is_file()]
     if not files:
-        return Outcome(False, f"{path_spec}: not found (pattern {pattern!r})")
+        return Outcome(False, f"{path_spec}: not found (pattern {shown(pattern)})")
     rx = _regex(pattern)
     for f in files:
         m = rx.search(_read(f))
         if m:
             rel = f.relative_to(ctx.workspace.resolve())
-            return Outcome(True, f"{rel}: pattern {pattern!r} found: {quote(m.group(0))}")
-    return Outcome(False, f"{path_spec}: pattern {pattern!r} not found")
+            return Outcome(True, f"{rel}: pattern {shown(pattern)} found: {quote(m.group(0))}")
+    return Outcome(False, f"{path_spec}: pattern {shown(pattern)} not found")
 
 
 def _not_matches(path_spec: str, pattern: str, ctx: CheckContext) -> Outcome:
     files = [p for p in _glob(ctx, path_spec) if p.is_file()]
     if not files:
-        return Outcome(False, f"{path_spec}: not found (pattern {pattern!r} must be absent)")
+        return Outcome(False, f"{path_spec}: not found (pattern {shown(pattern)} must be absent)")
     rx = _regex(pattern)
     for f in files:
         text = _read(f)
@@ -247,9 +254,9 @@ def _not_matches(path_spec: str, pattern: str, ctx: CheckContext) -> Outcome:
             line, quoted = _line_of(text, m)
             rel = f.relative_to(ctx.workspace.resolve())
             return Outcome(
-                False, f"{rel}:{line}: pattern {pattern!r} must not match: {quote(quoted)}"
+                False, f"{rel}:{line}: pattern {shown(pattern)} must not match: {quote(quoted)}"
             )
-    return Outcome(True, f"{path_spec}: pattern {pattern!r} absent")
+    return Outcome(True, f"{path_spec}: pattern {shown(pattern)} absent")
 
 
 def _file_matches(check: schema.FileMatches, ctx: CheckContext) -> Outcome:
@@ -344,7 +351,9 @@ def _matching_calls(
 
 
 def _describe_check(check: schema.ToolCalled | schema.ToolNotCalled) -> str:
-    return f"tool {check.tool!r}" + (f" with input {check.input!r}" if check.input else "")
+    return f"tool {shown(check.tool)}" + (
+        f" with input {shown(check.input)}" if check.input else ""
+    )
 
 
 def _tool_called(check: schema.ToolCalled, ctx: CheckContext) -> Outcome:
