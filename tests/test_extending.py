@@ -49,7 +49,9 @@ def test_custom_check_type_from_a_hook(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*FAILED line_count_below-1 [[]line_count_below[]]: module.py has 3 lines*"]
     )
-    result.stdout.fnmatch_lines(["*evals/typo.yaml:4: checks[[]0[]].limt: unknown field 'limt'*"])
+    result.stdout.fnmatch_lines(
+        ["*evals/typo.yaml:4: checks[[]0[]].limt: unknown field 'limt'; did you mean 'limit'?*"]
+    )
 
 
 def test_custom_agent_registered_in_conftest(pytester: pytest.Pytester) -> None:

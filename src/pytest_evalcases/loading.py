@@ -561,17 +561,25 @@ def _at(data: Any, loc: Sequence[str | int]) -> Any:
 
 
 def _known_fields(parent: Any) -> list[str]:
-    """Field names a misspelt key may have meant, by where it stands."""
+    """Field names a misspelt key may have meant, by where it stands: a check's own
+    fields (third-party check types included, as they subclass ``CheckModel``)."""
     if isinstance(parent, dict) and "type" in parent:
-        return [
-            "id",
-            "description",
-            "pattern",
-            "path",
-            "file",
-            "command",
-            "timeout",
-            "tool",
-            "input",
-        ]
+        models = _check_models()
+        exact = [m for m in models if parent["type"] in _type_tags(m)]
+        return sorted({name for m in exact or models for name in m.model_fields} - {"type"})
     return [*schema.CaseModelBase.model_fields, "checks", "task"]
+
+
+def _check_models() -> list[type[schema.CheckModel]]:
+    found: list[type[schema.CheckModel]] = []
+    todo = list(schema.CheckModel.__subclasses__())
+    while todo:
+        model = todo.pop()
+        found.append(model)
+        todo.extend(model.__subclasses__())
+    return found
+
+
+def _type_tags(model: type[schema.CheckModel]) -> tuple[object, ...]:
+    annotation = model.model_fields["type"].annotation
+    return tuple(getattr(annotation, "__args__", ()))
