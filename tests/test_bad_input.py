@@ -86,10 +86,10 @@ BAD: dict[str, Bad] = {
     ),
     "json-syntax": Bad(
         "evals/bad.json",
-        '{\n  "id": "bad",\n  "defends": "rules/x.md",\n}\n',
+        '{\n  "id": "bad",\n  "defends": "rules/x.md"\n  "prompt": "do it"\n}\n',
         4,
         "",
-        ("invalid JSON", "double quotes"),
+        ("invalid JSON", "Expecting ',' delimiter"),
     ),
     "json-missing-field": Bad(
         "evals/bad.json",
