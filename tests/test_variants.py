@@ -154,6 +154,7 @@ def test_ab_directories_show_regressed_checks_and_mcnemar(
     # 6 cases x 2 variants; pr fails the 5 services; main's advisory helper is xfailed.
     result.assert_outcomes(passed=6, failed=5, xfailed=1)
     out = result.stdout.str()
+    assert "evalcases: agent command; configurations main (configs/main), pr (configs/pr)" in out
     assert "main: 5/6 cases passed · Score: 15/16 (94%) · 0 errors · normal 5/5" in out
     assert "pr: 1/6 cases passed · Score: 6/16 (38%) · 0 errors · normal 0/5" in out
     assert regressed(out) == expected_regressions()
@@ -235,6 +236,7 @@ def test_without_eval_config_the_working_tree_config_is_overlaid(
 
     result = pytester.runpytest("-k", "users")
 
+    result.stdout.fnmatch_lines(["evalcases: agent command; configuration from the working tree"])
     assert seen(pytester.path, "", "users-service") == (FUNCTION_RULES, ["AGENTS.md"])
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["FAILED evals/users-service.yaml::users-service - *"])

@@ -651,4 +651,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     graded = [v.name or v.source for v in settings.variants if v.graded_dir is not None]
     if graded:
         return f"evalcases: grading {', '.join(graded)}"
+    configs = [f"{v.name} ({v.source})" for v in settings.variants if v.name]
+    if configs:
+        return f"evalcases: agent {agent}; configurations {', '.join(configs)}"
+    if settings.variants[0].overlays:
+        return f"evalcases: agent {agent}; configuration from the working tree"
     return f"evalcases: agent {agent}"
