@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 
@@ -93,3 +96,29 @@ def test_unknown_agent_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown agent 'nobody'*known: *claude*command*"])
+
+
+def test_the_documented_check_type_example_works(pytester: pytest.Pytester) -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "case-format.md").read_text()
+    (example,) = re.findall(r"```python\n# conftest.py\n(.*?)```", doc, re.DOTALL)
+    pytester.makeconftest(example)
+    out = pytester.path / "out"
+    out.mkdir()
+    (out / "module.py").write_text("a = 1\nb = 2\nc = 3\n")
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/short.yaml").write_text(
+        "id: short\ndefends: AGENTS.md\nchecks:\n"
+        "  - {type: max_lines, path: module.py, limit: 3}\n"
+        "  - {type: max_lines, path: module.py, limit: 2}\n"
+    )
+    (pytester.path / "evals/escape.yaml").write_text(
+        "id: escape\ndefends: AGENTS.md\nchecks:\n  - {type: max_lines, path: ../x, limit: 3}\n"
+    )
+
+    result = pytester.runpytest("--eval-workspace", "out", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*FAILED max_lines-1 [[]max_lines[]]: module.py: 3 lines (limit 2)*"]
+    )
+    result.stdout.fnmatch_lines(["*evals/escape.yaml:4: checks[[]0[]].path: path '../x' escapes*"])
