@@ -4,18 +4,15 @@ atomically by the controller, also for interrupted runs and under xdist."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from interrupt import interrupted_pytest
 from pytest_evalcases import resultsfile
 from pytest_evalcases.results import RunRecord
 from results_helpers import make_suite, only_results, results_files, steer
@@ -187,31 +184,9 @@ def test_under_xdist_the_controller_writes_one_merged_file(pytester: pytest.Pyte
 def test_ctrl_c_still_writes_an_incomplete_file(pytester: pytest.Pytester) -> None:
     root = make_suite(pytester, ["a-fast", "b-slow", "c-never"])
     steer(root, "slow", "b-slow", "60")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.pop("PYTEST_ADDOPTS", None)
+    returncode, out = interrupted_pytest(root, (root / "started" / "b-slow").exists)
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (root / "started" / "b-slow").exists():
-            assert proc.poll() is None, proc.communicate()[0]
-            assert time.monotonic() < deadline, "the slow case never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-    assert proc.returncode == 2, out
+    assert returncode == 2, out
     doc = only_results(root)
     assert doc["complete"] is False
     assert "interrupted" in doc["incomplete_reasons"]

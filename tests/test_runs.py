@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from interrupt import interrupted_pytest
 
 
 def make_suite(pytester: pytest.Pytester, agent: str, **cases: str) -> None:
@@ -422,30 +420,13 @@ def test_ctrl_c_kills_the_agent_and_its_children(pytester: pytest.Pytester) -> N
         slow=simple_case("slow"),
     )
     pids = pytester.path / "pids"
-    env = {**os.environ, "PIDS": str(pids)}
-    env.pop("PYTEST_ADDOPTS", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
-        cwd=pytester.path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not pids.exists() or len(pids.read_text().split()) < 2:
-            assert proc.poll() is None, proc.communicate()[0]
-            assert time.monotonic() < deadline, "the agent never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
-    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    def started() -> bool:
+        return pids.exists() and len(pids.read_text().split()) == 2
+
+    returncode, out = interrupted_pytest(pytester.path, started, {"PIDS": str(pids)})
+
+    assert returncode == pytest.ExitCode.INTERRUPTED, out
     assert "KeyboardInterrupt" in out
     for pid in map(int, pids.read_text().split()):
         assert not _alive(pid), f"process {pid} outlived the interrupted run"

@@ -1,0 +1,41 @@
+"""Shared by the Ctrl-C tests: run pytest in a subprocess and interrupt it mid-run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+
+def interrupted_pytest(
+    cwd: Path, ready: Callable[[], bool], env: Mapping[str, str] | None = None
+) -> tuple[int, str]:
+    """Start ``pytest -q`` in ``cwd``, send SIGINT once ``ready()`` holds, and return
+    its exit status and output."""
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    full_env.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+        cwd=cwd,
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not ready():
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "the run never got ready to interrupt"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out
