@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -196,3 +198,13 @@ def test_parsed_case_files_are_cached_until_they_change(pytester: pytest.Pyteste
     result = pytester.runpytest("-q")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*unknown field 'chekcs'; did you mean 'checks'?*"])
+
+
+def test_plugin_import_leaves_pydantic_and_yaml_for_case_files() -> None:
+    # Every pytest run imports the plugin; only runs that load case files pay for them.
+    code = (
+        "import sys, pytest_evalcases.plugin; "
+        "print(sorted(m for m in ('pydantic', 'yaml') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -7,8 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_evalcases.results import RunRecord
-from pytest_evalcases.schema import SEVERITIES
+from pytest_evalcases.results import SEVERITIES, RunRecord
 from pytest_evalcases.stats import mcnemar_exact, wilson
 
 EXIT_PASS = 0

@@ -9,17 +9,21 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evalcases import runner
-from pytest_evalcases.checks import CheckResult
 from pytest_evalcases.errors import CaseFileError, RunError
-from pytest_evalcases.loading import LoadedCase, load_case_file, load_task_dir
 from pytest_evalcases.results import RunRecord
 from pytest_evalcases.session import EvalSession
-from pytest_evalcases.workspace import inside_git_repository
+from pytest_evalcases.workspace import Variant, inside_git_repository
+
+if TYPE_CHECKING:
+    # Loading and running need pydantic and PyYAML; they are imported when the first
+    # case file is collected, so that pytest runs without eval cases start fast.
+    from pytest_evalcases.checks import CheckResult
+    from pytest_evalcases.loading import LoadedCase
+    from pytest_evalcases.runner import RunReport
 
 #: Where the plugin keeps the session object.
 SESSION_KEY = pytest.StashKey[EvalSession]()
@@ -72,6 +76,8 @@ class EvalFile(pytest.File):
         self.evals_root = evals_root
 
     def load(self, session: EvalSession) -> list[LoadedCase]:
+        from pytest_evalcases.loading import load_case_file
+
         return load_case_file(self.path, self.evals_root, session.registry, session.parse_cache)
 
     def collect(self) -> Iterator[pytest.Item]:
@@ -113,6 +119,8 @@ class TaskDirFile(EvalFile):
     """A task directory's ``checks.yaml`` (SPEC 2.4): one case named after the directory."""
 
     def load(self, session: EvalSession) -> list[LoadedCase]:
+        from pytest_evalcases.loading import load_task_dir
+
         return [load_task_dir(self.path, session.registry)]
 
 
@@ -172,7 +180,7 @@ class EvalItem(pytest.Item):
     parent: EvalFile
 
     def __init__(
-        self, *, case: LoadedCase, variant: runner.Variant, repetition: int, **kwargs: Any
+        self, *, case: LoadedCase, variant: Variant, repetition: int, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.case = case
@@ -181,7 +189,7 @@ class EvalItem(pytest.Item):
         self.add_marker(case.severity)
         for tag in case.tags:
             self.keywords[tag] = True
-        self.run_report: runner.RunReport | None = None
+        self.run_report: RunReport | None = None
         self.run_error: RunError | None = None
 
     @property
@@ -196,7 +204,9 @@ class EvalItem(pytest.Item):
             pytest.skip("no agent configured (--eval-agent)")
         label = self.name
         try:
-            self.run_report = runner.execute(
+            from pytest_evalcases.runner import execute
+
+            self.run_report = execute(
                 self.case,
                 self.variant,
                 state.run_context,
@@ -227,7 +237,7 @@ class EvalItem(pytest.Item):
             )
         raise CheckFailure(self._failure_text(report, failed))
 
-    def _disposable(self, report: runner.RunReport) -> bool:
+    def _disposable(self, report: RunReport) -> bool:
         """A passed run's workspace goes, unless it is a graded directory or kept."""
         return (
             report.workspace is not None
@@ -248,7 +258,7 @@ class EvalItem(pytest.Item):
         variant = f" [{self.variant.name}]" if self.variant.name else ""
         return f"case {self.case.id}{variant} ({self.case.severity}){defends}"
 
-    def _failure_text(self, report: runner.RunReport, failed: list[CheckResult]) -> str:
+    def _failure_text(self, report: RunReport, failed: list[CheckResult]) -> str:
         lines = [self._header()]
         if self.case.description:
             lines.append(f"  {self.case.description}")
@@ -315,7 +325,7 @@ class EvalItem(pytest.Item):
         return rec
 
 
-def red_first(report: runner.RunReport, failed: list[CheckResult], header: str) -> None:
+def red_first(report: RunReport, failed: list[CheckResult], header: str) -> None:
     """``--eval-red-first``: a new case must fail against the current configuration;
     one that passes tests nothing, so it is the failure."""
     if not failed:
@@ -325,7 +335,7 @@ def red_first(report: runner.RunReport, failed: list[CheckResult], header: str) 
         )
 
 
-def _usage_line(report: runner.RunReport) -> str:
+def _usage_line(report: RunReport) -> str:
     agent = report.agent
     if agent is None:
         return ""

@@ -21,8 +21,7 @@ from typing import Any
 from pytest_evalcases import process, variants
 from pytest_evalcases.redact import redact
 from pytest_evalcases.results import RunRecord
-from pytest_evalcases.runner import Variant
-from pytest_evalcases.workspace import Overlay
+from pytest_evalcases.workspace import Overlay, Variant
 
 VERSION_TIMEOUT = 5.0
 PACKAGES = (

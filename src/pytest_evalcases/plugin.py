@@ -18,7 +18,6 @@ import pytest
 
 from pytest_evalcases import (
     __version__,
-    authoring,
     html_report,
     integrations,
     newhooks,
@@ -31,9 +30,7 @@ from pytest_evalcases import (
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.changed import ChangedFiles, changed_files
-from pytest_evalcases.checks import default_registry
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.loading import ParseCache
 from pytest_evalcases.nodes import (
     SESSION_KEY,
     BrokenFileItem,
@@ -42,10 +39,10 @@ from pytest_evalcases.nodes import (
     TaskDirFile,
     session_of,
 )
-from pytest_evalcases.results import RunRecord
-from pytest_evalcases.runner import Variant
-from pytest_evalcases.schema import SEVERITIES
+from pytest_evalcases.parsecache import ParseCache
+from pytest_evalcases.results import SEVERITIES, RunRecord
 from pytest_evalcases.session import EvalSession, Settings
+from pytest_evalcases.workspace import Variant
 
 SEVERITY_HELP = {
     "critical": "eval case whose failure blocks a merge (pytest -m critical is the merge gate)",
@@ -273,12 +270,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{severity}: {SEVERITY_HELP[severity]}")
     try:
         settings = _settings(config)
-        registry = default_registry()
-        config.hook.pytest_evalcases_register_checks(registry=registry)
         agent = make_agent(settings.agent) if settings.agent is not None else None
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
-    state = EvalSession(settings=settings, registry=registry, agent=agent)
+    state = EvalSession(
+        settings=settings,
+        agent=agent,
+        register_checks=lambda registry: config.hook.pytest_evalcases_register_checks(
+            registry=registry
+        ),
+    )
     state.parse_cache = _load_parse_cache(config)
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(_SessionHooks(config, state), "evalcases-session")
@@ -292,6 +293,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
     if config.pluginmanager.hasplugin("pytest_jsonreport"):
         config.pluginmanager.register(integrations.JsonReportHooks(), "evalcases-json-report")
+    if settings.lint or settings.red_first or settings.changed is not None:
+        # The authoring hooks bring the linter (and pydantic) along: only when asked for.
+        from pytest_evalcases import authoring
     if settings.lint:
         config.pluginmanager.register(authoring.LintHooks(), "evalcases-lint")
     if settings.red_first:

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 OUTCOMES = ("passed", "failed", "error", "xfailed", "skipped")
+#: Case severities, highest first (the case format's `severity`, the pytest markers).
+SEVERITIES = ("critical", "normal", "advisory")
 
 
 @dataclass

@@ -17,25 +17,9 @@ from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest, ToolCal
 from pytest_evalcases.checks import CheckContext, CheckRegistry, CheckResult
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.loading import LoadedCase
-from pytest_evalcases.workspace import Overlay, populate, run_setup
+from pytest_evalcases.workspace import Variant, populate, run_setup
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
-
-
-@dataclass(frozen=True)
-class Variant:
-    """What differs between items of the same case: a graded directory or a config.
-
-    ``name`` is ``""`` when there is a single, unnamed variant.
-    """
-
-    name: str = ""
-    #: ``--eval-workspace``: grade this directory as it is, with no agent.
-    graded_dir: Path | None = None
-    #: ``--eval-config``: files laid over each workspace.
-    overlays: tuple[Overlay, ...] = ()
-    #: Human-readable origin, for reports ("git:main", a path).
-    source: str = ""
 
 
 @dataclass

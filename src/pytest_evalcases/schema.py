@@ -19,7 +19,6 @@ from pydantic import (
     model_validator,
 )
 
-SEVERITIES = ("critical", "normal", "advisory")
 Severity = Literal["critical", "normal", "advisory"]
 TASK_SEVERITY = {"HIGH": "critical", "MEDIUM": "normal", "LOW": "advisory"}
 

@@ -5,21 +5,27 @@ records that reports carry back to the controller. One object, kept in
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases import baseline, gate
 from pytest_evalcases.agents.base import Agent, AgentSettings
 from pytest_evalcases.changed import ChangedFiles
-from pytest_evalcases.checks import CheckRegistry
 from pytest_evalcases.discovery import Discovery
-from pytest_evalcases.loading import ParseCache
+from pytest_evalcases.parsecache import ParseCache
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import RunRecord
 from pytest_evalcases.resultsfile import ResultsSettings
-from pytest_evalcases.runner import RunContext, Variant
+from pytest_evalcases.workspace import Variant
+
+if TYPE_CHECKING:
+    # The check registry and the runner pull in pydantic: imported when a case file is
+    # first loaded, so that a pytest run without eval cases does not pay for them.
+    from pytest_evalcases.checks import CheckRegistry
+    from pytest_evalcases.runner import RunContext
 
 
 @dataclass(frozen=True)
@@ -54,8 +60,9 @@ class EvalSession:
     """What the plugin knows during one pytest session."""
 
     settings: Settings
-    registry: CheckRegistry
     agent: Agent | None
+    #: Called once with the registry of check types, for plugins to add theirs.
+    register_checks: Callable[[CheckRegistry], None] = lambda registry: None
     #: case id -> (file, 1-based line) of its first definition, to refuse duplicates
     ids: dict[str, tuple[Path, int]] = field(default_factory=dict)
     records: list[RunRecord] = field(default_factory=list)
@@ -81,8 +88,19 @@ class EvalSession:
         s = self.settings
         return Discovery(s.rootdir, s.eval_paths, s.ignore)
 
+    @functools.cached_property
+    def registry(self) -> CheckRegistry:
+        """The check types: built-in, entry points, and the plugins' hook."""
+        from pytest_evalcases.checks import default_registry
+
+        registry = default_registry()
+        self.register_checks(registry)
+        return registry
+
     @property
     def run_context(self) -> RunContext:
+        from pytest_evalcases.runner import RunContext
+
         return RunContext(
             registry=self.registry,
             agent=self.agent,

@@ -30,8 +30,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.runner import Variant
-from pytest_evalcases.workspace import Overlay
+from pytest_evalcases.workspace import Overlay, Variant
 
 #: The ini option ``eval_config_files``: what counts as agent configuration.
 DEFAULT_CONFIG_FILES: tuple[str, ...] = (

@@ -29,6 +29,22 @@ class Overlay:
     dest: str = ""
 
 
+@dataclass(frozen=True)
+class Variant:
+    """What differs between items of the same case: a graded directory or a config.
+
+    ``name`` is ``""`` when there is a single, unnamed variant.
+    """
+
+    name: str = ""
+    #: ``--eval-workspace``: grade this directory as it is, with no agent.
+    graded_dir: Path | None = None
+    #: ``--eval-config``: files laid over each workspace.
+    overlays: tuple[Overlay, ...] = ()
+    #: Human-readable origin, for reports ("git:main", a path).
+    source: str = ""
+
+
 def populate(workspace: Path, fixture: Path | None, overlays: Sequence[Overlay] = ()) -> None:
     """Copy the fixture into the (empty) workspace, then lay the overlays over it."""
     try:
