@@ -4,6 +4,7 @@ atomically by the controller, also for interrupted runs and under xdist."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -216,3 +217,12 @@ def test_a_crashed_xdist_worker_leaves_an_incomplete_file(pytester: pytest.Pytes
     assert any("beta" in reason for reason in doc["incomplete_reasons"]), doc
     assert {c["case_id"] for c in doc["cases"]} == {"alpha", "gamma"}
     assert "crashed" in result.stdout.str()
+
+
+def test_results_file_has_the_permissions_the_umask_allows(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        written = resultsfile.write({"date": "x"}, tmp_path / "r.json")
+    finally:
+        os.umask(umask)
+    assert written.stat().st_mode & 0o777 == 0o644

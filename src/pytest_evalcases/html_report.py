@@ -12,14 +12,13 @@ from __future__ import annotations
 import html
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pytest_evalcases.files import write_atomic
 from pytest_evalcases.gate import CaseVerdict, GateReport
 from pytest_evalcases.results import RunRecord
 from pytest_evalcases.summary import percent
@@ -121,19 +120,7 @@ def _variant_rates(value: Any) -> dict[str, float]:
 def write(path: Path, report: GateReport, trend: Sequence[TrendPoint], *, title: str = "") -> Path:
     """Render and write the report atomically (a reader never sees half a file)."""
     text = render(report, trend, title=title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        # mkstemp makes the file private; a report is for sharing (as the umask allows).
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)
     return path
 
 

@@ -8,8 +8,6 @@ Python; :mod:`.recording` decides when and where a file is written.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -18,6 +16,7 @@ from typing import Any
 
 from pytest_evalcases import gate
 from pytest_evalcases.errors import EvalcasesError
+from pytest_evalcases.files import write_atomic
 from pytest_evalcases.redact import redact_data
 from pytest_evalcases.results import RunRecord
 
@@ -209,36 +208,5 @@ def write(doc: dict[str, Any], path: Path, *, replace: bool = False) -> Path:
     name gets a ``-1``, ``-2``, ... suffix instead (two runs in the same millisecond,
     two shards writing into one directory).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2, ensure_ascii=False)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        if replace:
-            os.replace(tmp, path)
-            return path
-        return _place(Path(tmp), path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _place(tmp: Path, path: Path) -> Path:
-    for n in range(10_000):
-        target = path if n == 0 else path.with_name(f"{path.stem}-{n}{path.suffix}")
-        try:
-            # A hard link fails when the name exists: no-clobber and atomic.
-            os.link(tmp, target)
-            return target
-        except FileExistsError:
-            continue
-        except OSError:
-            # Filesystems without hard links: check, then rename.
-            if target.exists():
-                continue
-            os.replace(tmp, target)
-            return target
-    raise ResultsFileError(f"{path}: no free file name for the results")
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return write_atomic(path, text, replace=replace)
