@@ -336,14 +336,24 @@ def _trend_svg(points: Sequence[TrendPoint]) -> str:
         f'<text x="{_W - _PAD}" y="{_H - 8}" text-anchor="end">{_e(points[-1].date)}</text>'
     )
     if len(series) > 1:
+        # The legend gets a row of its own below the dates, clear of the lines.
+        height = _H + _LEGEND_ROW
+        out[0] = (
+            out[0]
+            .replace(f'0 0 {_W} {_H}"', f'0 0 {_W} {height}"')
+            .replace(f'height="{_H}"', f'height="{height}"')
+        )
         for k, (name, colour, _values) in enumerate(series):
             out.append(
-                f'<text x="{_W - _PAD}" y="{14 + 14 * k}" text-anchor="end" '
+                f'<text class="legend" x="{_PAD + _LEGEND_STEP * k}" y="{height - 6}" '
                 f'style="fill:{colour}">{_e(name)}</text>'
             )
     out.append("</svg>")
     return "".join(out)
 
+
+_LEGEND_ROW = 22
+_LEGEND_STEP = 140
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
