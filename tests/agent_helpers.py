@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases.agents.base import Agent, AgentResult, AgentSettings, RunRequest, run_agent
+from pytest_evalcases.errors import AgentError
 
 FAKES = Path(__file__).parent / "fake_agents"
 SAMPLES = Path(__file__).parent / "agent_samples"
@@ -22,3 +29,45 @@ def fake_env(
     full["FAKE_AGENT_STDERR"] = stderr
     full.update(env)
     return full
+
+
+def fake_request(
+    workspace: Path,
+    *,
+    sample: Path | str | None = None,
+    exit_code: int = 0,
+    stderr: str = "",
+    prompt: str = "Do the task.",
+    bare: bool = True,
+    needs_transcript: bool = False,
+    timeout: float = 30,
+    **env: str,
+) -> RunRequest:
+    """A run of a fake CLI: ``sample`` is a file name in agent_samples/ or a path."""
+    return RunRequest(
+        prompt=prompt,
+        workspace=workspace,
+        bare=bare,
+        timeout=timeout,
+        env=fake_env(sample, exit_code, stderr, **env),
+        needs_transcript=needs_transcript,
+    )
+
+
+class Driver:
+    """One agent driver under test, built from its factory with per-test settings."""
+
+    def __init__(self, factory: Callable[[AgentSettings], Agent], name: str) -> None:
+        self.factory = factory
+        self.name = name
+
+    def agent(self, **settings: Any) -> Agent:
+        return self.factory(AgentSettings(name=self.name, **settings))
+
+    def run(self, req: RunRequest, **settings: Any) -> AgentResult:
+        return run_agent(self.agent(**settings), req)
+
+    def error(self, req: RunRequest, **settings: Any) -> AgentError:
+        with pytest.raises(AgentError) as info:
+            self.run(req, **settings)
+        return info.value

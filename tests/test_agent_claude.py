@@ -10,59 +10,29 @@ from typing import Any
 
 import pytest
 
-from agent_helpers import FAKES, SAMPLES, fake_env
+from agent_helpers import FAKES, SAMPLES, Driver, fake_request
 from pytest_evalcases import process
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
-    AgentResult,
     AgentSettings,
     RunRequest,
     ToolCall,
     Usage,
-    run_agent,
 )
 from pytest_evalcases.agents.claude import ClaudeAgent
-from pytest_evalcases.errors import AgentError
 
 MODEL = "claude-sonnet-4-5-20250929"
 
 
-def request(
-    workspace: Path,
-    *,
-    sample: Path | str | None = None,
-    exit_code: int = 0,
-    stderr: str = "",
-    prompt: str = "Commit the staged change.",
-    bare: bool = False,
-    needs_transcript: bool = False,
-    timeout: float = 30,
-    **env: str,
-) -> RunRequest:
-    """A run of the fake ``claude``: ``sample`` is a file name in agent_samples/ or a path."""
-    full_env = fake_env(sample, exit_code, stderr, **env)
-    return RunRequest(
-        prompt=prompt,
-        workspace=workspace,
-        bare=bare,
-        timeout=timeout,
-        env=full_env,
-        needs_transcript=needs_transcript,
-    )
+DRIVER = Driver(ClaudeAgent, "claude")
+agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
 
 
-def agent(**settings: Any) -> ClaudeAgent:
-    return ClaudeAgent(AgentSettings(name="claude", **settings))
-
-
-def run(req: RunRequest, **settings: Any) -> AgentResult:
-    return run_agent(agent(**settings), req)
-
-
-def run_error(req: RunRequest, **settings: Any) -> AgentError:
-    with pytest.raises(AgentError) as info:
-        run(req, **settings)
-    return info.value
+def request(workspace: Path, **kwargs: Any) -> RunRequest:
+    """A run of the fake ``claude``."""
+    kwargs.setdefault("prompt", "Commit the staged change.")
+    kwargs.setdefault("bare", False)
+    return fake_request(workspace, **kwargs)
 
 
 def test_registered_under_its_name() -> None:

@@ -9,50 +9,30 @@ from typing import Any
 
 import pytest
 
-from agent_helpers import FAKES, SAMPLES, fake_env
+from agent_helpers import FAKES, SAMPLES, Driver, fake_request
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
-    AgentResult,
     AgentSettings,
     RunRequest,
     ToolCall,
     Usage,
-    run_agent,
 )
 from pytest_evalcases.agents.codex import CodexAgent
-from pytest_evalcases.errors import AgentError
 
 EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
 RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
 LS = ToolCall(name="command_execution", kind="shell", input="bash -lc 'ls db/changelog'")
 
 
-def request(
-    workspace: Path,
-    *,
-    sample: Path | str | None = None,
-    exit_code: int = 0,
-    stderr: str = "",
-    prompt: str = "Make users.email NOT NULL.",
-    **env: str,
-) -> RunRequest:
-    """A run of the fake ``codex``: ``sample`` is a file name in agent_samples/ or a path."""
-    full_env = fake_env(sample, exit_code, stderr, **env)
-    return RunRequest(prompt=prompt, workspace=workspace, bare=True, timeout=30, env=full_env)
+DRIVER = Driver(CodexAgent, "codex")
+agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
 
 
-def agent(**settings: Any) -> CodexAgent:
-    return CodexAgent(AgentSettings(name="codex", **settings))
-
-
-def run(req: RunRequest, **settings: Any) -> AgentResult:
-    return run_agent(agent(**settings), req)
-
-
-def run_error(req: RunRequest, **settings: Any) -> AgentError:
-    with pytest.raises(AgentError) as info:
-        run(req, **settings)
-    return info.value
+def request(workspace: Path, **kwargs: Any) -> RunRequest:
+    """A run of the fake ``codex``."""
+    kwargs.setdefault("prompt", "Make users.email NOT NULL.")
+    kwargs.setdefault("bare", True)
+    return fake_request(workspace, **kwargs)
 
 
 def stream(tmp_path: Path, *lines: str) -> Path:

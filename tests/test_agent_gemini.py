@@ -9,48 +9,28 @@ from typing import Any
 
 import pytest
 
-from agent_helpers import FAKES, SAMPLES, fake_env
+from agent_helpers import FAKES, SAMPLES, Driver, fake_request
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
-    AgentResult,
     AgentSettings,
     RunRequest,
     ToolCall,
     Usage,
-    run_agent,
 )
 from pytest_evalcases.agents.gemini import GeminiAgent
-from pytest_evalcases.errors import AgentError
 
 SUCCESS = json.loads((SAMPLES / "gemini-json-success.json").read_text())
 
 
-def request(
-    workspace: Path,
-    *,
-    sample: Path | str | None = None,
-    exit_code: int = 0,
-    stderr: str = "",
-    prompt: str = "Split parse_config into smaller functions.",
-    **env: str,
-) -> RunRequest:
-    """A run of the fake ``gemini``: ``sample`` is a file name in agent_samples/ or a path."""
-    full_env = fake_env(sample, exit_code, stderr, **env)
-    return RunRequest(prompt=prompt, workspace=workspace, bare=True, timeout=30, env=full_env)
+DRIVER = Driver(GeminiAgent, "gemini")
+agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
 
 
-def agent(**settings: Any) -> GeminiAgent:
-    return GeminiAgent(AgentSettings(name="gemini", **settings))
-
-
-def run(req: RunRequest, **settings: Any) -> AgentResult:
-    return run_agent(agent(**settings), req)
-
-
-def run_error(req: RunRequest, **settings: Any) -> AgentError:
-    with pytest.raises(AgentError) as info:
-        run(req, **settings)
-    return info.value
+def request(workspace: Path, **kwargs: Any) -> RunRequest:
+    """A run of the fake ``gemini``."""
+    kwargs.setdefault("prompt", "Split parse_config into smaller functions.")
+    kwargs.setdefault("bare", True)
+    return fake_request(workspace, **kwargs)
 
 
 def write(tmp_path: Path, text: str) -> Path:
