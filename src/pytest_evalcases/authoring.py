@@ -12,6 +12,7 @@ import pytest
 
 from pytest_evalcases import lint
 from pytest_evalcases.changed import ChangedFiles
+from pytest_evalcases.gate import plural
 from pytest_evalcases.nodes import BrokenFileItem, EvalFile, EvalItem, session_of
 
 #: ``user_properties`` key under which the lint item sends its findings to the
@@ -44,8 +45,7 @@ class LintItem(pytest.Item):
         errors = [f.format(base) for f in findings if f.level == lint.ERROR]
         if errors:
             raise LintFailure(
-                f"{len(errors)} lint error{'s' if len(errors) != 1 else ''} in case files:\n"
-                + "\n".join(errors)
+                f"{plural(len(errors), 'lint error')} in case files:\n" + "\n".join(errors)
             )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -105,8 +105,7 @@ class LintHooks:
         errors = sum(1 for line in self.lines if ": ERROR " in line)
         warnings = len(self.lines) - errors
         terminalreporter.write_line(
-            f"eval lint: {errors} error{'s' if errors != 1 else ''}, "
-            f"{warnings} warning{'s' if warnings != 1 else ''}"
+            f"eval lint: {plural(errors, 'error')}, {plural(warnings, 'warning')}"
         )
 
 
@@ -127,7 +126,7 @@ class RedFirstHooks:
             return
         terminalreporter.section("eval red-first")
         terminalreporter.write_line(
-            f"{len(red)} case{'s' if len(red) != 1 else ''} red, as they should be; "
+            f"{plural(len(red), 'case')} red, as they should be; "
             f"{len(green)} pass{'es' if len(green) == 1 else ''} on first write "
             "(they test nothing until the case is made stricter)"
         )
@@ -149,7 +148,7 @@ class ChangedHooks:
         shown = ", ".join(paths[:SHOWN_FILES])
         if len(paths) > SHOWN_FILES:
             shown += f" and {len(paths) - SHOWN_FILES} more"
-        count = f"{len(paths)} changed file{'s' if len(paths) != 1 else ''}"
+        count = plural(len(paths), "changed file")
         return [
             f"evalcases: --eval-changed since {self.changed.describe()}: {count}"
             + (f": {shown}" if paths else "")

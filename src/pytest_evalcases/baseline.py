@@ -127,7 +127,7 @@ def check(
         names = ", ".join(_name(r) for r in regressed[:5])
         more = f" and {len(regressed) - 5} more" if len(regressed) > 5 else ""
         reasons.append(
-            f"{len(regressed)} case{'s' if len(regressed) != 1 else ''} passed in the "
+            f"{gate.plural(len(regressed), 'case')} passed in the "
             f"baseline and fail{'s' if len(regressed) == 1 else ''} now: {names}{more}"
         )
     for what, (b, a), fmt in (

@@ -201,7 +201,7 @@ def variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) 
         ]
         if failed:
             return Verdict(
-                "BLOCKED", f"{_n(len(failed), severity + ' case')} failed: {_ids(failed)}"
+                "BLOCKED", f"{plural(len(failed), severity + ' case')} failed: {_ids(failed)}"
             )
     rate = summary.pass_rate
     if rate is not None and rate < min_pass_rate - 1e-9:
@@ -212,9 +212,9 @@ def variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) 
     if errored or broken:
         parts = []
         if errored:
-            parts.append(f"{_n(len(errored), 'case')} errored: {_ids(errored)}")
+            parts.append(f"{plural(len(errored), 'case')} errored: {_ids(errored)}")
         if broken:
-            parts.append(f"{_n(broken, 'case file')} could not be loaded")
+            parts.append(f"{plural(broken, 'case file')} could not be loaded")
         return Verdict("INCONCLUSIVE", "; ".join(parts))
     if rate is None:
         return Verdict("NONE", "nothing was graded")
@@ -239,7 +239,7 @@ def evaluate(
     verdicts = [(v.name, variant_verdict(v, min_pass_rate, len(broken))) for v in variants]
     if not verdicts:
         verdict = (
-            Verdict("INCONCLUSIVE", f"{_n(len(broken), 'case file')} could not be loaded")
+            Verdict("INCONCLUSIVE", f"{plural(len(broken), 'case file')} could not be loaded")
             if broken
             else Verdict("NONE", "nothing was graded")
         )
@@ -262,7 +262,8 @@ def severities_present(summary: VariantSummary) -> list[str]:
     return [s for s in SEVERITIES if s in present]
 
 
-def _n(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
+    """``1 case``, ``2 cases``: the count and the noun, plural when it is not one."""
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 

@@ -28,6 +28,7 @@ from pytest_evalcases.discovery import (
     Discovery,
 )
 from pytest_evalcases.errors import CaseFileError
+from pytest_evalcases.gate import plural
 from pytest_evalcases.loading import LoadedCase, _Source, load_case_file, load_task_dir
 
 ERROR = "error"
@@ -227,7 +228,7 @@ def suite_size_finding(suite: Path, count: int) -> Finding | None:
     """A warning when a suite is too small to be informative or too large to maintain."""
     if count < MIN_SUITE:
         reason = (
-            f"the suite has {count} case{'s' if count != 1 else ''}; fewer than {MIN_SUITE} "
+            f"the suite has {plural(count, 'case')}; fewer than {MIN_SUITE} "
             "cases cover too few rules to gate a configuration change"
         )
     elif count > MAX_SUITE:
@@ -422,10 +423,9 @@ def run(args: argparse.Namespace) -> int:
         print(finding.format(base))
     errors = sum(1 for f in findings if f.level == ERROR)
     warnings = len(findings) - errors
-    cases = "case file" if len(files) == 1 else "case files"
     print(
-        f"{len(files)} {cases} checked: {errors} error{'s' if errors != 1 else ''}, "
-        f"{warnings} warning{'s' if warnings != 1 else ''}",
+        f"{plural(len(files), 'case file')} checked: {plural(errors, 'error')}, "
+        f"{plural(warnings, 'warning')}",
         file=sys.stderr,
     )
     return 1 if errors else 0

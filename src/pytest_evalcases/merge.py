@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import resultsfile
+from pytest_evalcases import gate, resultsfile
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.results import RunRecord
 
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         f"eval gate: {doc['verdict']}{reason}",
         file=sys.stderr,
     )
-    return {"BLOCKED": 1, "INCONCLUSIVE": 2}.get(doc["verdict"], 0)
+    return gate.Verdict(str(doc["verdict"])).exit_code or 0
 
 
 def merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_evalcases.gate import GateReport, VariantSummary, severities_present
+from pytest_evalcases.gate import GateReport, VariantSummary, plural, severities_present
 
 
 def percent(passed: int, total: int) -> str:
@@ -12,10 +12,6 @@ def percent(passed: int, total: int) -> str:
 def score(passed: int, total: int) -> str:
     """``Score: 9/9 (100%)``, the task-directory format's score in checks."""
     return f"Score: {passed}/{total} ({percent(passed, total)})"
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _variant_line(v: VariantSummary) -> str:
