@@ -8,55 +8,6 @@ from pathlib import Path
 import pytest
 
 
-def test_custom_check_type_from_a_hook(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
-        """
-        from typing import Literal
-
-        from pytest_evalcases.checks import Outcome
-        from pytest_evalcases.schema import CheckModel
-
-
-        class LineCountBelow(CheckModel):
-            type: Literal["line_count_below"]
-            path: str
-            limit: int
-
-
-        def evaluate(check, ctx):
-            count = len((ctx.workspace / check.path).read_text().splitlines())
-            return Outcome(count < check.limit, f"{check.path} has {count} lines")
-
-
-        def pytest_evalcases_register_checks(registry):
-            registry.register(LineCountBelow, evaluate)
-        """
-    )
-    out = pytester.path / "out"
-    out.mkdir()
-    (out / "module.py").write_text("a = 1\nb = 2\nc = 3\n")
-    (pytester.path / "evals").mkdir()
-    (pytester.path / "evals/short.yaml").write_text(
-        "id: short\ndefends: AGENTS.md\nchecks:\n"
-        "  - {type: line_count_below, path: module.py, limit: 10}\n"
-        "  - {type: line_count_below, path: module.py, limit: 2}\n"
-    )
-    (pytester.path / "evals/typo.yaml").write_text(
-        "id: typo\ndefends: AGENTS.md\nchecks:\n"
-        "  - {type: line_count_below, path: module.py, limt: 10}\n"
-    )
-
-    result = pytester.runpytest("--eval-workspace", "out", "-p", "no:cacheprovider")
-
-    result.assert_outcomes(failed=1, errors=1)
-    result.stdout.fnmatch_lines(
-        ["*FAILED line_count_below-1 [[]line_count_below[]]: module.py has 3 lines*"]
-    )
-    result.stdout.fnmatch_lines(
-        ["*evals/typo.yaml:4: checks[[]0[]].limt: unknown field 'limt'; did you mean 'limit'?*"]
-    )
-
-
 def test_custom_agent_registered_in_conftest(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """
@@ -98,7 +49,7 @@ def test_unknown_agent_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*unknown agent 'nobody'*known: *claude*command*"])
 
 
-def test_the_documented_check_type_example_works(pytester: pytest.Pytester) -> None:
+def test_custom_check_type_from_the_documented_hook(pytester: pytest.Pytester) -> None:
     doc = (Path(__file__).parent.parent / "docs" / "case-format.md").read_text()
     (example,) = re.findall(r"```python\n# conftest.py\n(.*?)```", doc, re.DOTALL)
     pytester.makeconftest(example)
@@ -114,11 +65,17 @@ def test_the_documented_check_type_example_works(pytester: pytest.Pytester) -> N
     (pytester.path / "evals/escape.yaml").write_text(
         "id: escape\ndefends: AGENTS.md\nchecks:\n  - {type: max_lines, path: ../x, limit: 3}\n"
     )
+    (pytester.path / "evals/typo.yaml").write_text(
+        "id: typo\ndefends: AGENTS.md\nchecks:\n  - {type: max_lines, path: module.py, limt: 3}\n"
+    )
 
     result = pytester.runpytest("--eval-workspace", "out", "-p", "no:cacheprovider")
 
-    result.assert_outcomes(failed=1, errors=1)
+    result.assert_outcomes(failed=1, errors=2)
     result.stdout.fnmatch_lines(
         ["*FAILED max_lines-1 [[]max_lines[]]: module.py: 3 lines (limit 2)*"]
     )
     result.stdout.fnmatch_lines(["*evals/escape.yaml:4: checks[[]0[]].path: path '../x' escapes*"])
+    result.stdout.fnmatch_lines(
+        ["*evals/typo.yaml:4: checks[[]0[]].limt: unknown field 'limt'; did you mean 'limit'?*"]
+    )
