@@ -32,6 +32,15 @@ def simple_case(case_id: str, prompt: str = "x", pattern: str = "x") -> str:
     )
 
 
+#: An advisory case that the echo agent fails: its answer never mentions postgres.
+ADVISORY_CASE = """
+id: advisory
+defends: docs/stack.md
+severity: advisory
+prompt: x
+checks: [{type: output_matches, pattern: postgres, id: mentions-postgres}]
+"""
+
 ECHO_AGENT = """
 import os, pathlib, sys
 prompt = sys.argv[1]
@@ -295,13 +304,7 @@ def test_advisory_failure_is_xfailed_quarantine_is_skipped(pytester: pytest.Pyte
     make_suite(
         pytester,
         ECHO_AGENT,
-        advisory="""
-        id: advisory
-        defends: docs/stack.md
-        severity: advisory
-        prompt: x
-        checks: [{type: output_matches, pattern: postgres, id: mentions-postgres}]
-        """,
+        advisory=ADVISORY_CASE,
         flaky="""
         id: flaky
         defends: AGENTS.md
@@ -330,13 +333,7 @@ def test_one_advisory_failure_among_few_cases_blocks(pytester: pytest.Pytester) 
     make_suite(
         pytester,
         ECHO_AGENT,
-        advisory="""
-        id: advisory
-        defends: docs/stack.md
-        severity: advisory
-        prompt: x
-        checks: [{type: output_matches, pattern: postgres}]
-        """,
+        advisory=ADVISORY_CASE,
         ok=simple_case("ok"),
     )
 
