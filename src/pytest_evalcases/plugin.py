@@ -11,7 +11,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import pytest
@@ -483,11 +483,19 @@ def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
     if part is None:
         return
     # Only eval items are split: normal tests run in every shard, as without the option.
-    dropped = [i for i in items if isinstance(i, EvalItem) and not shard.in_shard(i.case.id, part)]
+    _deselect(
+        config, items, lambda i: not isinstance(i, EvalItem) or shard.in_shard(i.case.id, part)
+    )
+
+
+def _deselect(
+    config: pytest.Config, items: list[pytest.Item], keep: Callable[[pytest.Item], bool]
+) -> None:
+    """Keep the items ``keep`` accepts; report the others deselected, as ``-k`` does."""
+    dropped = [item for item in items if not keep(item)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        gone = set(map(id, dropped))
-        items[:] = [i for i in items if id(i) not in gone]
+        items[:] = [item for item in items if keep(item)]
 
 
 def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -508,10 +516,7 @@ def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
                 return False
         return settings.changed is None or settings.changed.selects(case.defends)
 
-    selected = [item for item in items if keep(item)]
-    if len(selected) != len(items):
-        config.hook.pytest_deselected(items=[i for i in items if not keep(i)])
-        items[:] = selected
+    _deselect(config, items, keep)
 
 
 @pytest.hookimpl(wrapper=True)
