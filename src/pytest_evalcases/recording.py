@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pytest_evalcases import baseline, pins, resultsfile
 from pytest_evalcases.agents.base import RunRequest
+from pytest_evalcases.errors import EvalcasesError
 from pytest_evalcases.redact import redact
 from pytest_evalcases.session import EvalSession
 
@@ -69,7 +70,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         target, replace = directory / f"{resultsfile.file_stem(state.started)}.json", False
     try:
         written = resultsfile.write(doc, target, replace=replace)
-    except (OSError, resultsfile.ResultsFileError) as exc:
+    except (OSError, EvalcasesError) as exc:
         state.results_line = f"results file not written: {target}: {exc}"
         return
     state.results_path = written
