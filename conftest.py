@@ -4,8 +4,18 @@
 # pytester's in-process runs restore sys.modules afterwards, and a C extension such as
 # PyYAML's parser cannot be imported a second time into fresh Python modules: import
 # them once, here, so that every in-process run shares them.
+import pytest
+
 import pytest_evalcases.lint
 import pytest_evalcases.loading
 import pytest_evalcases.runner  # noqa: F401
 
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(autouse=True)
+def _not_on_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest prints whole failure messages in the short summary when ``CI`` or
+    ``BUILD_NUMBER`` is set; the sessions our tests drive behave the same everywhere."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
