@@ -215,7 +215,7 @@ def test_json_report_items_carry_case_metadata(
     assert meta["test_unit.py::test_plain"] is None
     beta = meta["evals/beta.yaml::beta"]
     assert beta is not None
-    assert (beta["case_id"], beta["severity"], beta["defends"]) == ("beta", "critical", "AGENTS.md")
+    assert (beta["id"], beta["severity"], beta["defends"]) == ("beta", "critical", "AGENTS.md")
     assert (beta["variant"], beta["repetition"]) == ("", 0)
     assert beta["checks"][0]["passed"] is True
     assert beta["usage"] == {"tokens_in": 1234, "tokens_out": 100, "cost_usd": 0.5, "model": "m-9"}

@@ -32,7 +32,7 @@ TOP_LEVEL = {
     "complete",
 }
 CASE_KEYS = {
-    "case_id",
+    "id",
     "file",
     "defends",
     "severity",
@@ -68,7 +68,7 @@ def test_a_run_writes_one_results_file_with_every_key(pytester: pytest.Pytester)
     assert doc["verdict"] == "BLOCKED"
     assert doc["complete"] is True
     assert doc["date"].replace(":", "-") + ".json" == files[0].name
-    by_id = {c["case_id"]: c for c in doc["cases"]}
+    by_id = {c["id"]: c for c in doc["cases"]}
     assert set(by_id) == {"alpha", "beta", "gamma", "delta"}
     for case in by_id.values():
         assert case.keys() >= CASE_KEYS
@@ -93,7 +93,7 @@ def test_counts_are_per_case_verdict_not_per_repetition(pytester: pytest.Pyteste
     doc = only_results(root)
     assert len(doc["cases"]) == 6
     assert (doc["passed"], doc["failed"], doc["total"]) == (1, 1, 2)
-    assert sorted(c["repetition"] for c in doc["cases"] if c["case_id"] == "alpha") == [0, 1, 2]
+    assert sorted(c["repetition"] for c in doc["cases"] if c["id"] == "alpha") == [0, 1, 2]
 
 
 @pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
@@ -177,7 +177,7 @@ def test_under_xdist_the_controller_writes_one_merged_file(pytester: pytest.Pyte
 
     result.assert_outcomes(passed=5, failed=1)
     doc = only_results(root)
-    assert sorted(c["case_id"] for c in doc["cases"]) == ids
+    assert sorted(c["id"] for c in doc["cases"]) == ids
     assert (doc["passed"], doc["failed"], doc["complete"]) == (5, 1, True)
     assert not list((root / "evals" / "results").glob(".tmp-*"))
 
@@ -191,7 +191,7 @@ def test_ctrl_c_still_writes_an_incomplete_file(pytester: pytest.Pytester) -> No
     doc = only_results(root)
     assert doc["complete"] is False
     assert "interrupted" in doc["incomplete_reasons"]
-    assert [(c["case_id"], c["outcome"]) for c in doc["cases"]] == [("a-fast", "passed")]
+    assert [(c["id"], c["outcome"]) for c in doc["cases"]] == [("a-fast", "passed")]
     assert "incomplete: interrupted" in out
 
 
@@ -215,7 +215,7 @@ def test_a_crashed_xdist_worker_leaves_an_incomplete_file(pytester: pytest.Pytes
     doc = only_results(root)
     assert doc["complete"] is False
     assert any("beta" in reason for reason in doc["incomplete_reasons"]), doc
-    assert {c["case_id"] for c in doc["cases"]} == {"alpha", "gamma"}
+    assert {c["id"] for c in doc["cases"]} == {"alpha", "gamma"}
     assert "crashed" in result.stdout.str()
 
 

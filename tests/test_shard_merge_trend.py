@@ -20,7 +20,7 @@ def load(path: Path) -> dict[str, object]:
 
 
 def case_ids(doc: dict[str, object]) -> list[str]:
-    return [c["case_id"] for c in doc["cases"]]  # type: ignore[attr-defined,index]
+    return [c["id"] for c in doc["cases"]]  # type: ignore[attr-defined,index]
 
 
 @pytest.mark.parametrize("total", [2, 3, 5])

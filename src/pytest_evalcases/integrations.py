@@ -38,7 +38,7 @@ class JsonReportHooks:
         record = item.record("")
         return {
             "evalcases": {
-                "case_id": record.case_id,
+                "id": record.case_id,
                 "file": record.file,
                 "defends": record.defends,
                 "severity": record.severity,

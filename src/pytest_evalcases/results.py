@@ -42,12 +42,17 @@ class RunRecord:
     fixture: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The record as a results file's case entry: the case's id is ``id`` (SPEC 5.1)."""
+        data = asdict(self)
+        return {"id": data.pop("case_id"), **data}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunRecord:
         known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        if "case_id" not in values and "id" in data:
+            values["case_id"] = data["id"]
+        return cls(**values)
 
     @property
     def graded(self) -> bool:

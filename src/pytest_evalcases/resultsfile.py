@@ -193,10 +193,8 @@ def load(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
         raise ResultsFileError(f"{path}: not a results file: no `cases` list")
     for i, case in enumerate(doc["cases"]):
-        if not isinstance(case, dict) or not {"case_id", "outcome"} <= case.keys():
-            raise ResultsFileError(
-                f"{path}: cases[{i}]: expected an object with case_id and outcome"
-            )
+        if not isinstance(case, dict) or not {"id", "outcome"} <= case.keys():
+            raise ResultsFileError(f"{path}: cases[{i}]: expected an object with id and outcome")
     return doc
 
 
