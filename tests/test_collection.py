@@ -208,3 +208,122 @@ def test_plugin_import_leaves_pydantic_and_yaml_for_case_files() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+LOADED_PROBE = """
+import sys
+
+
+def pytest_collection_finish(session):
+    heavy = ("pydantic", "yaml", "pytest_evalcases.loading")
+    print("loaded at collection:", sorted(m for m in heavy if m in sys.modules))
+"""
+
+
+def test_unchanged_case_files_are_collected_without_loading_them(
+    pytester: pytest.Pytester,
+) -> None:
+    # A subprocess: in-process runs share this process's modules, pydantic included.
+    pytester.makeconftest(LOADED_PROBE)
+    write_case(pytester, "evals/one.yaml", "one")
+    answer = pytester.path / "out/.evalcases/output.txt"
+    answer.parent.mkdir(parents=True)
+    answer.write_text("done\n")
+
+    first = pytester.runpytest_subprocess("--collect-only", "-q")
+    first.stdout.fnmatch_lines(["loaded at collection: *pydantic*"])
+
+    # Served from the parse cache's index: neither parser nor validator is imported to
+    # collect, and the case is loaded (and validated) when its item runs.
+    second = pytester.runpytest_subprocess("--eval-workspace", "out")
+    second.stdout.fnmatch_lines(["loaded at collection: []"])
+    second.assert_outcomes(passed=1)
+
+    answer.write_text("not yet\n")
+    third = pytester.runpytest_subprocess("--eval-workspace", "out")
+    third.assert_outcomes(failed=1)
+    third.stdout.fnmatch_lines(["*FAILED output_matches-0 *'done'*"])
+
+
+def test_a_case_file_broken_after_collection_errors_when_its_item_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makeconftest(
+        """
+        import os
+        from pathlib import Path
+
+
+        def pytest_collection_finish(session):
+            if os.environ.get("BREAK_CASE"):
+                Path("evals/one.yaml").write_text(
+                    Path("evals/one.yaml").read_text().replace("prompt:", "promt:")
+                )
+        """
+    )
+    write_case(pytester, "evals/one.yaml", "one")
+    (pytester.path / "out").mkdir()
+    pytester.runpytest("--collect-only", "-q")  # the cache now holds the file's index
+
+    monkeypatch.setenv("BREAK_CASE", "1")
+    result = pytester.runpytest("--eval-workspace", "out")
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*case file error: evals/one.yaml:3: promt: unknown field 'promt'*"]
+    )
+    (saved,) = (pytester.path / "evals/results").glob("*.json")
+    (case,) = json.loads(saved.read_text())["cases"]
+    assert (case["id"], case["outcome"], case["error_kind"]) == ("one", "error", "case-file")
+
+
+def test_a_cached_file_whose_fixture_is_gone_fails_at_collection(
+    pytester: pytest.Pytester,
+) -> None:
+    write_case(pytester, "evals/one.yaml", "one")
+    case = pytester.path / "evals/one.yaml"
+    case.write_text(case.read_text() + "cwd: fixtures/repo\n")
+    (pytester.path / "evals/fixtures/repo").mkdir(parents=True)
+    assert pytester.runpytest("--collect-only", "-q").ret == 0
+
+    (pytester.path / "evals/fixtures/repo").rmdir()
+    result = pytester.runpytest("--collect-only", "-q")
+
+    result.stdout.fnmatch_lines(["*one.yaml::one.yaml*"])
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*cwd: fixture directory 'fixtures/repo' not found*"])
+
+
+def test_a_file_of_plugin_check_types_fails_at_collection_once_the_plugin_is_gone(
+    pytester: pytest.Pytester,
+) -> None:
+    conftest = pytester.makeconftest(
+        """
+        from typing import Literal
+
+        from pytest_evalcases.checks import Outcome
+        from pytest_evalcases.schema import CheckModel
+
+
+        class Always(CheckModel):
+            type: Literal["always"]
+
+
+        def pytest_evalcases_register_checks(registry):
+            registry.register(Always, lambda check, ctx: Outcome(True, "always"))
+        """
+    )
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/one.yaml").write_text(
+        "id: one\ndefends: AGENTS.md\nchecks:\n  - type: always\n"
+    )
+    assert pytester.runpytest("--collect-only", "-q").ret == 0
+
+    conftest.unlink()
+    result = pytester.runpytest("--collect-only", "-q")
+
+    result.stdout.fnmatch_lines(["*one.yaml::one.yaml*"])
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*checks[[]0[]].type: unknown check type 'always'*"])

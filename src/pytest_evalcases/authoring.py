@@ -172,4 +172,4 @@ class ChangedHooks:
 
 
 def _cases(items: list[pytest.Item]) -> int:
-    return len({(i.path, i.case.id) for i in items if isinstance(i, EvalItem)})
+    return len({(i.path, i.entry.id) for i in items if isinstance(i, EvalItem)})

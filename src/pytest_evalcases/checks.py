@@ -82,11 +82,14 @@ class CheckRegistry:
 
     def __init__(self) -> None:
         self._types: dict[str, tuple[type[schema.CheckModel], Evaluator]] = {}
+        #: The names of the built-in types that no plugin replaced.
+        self.builtin: frozenset[str] = frozenset()
 
     def register(self, model: type[C], evaluate: Callable[[C, CheckContext], Outcome]) -> None:
         """Add a check type; its name is the ``Literal`` of ``model.type``."""
         name = schema.check_type_name(model)
         self._types[name] = (model, evaluate)
+        self.builtin = self.builtin - {name}
         self.__dict__.pop("case_model", None)
         self.__dict__.pop("check_adapter", None)
 
@@ -392,6 +395,7 @@ def _builtin_registry() -> CheckRegistry:
     registry.register(schema.CommandFails, _command_fails)
     registry.register(schema.ToolCalled, _tool_called)
     registry.register(schema.ToolNotCalled, _tool_not_called)
+    registry.builtin = frozenset(registry.names)
     return registry
 
 

@@ -5,7 +5,7 @@ Plain path logic, no pytest: the plugin's collection hooks ask a :class:`Discove
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CASE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -32,6 +32,8 @@ class Discovery:
     eval_paths: tuple[Path, ...] = ()
     #: ``eval_ignore``: paths never collected.
     ignore: tuple[Path, ...] = ()
+    #: The evals roots found so far, by their path parts (one Path per root, not per file).
+    _roots: dict[tuple[str, ...], Path] = field(default_factory=dict, compare=False, repr=False)
 
     def evals_root(self, path: Path) -> Path | None:
         """The nearest enclosing ``evals`` directory (below the rootdir), or the
@@ -46,7 +48,11 @@ class Discovery:
         floor = len(root_parts) if below_root else 1
         for index in range(len(parts) - 2, floor - 1, -1):
             if parts[index] == EVALS_DIR:
-                return Path(*parts[: index + 1])
+                key = parts[: index + 1]
+                root = self._roots.get(key)
+                if root is None:
+                    root = self._roots[key] = Path(*key)
+                return root
         return None
 
     def _ignored(self, path: Path) -> bool:

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from pytest_evalcases import schema
 from pytest_evalcases.checks import CheckRegistry, check_id
 from pytest_evalcases.errors import CaseFileError
-from pytest_evalcases.parsecache import ParseCache
+from pytest_evalcases.parsecache import CaseEntry, FileIndex, ParseCache
 from pytest_evalcases.results import SEVERITIES
 
 _Base: type[yaml.SafeLoader | yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -79,6 +79,11 @@ class LoadedCase:
         return [check_id(c, i) for i, c in enumerate(self.checks)]
 
     @property
+    def entry(self) -> CaseEntry:
+        """What collection needs of this case (and the parse cache keeps)."""
+        return CaseEntry(self.id, self.line, self.severity, self.tags, self.defends)
+
+    @property
     def needs_transcript(self) -> bool:
         return any(c.type in schema.TOOL_CHECKS for c in self.checks)
 
@@ -91,15 +96,32 @@ def load_case_file(
         hit = cache.get(path)
         if hit is not None:
             try:
-                return _cases(path, evals_root, registry, hit[0], _Source(path, None), hit[1])
+                cases = _cases(path, evals_root, registry, hit[0], _Source(path, None), hit[1])
             except CaseFileError:
                 pass  # load it afresh, for a message with the right lines
+            else:
+                if cache.index(path, evals_root) is None:
+                    cache.put(path, hit[0], hit[1], file_index(evals_root, cases, registry))
+                return cases
     text = _read_text(path)
     data = _parse(path, text)
     cases = _cases(path, evals_root, registry, data, _Source(path, text), None)
     if cache is not None:
-        cache.put(path, data, [case.line for case in cases])
+        lines = [case.line for case in cases]
+        cache.put(path, data, lines, file_index(evals_root, cases, registry))
     return cases
+
+
+def file_index(
+    evals_root: Path, cases: Sequence[LoadedCase], registry: CheckRegistry
+) -> FileIndex | None:
+    """What collecting this file again needs, while it stays unchanged: ``None`` when a
+    check type comes from a plugin (a plugin may be gone next time, and the file must
+    then fail at collection, not when it runs)."""
+    if any(check.type not in registry.builtin for case in cases for check in case.checks):
+        return None
+    fixtures = sorted({str(case.fixture) for case in cases if case.fixture is not None})
+    return FileIndex(str(evals_root), tuple(case.entry for case in cases), tuple(fixtures))
 
 
 def _cases(

@@ -14,5 +14,5 @@ def pytest_evalcases_register_checks(registry: CheckRegistry) -> None:
     ``Model`` subclasses :class:`pytest_evalcases.schema.CheckModel` with
     ``type: Literal["my_check"]``; ``evaluate(check, ctx)`` returns an
     :class:`pytest_evalcases.checks.Outcome`. Implement it in a root ``conftest.py``
-    or a plugin: it runs once, at configuration, before any case file is collected.
+    or a plugin: it runs once, before the first case file is loaded.
     """

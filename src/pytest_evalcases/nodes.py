@@ -7,13 +7,14 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_evalcases.errors import CaseFileError, RunError
+from pytest_evalcases.parsecache import CaseEntry
 from pytest_evalcases.results import RunRecord
 from pytest_evalcases.session import EvalSession
 from pytest_evalcases.workspace import Variant, inside_git_repository
@@ -69,38 +70,75 @@ def item_name(case_id: str, variant: str, repetition: int | None) -> str:
 
 
 class EvalFile(pytest.File):
-    """A ``.yaml`` / ``.yml`` / ``.json`` case file under an evals root."""
+    """A ``.yaml`` / ``.yml`` / ``.json`` case file under an evals root.
+
+    An unchanged file that validated in an earlier run is collected from the parse
+    cache's index, without loading it; its cases are loaded, once per file, when the
+    first of its items runs (``--collect-only`` and IDE discovery never load them).
+    """
+
+    #: Whether collection may use the parse cache's index instead of loading the file.
+    indexed = True
 
     def __init__(self, *, evals_root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.evals_root = evals_root
+        self._cases: dict[str, LoadedCase] | None = None
 
     def load(self, session: EvalSession) -> list[LoadedCase]:
         from pytest_evalcases.loading import load_case_file
 
         return load_case_file(self.path, self.evals_root, session.registry, session.parse_cache)
 
+    def _load_all(self) -> dict[str, LoadedCase]:
+        if self._cases is None:
+            self._cases = {case.id: case for case in self.load(session_of(self.config))}
+        return self._cases
+
+    def entries(self, session: EvalSession) -> Sequence[CaseEntry]:
+        """The cases to collect: from the cache's index when it has the file, else
+        from loading (and validating) it."""
+        cache = session.parse_cache
+        if self.indexed and cache is not None:
+            index = cache.index(self.path, self.evals_root)
+            if index is not None:
+                return index.entries
+        return [case.entry for case in self._load_all().values()]
+
+    def case(self, case_id: str) -> LoadedCase:
+        """The validated case ``case_id``; :class:`CaseFileError` when the file no
+        longer loads, or no longer holds it (it changed after collection)."""
+        case = self._load_all().get(case_id)
+        if case is None:
+            raise CaseFileError(
+                str(self.path),
+                f"case {case_id!r} is no longer in this file (it changed after collection)",
+                field="id",
+            )
+        return case
+
     def collect(self) -> Iterator[pytest.Item]:
         session = session_of(self.config)
         try:
-            cases = self.load(session)
-            self._claim_ids(session, cases)
+            entries = self.entries(session)
+            self._claim_ids(session, entries)
         except CaseFileError as exc:
             yield BrokenFileItem.from_parent(self, name=self.path.name, error=exc)
             return
         settings = session.settings
-        for case in cases:
+        repeated = settings.repeat > 1
+        for entry in entries:
             for variant in settings.variants:
                 for rep in range(settings.repeat):
                     yield EvalItem.from_parent(
                         self,
-                        name=item_name(case.id, variant.name, rep if settings.repeat > 1 else None),
-                        case=case,
+                        name=item_name(entry.id, variant.name, rep if repeated else None),
+                        entry=entry,
                         variant=variant,
                         repetition=rep,
                     )
 
-    def _claim_ids(self, session: EvalSession, cases: Iterable[LoadedCase]) -> None:
+    def _claim_ids(self, session: EvalSession, cases: Iterable[CaseEntry]) -> None:
         for case in cases:
             first = session.ids.get(case.id)
             if first is not None and first[0] != self.path:
@@ -118,6 +156,8 @@ class EvalFile(pytest.File):
 class TaskDirFile(EvalFile):
     """A task directory's ``checks.yaml`` (SPEC 2.4): one case named after the directory."""
 
+    indexed = False
+
     def load(self, session: EvalSession) -> list[LoadedCase]:
         from pytest_evalcases.loading import load_task_dir
 
@@ -129,6 +169,16 @@ def _display(config: pytest.Config, path: Path | str) -> str:
         return os.path.relpath(path, config.invocation_params.dir)
     except ValueError:
         return str(path)
+
+
+def case_file_message(config: pytest.Config, error: CaseFileError) -> str:
+    """``case file error: FILE:LINE: FIELD: reason``, the file relative to the
+    invocation directory."""
+    where = _display(config, error.path)
+    if error.line is not None:
+        where += f":{error.line}"
+    field = f" {error.field}:" if error.field else ""
+    return f"case file error: {where}:{field} {error.reason}"
 
 
 class BrokenFileItem(pytest.Item):
@@ -143,11 +193,7 @@ class BrokenFileItem(pytest.Item):
         self.message = self._message()
 
     def _message(self) -> str:
-        where = _display(self.config, self.error.path)
-        if self.error.line is not None:
-            where += f":{self.error.line}"
-        field = f" {self.error.field}:" if self.error.field else ""
-        return f"case file error: {where}:{field} {self.error.reason}"
+        return case_file_message(self.config, self.error)
 
     def record(self) -> RunRecord:
         return RunRecord(
@@ -180,17 +226,25 @@ class EvalItem(pytest.Item):
     parent: EvalFile
 
     def __init__(
-        self, *, case: LoadedCase, variant: Variant, repetition: int, **kwargs: Any
+        self, *, entry: CaseEntry, variant: Variant, repetition: int, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
-        self.case = case
+        #: What collection knew of the case; :attr:`case` is the validated case.
+        self.entry = entry
         self.variant = variant
         self.repetition = repetition
-        self.add_marker(case.severity)
-        for tag in case.tags:
+        self.add_marker(entry.severity)
+        for tag in entry.tags:
             self.keywords[tag] = True
         self.run_report: RunReport | None = None
         self.run_error: RunError | None = None
+        #: Set when the case file no longer loads as the item runs.
+        self.load_error: CaseFileError | None = None
+
+    @property
+    def case(self) -> LoadedCase:
+        """The validated case, loaded with its file when first needed."""
+        return self.parent.case(self.entry.id)
 
     @property
     def session_state(self) -> EvalSession:
@@ -198,6 +252,12 @@ class EvalItem(pytest.Item):
 
     def setup(self) -> None:
         state = self.session_state
+        try:
+            self.case  # noqa: B018 - loads the case file, when collection did not
+        except CaseFileError as exc:
+            self.load_error = exc
+        if self.load_error is not None:
+            pytest.fail(case_file_message(self.config, self.load_error), pytrace=False)
         if self.case.quarantine:
             pytest.skip(f"quarantined: {self.case.quarantine}")
         if state.needs_agent(self.variant):
@@ -251,7 +311,7 @@ class EvalItem(pytest.Item):
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.case.line, f"eval case {self.name}"
+        return self.path, self.entry.line, f"eval case {self.name}"
 
     def _header(self) -> str:
         defends = f" defends {self.case.defends}" if self.case.defends else ""
@@ -284,7 +344,10 @@ class EvalItem(pytest.Item):
 
     def record(self, outcome: str) -> RunRecord:
         """This run as a record, with ``outcome`` as the controller will count it."""
-        case = self.case
+        try:
+            case = self.case
+        except CaseFileError as exc:
+            return self._broken_record(outcome, exc)
         rec = RunRecord(
             case_id=case.id,
             file=_display(self.config, case.file),
@@ -323,6 +386,24 @@ class EvalItem(pytest.Item):
             rec.workspace = self.run_error.workspace
             rec.attempts = self.run_error.attempts
         return rec
+
+    def _broken_record(self, outcome: str, error: CaseFileError) -> RunRecord:
+        """The record of a run whose case file stopped loading after collection."""
+        entry = self.entry
+        return RunRecord(
+            case_id=entry.id,
+            file=_display(self.config, self.path),
+            line=entry.line,
+            defends=entry.defends,
+            severity=entry.severity,
+            variant=self.variant.name,
+            repetition=self.repetition,
+            outcome=outcome,
+            tags=list(entry.tags),
+            nodeid=self.nodeid,
+            error_kind="case-file",
+            error=case_file_message(self.config, error),
+        )
 
 
 def red_first(report: RunReport, failed: list[CheckResult], header: str) -> None:

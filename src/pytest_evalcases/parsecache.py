@@ -1,24 +1,95 @@
-"""Parsed case files kept between runs, so that unchanged files skip the YAML parser."""
+"""Parsed case files kept between runs, so that unchanged files skip the YAML parser, and
+an index of valid files, so that collecting them needs neither parser nor validator."""
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+
+@dataclass(frozen=True)
+class CaseEntry:
+    """What collection needs of a case: its item's name and place, the severity marker
+    and tags, and what ``--eval-defends`` / ``--eval-changed`` select on. The case
+    itself is loaded when its item runs."""
+
+    id: str
+    #: 0-based line of the case in its file.
+    line: int
+    severity: str
+    tags: tuple[str, ...]
+    defends: str
+
+    def to_list(self) -> list[Any]:
+        return [self.id, self.line, self.severity, list(self.tags), self.defends]
+
+    @classmethod
+    def from_list(cls, raw: Any) -> CaseEntry:
+        """An entry read back from the cache; ``ValueError`` when it is not one."""
+        if not isinstance(raw, list) or len(raw) != 5:
+            raise ValueError(raw)
+        case_id, line, severity, tags, defends = raw
+        if not (
+            isinstance(case_id, str)
+            and isinstance(line, int)
+            and isinstance(severity, str)
+            and isinstance(tags, list)
+            and all(isinstance(t, str) for t in tags)
+            and isinstance(defends, str)
+        ):
+            raise ValueError(raw)
+        return cls(case_id, line, severity, tuple(tags), defends)
+
+
+@dataclass(frozen=True)
+class FileIndex:
+    """A case file that validated: its cases' entries, under which evals root, and the
+    fixture directories it needs (a deleted fixture makes the file worth loading again)."""
+
+    evals_root: str
+    entries: tuple[CaseEntry, ...]
+    fixtures: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.evals_root,
+            "cases": [e.to_list() for e in self.entries],
+            "fixtures": list(self.fixtures),
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> FileIndex:
+        if not isinstance(raw, dict):
+            raise ValueError(raw)
+        root, cases, fixtures = raw.get("root"), raw.get("cases"), raw.get("fixtures")
+        if not isinstance(root, str) or not isinstance(cases, list) or not cases:
+            raise ValueError(raw)
+        if not isinstance(fixtures, list) or not all(isinstance(f, str) for f in fixtures):
+            raise ValueError(raw)
+        return cls(root, tuple(CaseEntry.from_list(c) for c in cases), tuple(fixtures))
 
 
 class ParseCache:
     """Parsed case files by path, valid while the file's modification time, size and
     inode stay the same.
 
-    Constructing Python objects from YAML is most of what collecting a case file costs;
-    an unchanged file skips it (and is still validated, so new check types apply). The
-    plugin keeps the entries in pytest's cache directory.
+    Constructing Python objects from YAML is most of what loading a case file costs; an
+    unchanged file skips it (and is still validated, so new check types apply). A file
+    that validated with built-in check types only also keeps a :class:`FileIndex`, from
+    which collection builds its items without loading it: the file is loaded, from the
+    parsed data, when one of its items runs. The plugin keeps the entries in pytest's
+    cache directory.
     """
 
     def __init__(self, files: dict[str, Any] | None = None) -> None:
         self.files: dict[str, Any] = files or {}
         self.changed = False
+        #: Fixture directories seen to exist in this session (many files share one).
+        self._dirs: dict[str, bool] = {}
 
     @staticmethod
     def _stamp(path: Path) -> list[int] | None:
@@ -28,16 +99,46 @@ class ParseCache:
             return None
         return [st.st_mtime_ns, st.st_size, st.st_ino]
 
-    def get(self, path: Path) -> tuple[Any, list[int]] | None:
-        """The parsed data and the cases' 0-based lines, when still valid."""
+    def _entry(self, path: Path) -> list[Any] | None:
         entry = self.files.get(str(path))
-        if not isinstance(entry, list) or len(entry) != 3:
+        if not isinstance(entry, list) or len(entry) not in (3, 4):
             return None
         if entry[0] != self._stamp(path):
             return None
+        return entry
+
+    def get(self, path: Path) -> tuple[Any, list[int]] | None:
+        """The parsed data and the cases' 0-based lines, when still valid."""
+        entry = self._entry(path)
+        if entry is None:
+            return None
         return entry[1], entry[2]
 
-    def put(self, path: Path, data: Any, lines: list[int]) -> None:
+    def index(self, path: Path, evals_root: Path) -> FileIndex | None:
+        """The index of an unchanged file that validated, for the same evals root and
+        with its fixture directories still there; ``None`` when it must be loaded."""
+        entry = self._entry(path)
+        if entry is None or len(entry) != 4:
+            return None
+        try:
+            index = FileIndex.from_dict(entry[3])
+        except ValueError:
+            return None
+        if index.evals_root != str(evals_root):
+            return None
+        if not all(self._is_dir(f) for f in index.fixtures):
+            return None
+        return index
+
+    def _is_dir(self, path: str) -> bool:
+        known = self._dirs.get(path)
+        if known is None:
+            known = self._dirs[path] = os.path.isdir(path)
+        return known
+
+    def put(
+        self, path: Path, data: Any, lines: Sequence[int], index: FileIndex | None = None
+    ) -> None:
         stamp = self._stamp(path)
         if stamp is None:
             return
@@ -45,5 +146,8 @@ class ParseCache:
             json.dumps(data)
         except (TypeError, ValueError):
             return  # YAML dates and the like: parse this file every time
-        self.files[str(path)] = [stamp, data, lines]
+        entry: list[Any] = [stamp, data, list(lines)]
+        if index is not None:
+            entry.append(index.to_dict())
+        self.files[str(path)] = entry
         self.changed = True

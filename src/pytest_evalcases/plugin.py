@@ -484,7 +484,7 @@ def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
         return
     # Only eval items are split: normal tests run in every shard, as without the option.
     _deselect(
-        config, items, lambda i: not isinstance(i, EvalItem) or shard.in_shard(i.case.id, part)
+        config, items, lambda i: not isinstance(i, EvalItem) or shard.in_shard(i.entry.id, part)
     )
 
 
@@ -507,7 +507,7 @@ def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
     def keep(item: pytest.Item) -> bool:
         if not isinstance(item, EvalItem):
             return True
-        case = item.case
+        case = item.entry
         if settings.tags and not settings.tags.intersection(case.tags):
             return False
         if wanted:
@@ -526,7 +526,7 @@ def pytest_runtest_makereport(
     report = yield
     if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
         # Point skip reasons at the case, not at the plugin line that skipped it.
-        report.longrepr = (str(item.path), item.case.line + 1, report.longrepr[2])
+        report.longrepr = (str(item.path), item.entry.line + 1, report.longrepr[2])
     if isinstance(item, (EvalItem, BrokenFileItem)):
         outcome = _outcome(report)
         if outcome is not None:
@@ -551,6 +551,20 @@ def _outcome(report: pytest.TestReport) -> str | None:
 PARSE_CACHE_KEY = "evalcases/parsed"
 
 
+def _parse_cache_version() -> str:
+    """The plugin's version and the modification times of the modules that decide
+    whether a case file is valid: an upgrade, or an edit of an editable install,
+    invalidates what earlier runs cached."""
+    here = Path(__file__).parent
+    stamps = []
+    for name in ("schema.py", "checks.py", "loading.py", "parsecache.py"):
+        try:
+            stamps.append(str((here / name).stat().st_mtime_ns))
+        except OSError:
+            stamps.append("-")
+    return ":".join([__version__, *stamps])
+
+
 def _load_parse_cache(config: pytest.Config) -> ParseCache | None:
     """The case files parsed by earlier runs, from pytest's cache (``-p no:cacheprovider``
     and ``--cache-clear`` do without)."""
@@ -558,7 +572,7 @@ def _load_parse_cache(config: pytest.Config) -> ParseCache | None:
     if cache is None:
         return None
     stored = cache.get(PARSE_CACHE_KEY, None)
-    if isinstance(stored, dict) and stored.get("version") == __version__:
+    if isinstance(stored, dict) and stored.get("version") == _parse_cache_version():
         files = stored.get("files")
         return ParseCache(files if isinstance(files, dict) else None)
     return ParseCache()
@@ -571,7 +585,7 @@ def _save_parse_cache(config: pytest.Config, parse_cache: ParseCache | None) -> 
     # Under xdist every worker collects the same files: one of them writes.
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None or workerinput.get("workerid") == "gw0":
-        cache.set(PARSE_CACHE_KEY, {"version": __version__, "files": parse_cache.files})
+        cache.set(PARSE_CACHE_KEY, {"version": _parse_cache_version(), "files": parse_cache.files})
 
 
 class _SessionHooks:
