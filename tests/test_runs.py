@@ -151,6 +151,9 @@ def test_agent_errors_are_errors_not_failures(pytester: pytest.Pytester) -> None
     assert "setup failed with exit status 3" in out
     assert "no such tool" in out
     assert "Traceback" not in out
+    # The short summary gives the reason as it is, not as pytest.fail's "Failed: ...".
+    result.stdout.fnmatch_lines(["ERROR evals/crash.yaml::crash - case crash (critical)*"])
+    assert "Failed:" not in out
     assert "eval gate: INCONCLUSIVE (2 cases errored: crash, setup-fails)" in out
     assert result.ret == 2
 

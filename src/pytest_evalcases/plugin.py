@@ -524,6 +524,17 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    excinfo = call.excinfo
+    if (
+        isinstance(item, (EvalItem, BrokenFileItem))
+        and report.when == "setup"
+        and report.failed
+        and excinfo is not None
+        and isinstance(excinfo.value, pytest.fail.Exception)
+    ):
+        # The reason as the user should read it, in the errors section and the short
+        # summary alike: without the "Failed: " of pytest.fail, which made it an error.
+        report.longrepr = excinfo.value.msg
     if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
         # Point skip reasons at the case, not at the plugin line that skipped it.
         report.longrepr = (str(item.path), item.entry.line + 1, report.longrepr[2])
