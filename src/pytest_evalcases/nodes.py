@@ -84,6 +84,7 @@ class EvalFile(pytest.File):
         super().__init__(**kwargs)
         self.evals_root = evals_root
         self._cases: dict[str, LoadedCase] | None = None
+        self._error: CaseFileError | None = None
 
     def load(self, session: EvalSession) -> list[LoadedCase]:
         from pytest_evalcases.loading import load_case_file
@@ -91,8 +92,15 @@ class EvalFile(pytest.File):
         return load_case_file(self.path, self.evals_root, session.registry, session.parse_cache)
 
     def _load_all(self) -> dict[str, LoadedCase]:
+        """The file's cases by id, loaded once (a file that does not load, tried once)."""
         if self._cases is None:
-            self._cases = {case.id: case for case in self.load(session_of(self.config))}
+            if self._error is not None:
+                raise self._error
+            try:
+                self._cases = {case.id: case for case in self.load(session_of(self.config))}
+            except CaseFileError as exc:
+                self._error = exc
+                raise
         return self._cases
 
     def entries(self, session: EvalSession) -> Sequence[CaseEntry]:
@@ -238,8 +246,6 @@ class EvalItem(pytest.Item):
             self.keywords[tag] = True
         self.run_report: RunReport | None = None
         self.run_error: RunError | None = None
-        #: Set when the case file no longer loads as the item runs.
-        self.load_error: CaseFileError | None = None
 
     @property
     def case(self) -> LoadedCase:
@@ -252,12 +258,14 @@ class EvalItem(pytest.Item):
 
     def setup(self) -> None:
         state = self.session_state
+        load_error = None
         try:
             self.case  # noqa: B018 - loads the case file, when collection did not
         except CaseFileError as exc:
-            self.load_error = exc
-        if self.load_error is not None:
-            pytest.fail(case_file_message(self.config, self.load_error), pytrace=False)
+            load_error = exc
+        if load_error is not None:
+            # Outside the except block, so that no exception chain is shown.
+            pytest.fail(case_file_message(self.config, load_error), pytrace=False)
         if self.case.quarantine:
             pytest.skip(f"quarantined: {self.case.quarantine}")
         if state.needs_agent(self.variant):
@@ -344,26 +352,31 @@ class EvalItem(pytest.Item):
 
     def record(self, outcome: str) -> RunRecord:
         """This run as a record, with ``outcome`` as the controller will count it."""
-        try:
-            case = self.case
-        except CaseFileError as exc:
-            return self._broken_record(outcome, exc)
+        entry = self.entry
         rec = RunRecord(
-            case_id=case.id,
-            file=_display(self.config, case.file),
-            line=case.line,
-            defends=case.defends,
-            severity=case.severity,
+            case_id=entry.id,
+            file=_display(self.config, self.path),
+            line=entry.line,
+            defends=entry.defends,
+            severity=entry.severity,
             variant=self.variant.name,
             repetition=self.repetition,
             outcome=outcome,
-            kind=case.kind,
-            description=case.description,
-            tags=list(case.tags),
-            min_pass_rate=case.min_pass_rate,
+            tags=list(entry.tags),
             nodeid=self.nodeid,
-            fixture=str(case.fixture) if case.fixture is not None else None,
         )
+        try:
+            case = self.case
+        except CaseFileError as exc:
+            # The case file stopped loading after collection.
+            rec.error_kind = "case-file"
+            rec.error = case_file_message(self.config, exc)
+            return rec
+        rec.kind = case.kind
+        rec.description = case.description
+        rec.min_pass_rate = case.min_pass_rate
+        if case.fixture is not None:
+            rec.fixture = str(case.fixture)
         report = self.run_report
         if report is not None:
             # The one place records are made: secrets quoted from the agent's
@@ -386,24 +399,6 @@ class EvalItem(pytest.Item):
             rec.workspace = self.run_error.workspace
             rec.attempts = self.run_error.attempts
         return rec
-
-    def _broken_record(self, outcome: str, error: CaseFileError) -> RunRecord:
-        """The record of a run whose case file stopped loading after collection."""
-        entry = self.entry
-        return RunRecord(
-            case_id=entry.id,
-            file=_display(self.config, self.path),
-            line=entry.line,
-            defends=entry.defends,
-            severity=entry.severity,
-            variant=self.variant.name,
-            repetition=self.repetition,
-            outcome=outcome,
-            tags=list(entry.tags),
-            nodeid=self.nodeid,
-            error_kind="case-file",
-            error=case_file_message(self.config, error),
-        )
 
 
 def red_first(report: RunReport, failed: list[CheckResult], header: str) -> None:
