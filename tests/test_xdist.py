@@ -55,7 +55,7 @@ def test_live_runs_errors_and_broken_files_under_two_workers(pytester: pytest.Py
     result.assert_outcomes(passed=6, errors=2)
     out = result.stdout.str()
     assert out.count("= eval gate =") == 1
-    assert "suite: 6/6 cases passed · Score: 6/6 (100%) · 1 error" in out
+    assert "suite: 6/7 cases passed · Score: 6/6 (100%) · 1 error · normal 6/7" in out
     assert "agent crashed: out of memory" in out
     assert "evals/broken.yaml:3: checks:" in out
     assert "eval gate: INCONCLUSIVE (1 case errored: crash; 1 case file could not be loaded)" in out

@@ -16,18 +16,20 @@ def score(passed: int, total: int) -> str:
 
 def _variant_line(v: VariantSummary) -> str:
     label = v.name or "suite"
-    graded = len(v.graded)
+    # Cases that ran, errored ones included (as the results file's `total`); skipped
+    # and quarantined cases are counted apart.
+    ran = ("passed", "failed", "error")
+    errors = v.count("error")
     parts = [
-        f"{v.count('passed')}/{graded} cases passed",
+        f"{v.count('passed')}/{len(v.graded) + errors} cases passed",
         score(v.checks_passed, v.checks_total),
-        plural(v.count("error"), "error"),
+        plural(errors, "error"),
     ]
     skipped = v.count("skipped")
     if skipped:
         parts.append(f"{skipped} skipped")
     sev = [
-        f"{s} {sum(1 for c in v.cases if c.severity == s and c.outcome == 'passed')}"
-        f"/{sum(1 for c in v.cases if c.severity == s and c.outcome in ('passed', 'failed'))}"
+        f"{s} {v.count('passed', s)}/{sum(v.count(o, s) for o in ran)}"
         for s in severities_present(v)
     ]
     if sev:
