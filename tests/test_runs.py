@@ -154,6 +154,7 @@ def test_agent_errors_are_errors_not_failures(pytester: pytest.Pytester) -> None
     # The short summary gives the reason as it is, not as pytest.fail's "Failed: ...".
     result.stdout.fnmatch_lines(["ERROR evals/crash.yaml::crash - case crash (critical)*"])
     assert "Failed:" not in out
+    assert "suite: 1/3 cases passed · Score: 1/1 (100%) · 2 errors" in out
     assert "eval gate: INCONCLUSIVE (2 cases errored: crash, setup-fails)" in out
     assert result.ret == 2
 
