@@ -343,12 +343,13 @@ def _matching_calls(
             f"{check.type} with `input:` needs tool inputs, and this agent reports only tool names",
             kind="no-transcript",
         )
-    tool = re.compile(check.tool)
+    # Searched, as every pattern is (`Write` also finds `TodoWrite`; `^Write$` does not).
+    tool = _regex(check.tool)
     inp = _regex(check.input) if check.input is not None else None
     return [
         call
         for call in ctx.tool_calls
-        if (tool.fullmatch(call.name) or tool.fullmatch(call.kind))
+        if (tool.search(call.name) or tool.search(call.kind))
         and (inp is None or inp.search(call.input))
     ]
 
