@@ -279,7 +279,7 @@ def _lint_case(
         yield Finding(
             path,
             line("defends"),
-            ERROR,
+            WARNING,
             "missing-defends",
             f"defends {case.defends!r}, which does not exist (relative to {root})",
         )
