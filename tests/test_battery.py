@@ -12,6 +12,7 @@ import pytest
 from pytest_evalcases import lint
 from pytest_evalcases.checks import default_registry
 from pytest_evalcases.loading import load_case_file
+from pytest_evalcases.rootdir import defends_root
 
 BATTERY = Path(__file__).resolve().parent.parent / "example_cases" / "battery"
 GROUPS = {
@@ -33,7 +34,7 @@ def battery_cases() -> list[Path]:
 def test_battery_is_lint_clean_and_large_enough() -> None:
     files = lint.discover([BATTERY])
 
-    findings = lint.lint_files(files, lint.find_root(BATTERY))
+    findings = lint.lint_files(files, defends_root(BATTERY))
 
     assert [f.format(BATTERY) for f in findings] == []
     assert len(files) >= 24

@@ -373,3 +373,31 @@ def test_without_the_option_no_lint_item(pytester: pytest.Pytester) -> None:
 
     result.assert_outcomes(skipped=1)
     assert "eval lint" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pytest.ini", "[pytest]\neval_config_root = agentcfg\n"),
+        (".pytest.ini", "[pytest]\neval_config_root = agentcfg\n"),
+        ("pytest.toml", '[pytest]\neval_config_root = "agentcfg"\n'),
+        ("pyproject.toml", '[tool.pytest.ini_options]\neval_config_root = "agentcfg"\n'),
+        ("pyproject.toml", '[tool.pytest]\neval_config_root = "agentcfg"\n'),
+        ("tox.ini", "[pytest]\neval_config_root = agentcfg\n"),
+        ("setup.cfg", "[tool:pytest]\neval_config_root = agentcfg\n"),
+    ],
+)
+def test_lint_reads_eval_config_root_wherever_pytest_does(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], name: str, text: str
+) -> None:
+    (pytester.path / name).write_text(text)
+    write(pytester.path / "agentcfg" / "rules" / "git-attribution.md", RULE)
+    write(pytester.path / "evals" / "good.yaml", GOOD.format(id="good", prompt="Commit it."))
+
+    status, lines = run_lint(capsys, "evals")
+    assert (status, codes(lines)) == (0, ["WARNING suite-size"])
+
+    # pytest --eval-lint, which asks pytest for the ini value, agrees.
+    result = pytester.runpytest("--eval-lint", "-p", "no:cacheprovider")
+    assert "missing-defends" not in result.stdout.str()
+    result.assert_outcomes(passed=1, skipped=1)

@@ -10,7 +10,6 @@ with positive checks, ...).
 from __future__ import annotations
 
 import argparse
-import configparser
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -30,11 +29,10 @@ from pytest_evalcases.discovery import (
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.gate import plural
 from pytest_evalcases.loading import LoadedCase, _Source, load_case_file, load_task_dir
+from pytest_evalcases.rootdir import defends_root
 
 ERROR = "error"
 WARNING = "warning"
-
-ROOT_MARKERS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".git")
 
 #: How many consecutive words a prompt may share with the defended file.
 QUOTE_WORDS = 8
@@ -88,40 +86,6 @@ class CaseFile:
     evals_root: Path
     #: Which suite (directory argument) the file was found under, for the size check.
     suite: Path | None = None
-
-
-def find_root(start: Path) -> Path:
-    """The rootdir ``defends`` paths start from: the nearest directory at or above
-    ``start`` with a pytest/packaging config file or ``.git``; else ``start``."""
-    start = start.resolve()
-    here = start if start.is_dir() else start.parent
-    for candidate in (here, *here.parents):
-        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
-            return candidate
-    return here
-
-
-def config_root(rootdir: Path) -> Path:
-    """``rootdir`` or the ``eval_config_root`` its ini file names (pytest.ini, tox.ini,
-    setup.cfg)."""
-    for name, section in (
-        ("pytest.ini", "pytest"),
-        ("tox.ini", "pytest"),
-        ("setup.cfg", "tool:pytest"),
-    ):
-        ini = rootdir / name
-        if not ini.is_file():
-            continue
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(ini, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError):
-            continue
-        if parser.has_option(section, "eval_config_root"):
-            return rootdir / parser.get(section, "eval_config_root").strip()
-        if parser.has_section(section):
-            break
-    return rootdir
 
 
 def discover(paths: Sequence[Path]) -> list[CaseFile]:
@@ -402,8 +366,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--root",
         type=Path,
         default=None,
-        help="Directory that `defends` paths are relative to (default: the nearest "
-        "directory upward with pytest.ini, pyproject.toml, setup.cfg, tox.ini or .git)",
+        help="Directory that `defends` paths are relative to (default: pytest's rootdir, "
+        "or the eval_config_root of its configuration file)",
     )
     parser.set_defaults(func=run)
 
@@ -415,7 +379,7 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"evalcases lint: no such file or directory: {missing[0]}", file=sys.stderr)
         return 2
-    root = args.root.resolve() if args.root else config_root(find_root(paths[0]))
+    root = args.root.resolve() if args.root else defends_root(paths[0])
     files = discover(paths)
     findings = lint_files(files, root)
     base = Path.cwd()

@@ -1,0 +1,90 @@
+"""Where ``defends`` paths start, for the commands that run outside pytest
+(``evalcases lint``): pytest's rootdir and ``eval_config_root``, found the way pytest
+finds its configuration file.
+
+Inside pytest the plugin asks pytest; here the configuration files are read directly,
+in pytest's order of precedence, so that both give the same answer.
+"""
+
+from __future__ import annotations
+
+import configparser
+import sys
+from pathlib import Path
+from typing import Any
+
+#: pytest's configuration files, in the order pytest tries them in each directory.
+CONFIG_FILES = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+#: Without a pytest configuration file: the nearest directory with one of these.
+FALLBACK_MARKERS = ("pyproject.toml", "setup.py", ".git")
+
+
+def defends_root(start: Path) -> Path:
+    """The directory ``defends`` paths are relative to, for case files at ``start``:
+    the ``eval_config_root`` of pytest's configuration file, else its directory (the
+    rootdir); without one, the nearest directory with a project marker, else ``start``."""
+    start = start.resolve()
+    here = start if start.is_dir() else start.parent
+    for candidate in (here, *here.parents):
+        for name in CONFIG_FILES:
+            path = candidate / name
+            if not path.is_file():
+                continue
+            settings = pytest_settings(path)
+            if settings is None:
+                continue
+            value = settings.get("eval_config_root")
+            return candidate / str(value).strip() if value else candidate
+    for candidate in (here, *here.parents):
+        if any((candidate / marker).exists() for marker in FALLBACK_MARKERS):
+            return candidate
+    return here
+
+
+def pytest_settings(path: Path) -> dict[str, Any] | None:
+    """The pytest settings that ``path`` holds, or ``None`` when pytest would pass it
+    over (a ``tox.ini`` without ``[pytest]``, say). ``pytest.ini`` and ``pytest.toml``
+    count even when empty, as they do for pytest."""
+    name = path.name
+    if name.endswith(".toml"):
+        data = _toml(path)
+        if data is None:
+            return None
+        if name != "pyproject.toml":
+            table = data.get("pytest")
+            return table if isinstance(table, dict) else {}
+        tool = data.get("tool")
+        pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
+        if not isinstance(pytest_table, dict):
+            return None
+        ini_options = pytest_table.get("ini_options")
+        return ini_options if isinstance(ini_options, dict) else pytest_table
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return None
+    section = "tool:pytest" if name == "setup.cfg" else "pytest"
+    if parser.has_section(section):
+        return dict(parser.items(section))
+    return {} if name in ("pytest.ini", ".pytest.ini") else None
+
+
+def _toml(path: Path) -> dict[str, Any] | None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pytest itself depends on tomli before Python 3.11
+        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
