@@ -212,6 +212,27 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def test_prompt_placeholder_inside_a_word_stays_one_argument(pytester: pytest.Pytester) -> None:
+    make_suite(
+        pytester,
+        "import sys\nprint(repr(sys.argv[1:]), 'stdin:', repr(sys.stdin.read()))\n",
+        one=simple_case("one", prompt="'say {rootdir} twice'", pattern="x"),
+    )
+
+    result = run(
+        pytester, "--eval-agent-command", "{python} {rootdir}/agent.py --message={prompt} -v"
+    )
+
+    # The prompt fills its word, as one argument; placeholders in the prompt stay as
+    # they are; nothing goes to standard input.
+    result.stdout.fnmatch_lines(
+        [
+            "*pattern 'x' not found in the final answer*['--message=say {rootdir} twice', '-v']"
+            " stdin: ''*"
+        ]
+    )
+
+
 def test_prompt_goes_to_stdin_without_placeholder(pytester: pytest.Pytester) -> None:
     make_suite(
         pytester,

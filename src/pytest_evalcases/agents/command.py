@@ -12,9 +12,10 @@ from pytest_evalcases.errors import AgentError, UsageError
 class CommandAgent:
     """Runs ``eval_agent_command``.
 
-    ``{prompt}`` standing as a whole word is replaced by the prompt as one argument;
-    without it the prompt goes to standard input. ``{python}`` and ``{rootdir}`` (and
-    any other placeholder in the settings) are replaced inside words.
+    ``{prompt}`` is replaced by the prompt, inside the one argument that holds it
+    (``{prompt}`` alone, or ``--message={prompt}``); without it the prompt goes to
+    standard input. ``{python}`` and ``{rootdir}`` (and any other placeholder in the
+    settings) are replaced inside words too, never inside the prompt.
     """
 
     name = "command"
@@ -33,15 +34,16 @@ class CommandAgent:
         argv: list[str] = []
         uses_prompt = False
         for word in self.words:
-            if word == "{prompt}":
-                argv.append(request.prompt)
-                uses_prompt = True
-                continue
-            for key, value in self.placeholders.items():
-                word = word.replace("{" + key + "}", value)
-            argv.append(word)
+            parts = word.split("{prompt}")
+            uses_prompt = uses_prompt or len(parts) > 1
+            argv.append(request.prompt.join(self._expand(part) for part in parts))
         argv.extend(self.extra_args)
         return Invocation(tuple(argv), stdin=None if uses_prompt else request.prompt)
+
+    def _expand(self, text: str) -> str:
+        for key, value in self.placeholders.items():
+            text = text.replace("{" + key + "}", value)
+        return text
 
     def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
         if result.returncode != 0:
