@@ -9,6 +9,7 @@ fails or errors on the numbers its prompt lists ("fail at 0,3,6", "error at 1").
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 
@@ -90,6 +91,22 @@ def test_a_case_below_its_min_pass_rate_blocks(
     assert "  steady: 10/10 runs passed (100%, 95% CI 72%–100%; needs 100%)" in out
     assert "eval gate: BLOCKED (1 normal case failed: flaky)" in out
     assert result.ret == 1
+    # The results file carries the same evidence, per variant and case.
+    (saved,) = (pytester.path / "evals/results").glob("*.json")
+    (variant,) = json.loads(saved.read_text())["variants"]
+    verdicts = {c["id"]: c for c in variant["cases"]}
+    assert verdicts["flaky"] == {
+        "id": "flaky",
+        "outcome": "failed",
+        "runs": 10,
+        "graded": 10,
+        "passes": 7,
+        "errors": 0,
+        "pass_rate": 0.7,
+        "ci95": [0.3968, 0.8922],
+        "min_pass_rate": 0.8,
+    }
+    assert (verdicts["steady"]["outcome"], verdicts["steady"]["ci95"]) == ("passed", [0.7225, 1.0])
 
 
 def test_errored_repetitions_are_left_out_of_the_rate_and_reported(
@@ -102,6 +119,14 @@ def test_errored_repetitions_are_left_out_of_the_rate_and_reported(
     result.assert_outcomes(passed=2, failed=1, errors=2)
     out = result.stdout.str()
     assert "  shaky: 2/3 runs passed (67%, 95% CI 21%–94%; needs 60%), 2 errored runs" in out
+    (saved,) = (pytester.path / "evals/results").glob("*.json")
+    (verdict,) = json.loads(saved.read_text())["variants"][0]["cases"]
+    assert (verdict["runs"], verdict["graded"], verdict["passes"], verdict["errors"]) == (
+        5,
+        3,
+        2,
+        2,
+    )
     assert "agent crashed: rate limited" in out
     assert "eval gate: PASS" in out
     assert result.ret == 0

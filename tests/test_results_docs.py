@@ -57,8 +57,14 @@ def test_the_documented_schema_matches_a_real_results_file(pytester: pytest.Pyte
             assert set(check) <= set(case["properties"]["checks"]["items"]["properties"])
     assert set(real["pins"]) <= set(top["pins"]["properties"])
     assert set(real["usage"]) <= set(top["usage"]["properties"])
+    variant_schema = top["variants"]["items"]
     for variant in real["variants"]:
-        assert set(variant) <= set(top["variants"]["items"]["properties"])
+        assert set(variant) <= set(variant_schema["properties"])
+        verdict_schema = variant_schema["properties"]["cases"]["items"]
+        for verdict in variant["cases"]:
+            assert (
+                set(verdict_schema["required"]) <= set(verdict) <= set(verdict_schema["properties"])
+            )
 
 
 def test_the_documented_example_has_the_shape_of_the_schema() -> None:

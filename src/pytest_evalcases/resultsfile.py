@@ -102,6 +102,23 @@ def _counts(cases: Sequence[gate.CaseVerdict], broken: int) -> dict[str, Any]:
     }
 
 
+def _case_verdict(case: gate.CaseVerdict) -> dict[str, Any]:
+    """A case's verdict in one variant over its repetitions: the pass rate of its
+    graded runs with its 95 % Wilson interval, against the case's ``min_pass_rate``."""
+    rate = case.pass_rate
+    return {
+        "id": case.case_id,
+        "outcome": case.outcome,
+        "runs": case.runs,
+        "graded": case.graded,
+        "passes": case.passes,
+        "errors": case.errors,
+        "pass_rate": rate,
+        "ci95": [round(bound, 4) for bound in case.interval] if rate is not None else None,
+        "min_pass_rate": case.min_pass_rate,
+    }
+
+
 def document(
     records: Sequence[RunRecord],
     min_pass_rate: float,
@@ -132,6 +149,7 @@ def document(
         entry["checks_passed"] = v.checks_passed
         entry["checks_total"] = v.checks_total
         entry["verdict"] = gate.variant_verdict(v, min_pass_rate, broken).status
+        entry["cases"] = [_case_verdict(c) for c in v.cases]
         variants.append(entry)
     doc: dict[str, Any] = {
         "format": FORMAT,
