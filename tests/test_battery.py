@@ -4,6 +4,7 @@ no case passes when the agent does nothing (none is vacuous)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -39,6 +40,20 @@ def test_battery_is_lint_clean_and_large_enough() -> None:
     assert [f.format(BATTERY) for f in findings] == []
     assert len(files) >= 24
     assert {f.path.parent.name for f in files} == GROUPS
+
+
+def test_every_example_suite_is_lint_clean_from_the_repository_root() -> None:
+    # As the README has a user run it: each suite's `defends` resolve in its own project.
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest_evalcases.cli", "lint", "example_cases/"],
+        cwd=BATTERY.parent.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert (out.returncode, out.stdout.strip()) == (0, "")
+    assert out.stderr.strip().endswith(" case files checked: 0 errors, 0 warnings")
 
 
 def test_every_case_guards_its_rule() -> None:

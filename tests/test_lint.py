@@ -401,3 +401,26 @@ def test_lint_reads_eval_config_root_wherever_pytest_does(
     result = pytester.runpytest("--eval-lint", "-p", "no:cacheprovider")
     assert "missing-defends" not in result.stdout.str()
     result.assert_outcomes(passed=1, skipped=1)
+
+
+def test_each_case_file_resolves_defends_in_its_own_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two projects linted in one command: each file's `defends` starts at its own rootdir.
+    for name in ("api", "web"):
+        write(tmp_path / name / "pytest.ini", "[pytest]\n")
+        write(tmp_path / name / "rules" / f"{name}.md", "Keep it small.\n")
+        write(
+            tmp_path / name / "evals" / f"{name}-rule.yaml",
+            GOOD.format(id=f"{name}-rule", prompt=f"Change {name}.").replace(
+                "rules/git-attribution.md", f"rules/{name}.md"
+            ),
+        )
+    monkeypatch.chdir(tmp_path)
+
+    status, lines = run_lint(capsys, "api", "web")
+    assert (status, codes(lines)) == (0, ["WARNING suite-size"] * 2)
+    # One --root for every file: the other project's rule is not found.
+    lines = run_lint(capsys, "api", "web", "--root", "api")[1]
+    assert sorted(codes(lines)) == ["WARNING missing-defends", *["WARNING suite-size"] * 2]
+    assert any(line.startswith("web/evals/web-rule.yaml:2: WARNING missing") for line in lines)

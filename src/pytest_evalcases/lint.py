@@ -132,13 +132,25 @@ def _evals_root(file: Path, stop: Path | None = None) -> Path | None:
 
 def lint_files(
     files: Sequence[CaseFile],
-    root: Path,
+    root: Path | None,
     registry: CheckRegistry | None = None,
     *,
     suite_size: bool = True,
 ) -> list[Finding]:
-    """Every finding for ``files``; ``root`` is where ``defends`` paths start."""
+    """Every finding for ``files``; ``root`` is where ``defends`` paths start, or
+    ``None`` for each file's own (its project's rootdir or ``eval_config_root``, as
+    pytest run there would have it)."""
     registry = registry or default_registry()
+    roots: dict[Path, Path] = {}
+
+    def root_of(path: Path) -> Path:
+        if root is not None:
+            return root
+        found = roots.get(path.parent)
+        if found is None:
+            found = roots[path.parent] = defends_root(path.parent)
+        return found
+
     findings: list[Finding] = []
     prompts: dict[str, tuple[str, Path, int]] = {}
     suites: dict[Path, int] = {}
@@ -159,7 +171,7 @@ def lint_files(
         source = _Source(file.path, file.path.read_text(encoding="utf-8"))
         for index, case in enumerate(cases):
             prefix: list[str | int] = ["cases", index] if multi else []
-            findings.extend(_lint_case(case, source, prefix, root, multi))
+            findings.extend(_lint_case(case, source, prefix, root_of(file.path), multi))
             if case.prompt and case.prompt.strip():
                 key = " ".join(case.prompt.lower().split())
                 line = source.line_of([*prefix, "prompt"])
@@ -174,8 +186,8 @@ def lint_files(
                             WARNING,
                             "duplicate-prompt",
                             f"case {case.id!r} has the same prompt as {first[0]!r} "
-                            f"({_relative(first[1], root)}:{first[2]}); one of them tests "
-                            "nothing new",
+                            f"({_relative(first[1], root_of(file.path))}:{first[2]}); "
+                            "one of them tests nothing new",
                         )
                     )
         if file.suite is not None:
@@ -366,8 +378,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--root",
         type=Path,
         default=None,
-        help="Directory that `defends` paths are relative to (default: pytest's rootdir, "
-        "or the eval_config_root of its configuration file)",
+        help="Directory that `defends` paths are relative to (default, for each case "
+        "file: pytest's rootdir there, or the eval_config_root of its configuration file)",
     )
     parser.set_defaults(func=run)
 
@@ -379,7 +391,7 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"evalcases lint: no such file or directory: {missing[0]}", file=sys.stderr)
         return 2
-    root = args.root.resolve() if args.root else defends_root(paths[0])
+    root = args.root.resolve() if args.root else None
     files = discover(paths)
     findings = lint_files(files, root)
     base = Path.cwd()
