@@ -396,25 +396,42 @@ def test_retry_errors_reruns_only_errored_runs(pytester: pytest.Pytester) -> Non
         pytester,
         """
         import os, pathlib, sys
-        counter = pathlib.Path(os.environ["COUNTER"])
-        n = int(counter.read_text()) if counter.exists() else 0
-        counter.write_text(str(n + 1))
-        if n < 2:
+        # One line per attempt, outside the workspace: the attempt's workspace, and
+        # whether an earlier attempt had left its mark there.
+        log = pathlib.Path(os.environ["ATTEMPTS"]) / os.environ["EVALCASES_CASE_ID"]
+        mark = pathlib.Path("left-by-an-attempt")
+        with log.open("a") as out:
+            out.write(f"{os.getcwd()} {mark.exists()}\\n")
+        mark.write_text("x")
+        n = len(log.read_text().splitlines())
+        if n < 3:
             sys.exit("rate limited, try again")
         print("done")
         """,
         flaky=simple_case("flaky", prompt="x", pattern="nope"),
+        recovers=simple_case("recovers", prompt="x", pattern="done"),
     )
-    counter = pytester.path / "counter"
-    os.environ["COUNTER"] = str(counter)
+    log = pytester.path / "attempts"
+    log.mkdir()
+    os.environ["ATTEMPTS"] = str(log)
     try:
         result = run(pytester, "--eval-retry-errors", "2")
     finally:
-        del os.environ["COUNTER"]
+        del os.environ["ATTEMPTS"]
 
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["attempts: 3 (earlier ones errored)"])
-    assert counter.read_text() == "3"
+    result.stdout.fnmatch_lines(
+        [
+            "retried: 2 runs reached a verdict only after errored attempts: "
+            "flaky (3 attempts), recovers (3 attempts)"
+        ]
+    )
+    for case_id in ("flaky", "recovers"):
+        attempts = [line.split() for line in (log / case_id).read_text().splitlines()]
+        # Three attempts, each in a fresh workspace that no earlier attempt touched.
+        assert len({where for where, _ in attempts}) == 3
+        assert [seen for _, seen in attempts] == ["False"] * 3
 
 
 def test_normal_test_failure_is_never_hidden(pytester: pytest.Pytester) -> None:

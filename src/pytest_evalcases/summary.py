@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_evalcases.gate import GateReport, VariantSummary, plural, severities_present
+from pytest_evalcases.results import RunRecord
 
 
 def percent(passed: int, total: int) -> str:
@@ -66,6 +67,14 @@ def lines(report: GateReport, nothing_graded_hint: str = "") -> list[str]:
             out.append(f"  improved: {case_id} / {check_id}")
     for broken in report.broken_files:
         out.append(f"case file error: {broken.file}")
+    retried = [r for r in report.records if r.attempts > 1 and r.graded]
+    if retried:
+        # A verdict reached only after errored attempts (--eval-retry-errors): the agent
+        # or its provider is unreliable, which a plain PASSED would hide.
+        out.append(
+            f"retried: {plural(len(retried), 'run')} reached a verdict only after errored "
+            "attempts: " + ", ".join(f"{_run_label(r)} ({r.attempts} attempts)" for r in retried)
+        )
     out.extend(report.notes)
     verdict = report.verdict
     if verdict.status == "NONE":
@@ -76,3 +85,8 @@ def lines(report: GateReport, nothing_graded_hint: str = "") -> list[str]:
             f"eval gate: {verdict.status}" + (f" ({verdict.reason})" if verdict.reason else "")
         )
     return out
+
+
+def _run_label(record: RunRecord) -> str:
+    """The run as pytest names its item (``case[variant-r2]``)."""
+    return record.nodeid.rsplit("::", 1)[-1] if record.nodeid else record.case_id
