@@ -55,12 +55,12 @@ def run(
     """
     shell = isinstance(args, str)
     start = time.monotonic()
-    with (
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-        tempfile.TemporaryFile() as inp,
-    ):
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(tempfile.TemporaryFile())
+        err = files.enter_context(tempfile.TemporaryFile())
+        inp: IO[bytes] | int = subprocess.DEVNULL
         if stdin is not None:
+            inp = files.enter_context(tempfile.TemporaryFile())
             inp.write(stdin.encode("utf-8"))
             inp.seek(0)
         proc = subprocess.Popen(
@@ -68,7 +68,7 @@ def run(
             shell=shell,
             cwd=cwd,
             env=dict(env) if env is not None else None,
-            stdin=inp if stdin is not None else subprocess.DEVNULL,
+            stdin=inp,
             stdout=out,
             stderr=err,
             start_new_session=True,
