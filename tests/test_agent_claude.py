@@ -455,3 +455,47 @@ def test_tool_checks_on_the_stream_transcript(
     for argv in runs:
         assert argv[argv.index("--output-format") + 1] == "stream-json"
         assert "--verbose" in argv
+
+
+ANSWERS_CASE = """\
+id: answers
+defends: CLAUDE.md
+prompt: "Commit the staged change."
+checks:
+  - type: output_matches
+    pattern: "\\\\S"
+    description: says something
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "sample", "output_format"),
+    [
+        ([], "claude-json-success.json", ["--output-format", "json"]),
+        (
+            ["--eval-transcript"],
+            "claude-stream.jsonl",
+            ["--output-format", "stream-json", "--verbose"],
+        ),
+    ],
+    ids=["default", "eval-transcript"],
+)
+def test_eval_transcript_asks_for_the_stream_without_tool_checks(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    options: list[str],
+    sample: str,
+    output_format: list[str],
+) -> None:
+    pytester.makefile(".yaml", **{"evals/answers": ANSWERS_CASE})
+    use_fake(monkeypatch, sample)
+    record = tmp_path / "record.json"
+    monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
+
+    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider", *options)
+
+    result.assert_outcomes(passed=1)
+    runs = [json.loads(line)["argv"] for line in record.read_text().splitlines()]
+    runs = [argv for argv in runs if argv != ["--version"]]
+    assert runs == [["-p", "Commit the staged change.", *output_format, "--bare"]]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 CASE = """\
 id: {id}
@@ -327,3 +328,12 @@ def test_a_file_of_plugin_check_types_fails_at_collection_once_the_plugin_is_gon
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*checks[[]0[]].type: unknown check type 'always'*"])
+
+
+@pytest.mark.skipif(
+    not getattr(yaml, "__with_libyaml__", False), reason="PyYAML is built without libyaml"
+)
+def test_case_files_are_read_with_the_libyaml_loader() -> None:
+    from pytest_evalcases import loading
+
+    assert issubclass(loading._Loader, yaml.CSafeLoader)

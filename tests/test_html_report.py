@@ -236,3 +236,76 @@ def dump_dom(url: str, profile: Path) -> str:
     shutil.rmtree(profile / "chromium-profile", ignore_errors=True)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless)")
+def test_clicking_a_failed_cell_shows_its_failed_checks(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    _, page = run(pytester)
+    cell = re.search(
+        r'<td class="cell fail" data-cell="(\d+-\d+)"[^>]*title="inject \[main\]', page
+    )
+    assert cell is not None
+    key = cell.group(1)
+    # A copy of the report with a script after the page's own: it notes what the
+    # details panel shows, clicks the red cell as a user would, and notes it again.
+    clicked = tmp_path / "clicked.html"
+    clicked.write_text(page + CLICK_SCRIPT.replace("KEY", key), "utf-8")
+
+    dom = dump_dom(clicked.as_uri(), tmp_path)
+
+    assert not re.search(r"<html[^>]*data-js-errors", dom)
+    probe = re.search(r'<pre id="probe" ([^>]*)>(.*?)</pre>', dom, re.DOTALL)
+    assert probe is not None
+    attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', probe.group(1)))
+    # Before the click the panel held something else (the first red or grey cell,
+    # shown on load) and no failed check of this case was rendered.
+    before = probe.group(2)
+    assert before.startswith('&lt;section id="details"')
+    assert attrs["data-shown-before"] != key
+    assert attrs["data-checks-before"] == ""
+    assert "inject [main]" not in before
+    assert "says-ok" not in before
+    # After it: this cell's details, its failed check rendered on the page, the
+    # agent's answer quoted and still escaped.
+    assert attrs["data-shown-after"] == key
+    assert attrs["data-checks-after"] == "says-ok [output_matches]"
+    shown = dom[dom.index('<section id="details"') :]
+    shown = shown[: shown.index("</section>")]
+    assert f'data-shown="{key}"' in shown
+    assert "<h2>inject [main]: failed</h2>" in shown
+    assert '<ul class="failed"><li><b class="check">says-ok</b> [output_matches]:' in shown
+    assert '&lt;script&gt;alert("pwned")&lt;/script&gt;' in shown
+    assert f'<td class="cell fail selected" data-cell="{key}"' in dom
+    assert dom.count(" selected") == 1
+
+
+#: Appended to a copy of the report. <pre id="probe"> gets the details panel's markup
+#: before the click (as text), which cell it showed before and after the click of the
+#: cell ``KEY``, and the failed checks rendered in it (laid out, not merely present).
+CLICK_SCRIPT = """
+<script>
+(function () {
+  var panel = document.getElementById('details');
+  function rendered() {
+    var items = panel.querySelectorAll('ul.failed li'), names = [];
+    for (var i = 0; i < items.length; i++) {
+      if (items[i].getClientRects().length) {
+        names.push(items[i].textContent.split(':')[0]);
+      }
+    }
+    return names.join(', ');
+  }
+  var probe = document.createElement('pre');
+  probe.id = 'probe';
+  probe.textContent = panel.outerHTML;
+  probe.setAttribute('data-shown-before', panel.getAttribute('data-shown') || '');
+  probe.setAttribute('data-checks-before', rendered());
+  document.querySelector('td.cell[data-cell="KEY"]').click();
+  probe.setAttribute('data-shown-after', panel.getAttribute('data-shown') || '');
+  probe.setAttribute('data-checks-after', rendered());
+  document.body.appendChild(probe);
+})();
+</script>
+"""

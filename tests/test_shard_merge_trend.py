@@ -4,11 +4,15 @@ files written by real runs."""
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pytest_evalcases import cli, shard
+from pytest_evalcases import cli, resultsfile, shard
+from pytest_evalcases.results import RunRecord
 from results_helpers import install_fake_claude, make_suite, results_files, steer
 
 CASES = [f"case-{i:02d}" for i in range(12)]
@@ -185,3 +189,107 @@ def test_trend_of_an_empty_or_missing_directory(
     assert "no results files" in capsys.readouterr().out
     assert cli.main(["trend", str(tmp_path / "nope")]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+def _record(case_id: str, outcome: str, duration: float, **usage: Any) -> RunRecord:
+    severity = "advisory" if outcome == "xfailed" else "normal"
+    return RunRecord(
+        case_id=case_id,
+        file=f"evals/{case_id}.yaml",
+        line=0,
+        defends="AGENTS.md",
+        severity=severity,
+        outcome=outcome,
+        duration=duration,
+        **usage,
+    )
+
+
+# Five runs of four always-passing cases (20 passed runs, durations 0.5 .. 10.0 in a
+# shuffled order), two always-failing ones (10 failed runs, 30 .. 39) plus one advisory
+# failure (xfailed, 45.5: it counts as failed), and an erroring case whose 1000 s
+# runs are neither passed nor failed.
+_PASSED_SECONDS = [
+    [7.0, 0.5, 9.5, 3.0],
+    [2.0, 10.0, 4.5, 6.5],
+    [8.5, 1.5, 5.0, 3.5],
+    [1.0, 6.0, 9.0, 2.5],
+    [4.0, 7.5, 5.5, 8.0],
+]
+_FAILED_SECONDS = [[34.0, 37.0], [30.0, 39.0], [36.0, 31.0], [38.0, 33.0], [35.0, 32.0]]
+# tokens_in + tokens_out per run. p1: mean 1,400, sample sd 316 (population sd would
+# be 283). p2: the last run is a runaway (2,000 > 3 x 100). p3: 300 is exactly 3 x 100,
+# not more: no runaway.
+_TOKENS = {
+    "p1": [(900, 100), (1100, 100), (1300, 100), (1500, 100), (1700, 100)],
+    "p2": [(90, 10), (90, 10), (90, 10), (90, 10), (1900, 100)],
+    "p3": [(100, 0), (100, 0), (100, 0), (100, 0), (300, 0)],
+}
+# p1: mean $0.03, sample sd $0.0158 (population: $0.0141); p2's last run is a runaway.
+_COSTS = {
+    "p1": [0.01, 0.02, 0.03, 0.04, 0.05],
+    "p2": [0.001, 0.001, 0.001, 0.001, 0.01],
+}
+
+
+def _write_usage_and_time_runs(directory: Path) -> None:
+    directory.mkdir(parents=True)
+    for run in range(5):
+        records = []
+        for i, case_id in enumerate(["p1", "p2", "p3", "p4"]):
+            usage: dict[str, Any] = {}
+            if case_id in _TOKENS:
+                usage["tokens_in"], usage["tokens_out"] = _TOKENS[case_id][run]
+            if case_id in _COSTS:
+                usage["cost_usd"] = _COSTS[case_id][run]
+            records.append(_record(case_id, "passed", _PASSED_SECONDS[run][i], **usage))
+        for i, case_id in enumerate(["f1", "f2"]):
+            records.append(_record(case_id, "failed", _FAILED_SECONDS[run][i]))
+        records.append(_record("err", "error", 1000.0))
+        if run == 0:
+            records.append(_record("adv", "xfailed", 45.5, tokens_in=500))
+        started = datetime(2026, 11, 1 + run, 9, 0, tzinfo=timezone.utc)
+        doc = resultsfile.document(
+            records, 0.9, started=started, finished=started + timedelta(minutes=5)
+        )
+        resultsfile.write(doc, directory / f"{resultsfile.file_stem(started)}.json")
+
+
+def _section(out: str, title: str) -> dict[str, list[str]]:
+    """The rows of the table under ``title``, by their first cell."""
+    lines = out.split(title + "\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert lines[1].startswith("---"), lines
+    return {row.split("  ")[0]: re.split(r"\s{2,}", row.strip()) for row in lines[2:]}
+
+
+def test_trend_wall_time_percentiles_and_usage_mean_sd(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write_usage_and_time_runs(tmp_path / "results")
+
+    status = cli.main(["trend", str(tmp_path / "results")])
+    out = capsys.readouterr().out
+
+    assert status == 0
+    assert out.startswith("last 5 of 5 runs")
+    # Nearest rank: of 20 passed runs p50 is the 10th (5.00, not the interpolated
+    # 5.25), p90 the 18th, p99 the 20th; of 11 failed runs the 6th, 10th and 11th.
+    wall = _section(out, "wall time per run (seconds):")
+    assert wall == {
+        "passed": ["passed", "20", "5.00", "9.00", "10.00"],
+        "failed": ["failed", "11", "35.00", "39.00", "45.50"],
+    }
+    usage = _section(out, "tokens and cost per case (mean ± sd):")
+    assert usage == {
+        "adv": ["adv", "500 ± 0", "n/a"],
+        "p1": ["p1", "1,400 ± 316", "$0.0300 ± $0.0158"],
+        "p2": ["p2", "480 ± 850", "$0.0028 ± $0.0040"],
+        "p3": ["p3", "140 ± 89", "n/a"],
+    }
+    assert "runaway runs (over 3x the case's mean):\n" in out
+    runaways = out.split("runaway runs (over 3x the case's mean):\n", 1)[1].splitlines()
+    # p2's last run, in tokens and in cost; p3's run at exactly 3x its mean is not one.
+    assert runaways == [
+        "  p2 r0: tokens 2,000 vs 100",
+        "  p2 r0: cost $0.0100 vs $0.0010",
+    ]
