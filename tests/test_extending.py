@@ -104,18 +104,25 @@ class InstalledAgent:
 '''
 
 
-def install_agent_distribution(site: Path) -> None:
-    """What ``pip install`` leaves of a package declaring the agent ``installed``: its
-    module and a dist-info directory with the entry point."""
-    site.mkdir()
-    (site / "evalcases_installed_agent.py").write_text(INSTALLED_AGENT)
-    info = site / "evalcases_installed_agent-0.1.dist-info"
+def install_distribution(site: Path, name: str, entry_points: str, module: str = "") -> None:
+    """What ``pip install`` leaves of a package: its module (when given) and a dist-info
+    directory declaring ``entry_points``."""
+    site.mkdir(exist_ok=True)
+    if module:
+        (site / f"{name}.py").write_text(module)
+    info = site / f"{name}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: evalcases-installed-agent\nVersion: 0.1\n"
-    )
-    (info / "entry_points.txt").write_text(
-        "[pytest_evalcases.agents]\ninstalled = evalcases_installed_agent:InstalledAgent\n"
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
+
+
+def install_agent_distribution(site: Path) -> None:
+    """A package declaring the agent ``installed``."""
+    install_distribution(
+        site,
+        "evalcases_installed_agent",
+        "[pytest_evalcases.agents]\ninstalled = evalcases_installed_agent:InstalledAgent\n",
+        INSTALLED_AGENT,
     )
 
 
@@ -143,3 +150,64 @@ def test_custom_agent_registered_by_an_entry_point(
     missing.stderr.fnmatch_lines(["*unknown agent 'installed'*"])
     result.assert_outcomes(passed=1)
     assert result.ret == 0
+
+
+def test_a_broken_agent_entry_point_is_a_usage_error_only_when_named(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    site = tmp_path / "site-packages"
+    install_distribution(site, "broken_agent", "[pytest_evalcases.agents]\nbroken = gone:Agent\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/one.yaml").write_text(
+        "id: one\ndefends: AGENTS.md\nprompt: hello\n"
+        "checks: [{type: output_matches, pattern: '^ok$'}]\n"
+    )
+    args = ["--eval-no-save", "-p", "no:cacheprovider"]
+
+    # Another package's broken entry point does not stand in the way of other agents.
+    fine = pytester.runpytest_subprocess("--eval-agent-command", "echo ok", *args)
+    fine.assert_outcomes(passed=1)
+
+    named = pytester.runpytest_subprocess("--eval-agent", "broken", *args)
+    assert named.ret == pytest.ExitCode.USAGE_ERROR
+    named.stderr.fnmatch_lines(
+        [
+            "*entry point broken = gone:Agent (group pytest_evalcases.agents) does not load: "
+            "ModuleNotFoundError: No module named 'gone'*"
+        ]
+    )
+    assert "Traceback" not in named.stderr.str() + named.stdout.str()
+
+
+def test_a_broken_check_types_entry_point_errors_every_case_file_and_spares_the_rest(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    site = tmp_path / "site-packages"
+    install_distribution(
+        site,
+        "broken_checks",
+        "[pytest_evalcases.checks]\nmine = broken_checks:register\n",
+        "def register(registry):\n    raise RuntimeError('needs a newer pytest-evalcases')\n",
+    )
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    (pytester.path / "evals").mkdir()
+    for name in ("one", "two"):
+        (pytester.path / f"evals/{name}.yaml").write_text(
+            f"id: {name}\ndefends: AGENTS.md\nprompt: hello\n"
+            "checks: [{type: output_matches, pattern: '^ok$'}]\n"
+        )
+    pytester.makepyfile(test_unit="def test_plain():\n    pass\n")
+
+    result = pytester.runpytest_subprocess("--eval-agent-command", "echo ok", "--eval-no-save")
+
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*case file error: evals/one.yaml: entry point mine = broken_checks:register "
+            "(group pytest_evalcases.checks) failed to register its check types: "
+            "RuntimeError: needs a newer pytest-evalcases*"
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "INTERNALERROR" not in result.stdout.str()

@@ -22,7 +22,8 @@ from pydantic import Field, TypeAdapter, create_model
 
 from pytest_evalcases import process, schema
 from pytest_evalcases.agents.base import ToolCall
-from pytest_evalcases.errors import PathEscapeError, RunError
+from pytest_evalcases.errors import PathEscapeError, RunError, UsageError
+from pytest_evalcases.extensions import load_entry_point
 
 QUOTE_LIMIT = 160
 DEFAULT_COMMAND_TIMEOUT = 120.0
@@ -407,5 +408,12 @@ def default_registry() -> CheckRegistry:
     """
     registry = _builtin_registry()
     for ep in entry_points(group="pytest_evalcases.checks"):
-        ep.load()(registry)
+        register = load_entry_point(ep)
+        try:
+            register(registry)
+        except Exception as exc:  # a third party's registration function
+            raise UsageError(
+                f"entry point {ep.name} = {ep.value} (group {ep.group}) failed to register "
+                f"its check types: {type(exc).__name__}: {exc}"
+            ) from None
     return registry

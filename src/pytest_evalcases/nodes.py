@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evalcases.errors import CaseFileError, RunError
+from pytest_evalcases.errors import CaseFileError, RunError, UsageError
 from pytest_evalcases.parsecache import CaseEntry
 from pytest_evalcases.results import RunRecord
 from pytest_evalcases.session import EvalSession
@@ -101,6 +101,10 @@ class EvalFile(pytest.File):
             except CaseFileError as exc:
                 self._error = exc
                 raise
+            except UsageError as exc:
+                # A check-type entry point that does not load: every file says so.
+                self._error = CaseFileError(str(self.path), str(exc))
+                raise self._error from None
         return self._cases
 
     def entries(self, session: EvalSession) -> Sequence[CaseEntry]:
