@@ -205,10 +205,10 @@ def test_result_survives_a_cut_in_the_middle_of_the_stream(tmp_path: Path) -> No
         ("claude-credit-too-low.json", "billing", "Credit balance is too low"),
         (
             "claude-rate-limited.json",
-            "rate_limit",
+            "rate-limit",
             "You've hit your limit · resets 1pm (Europe/Lisbon)",
         ),
-        ("claude-max-turns.json", "max_turns", "Reached maximum number of turns (8)"),
+        ("claude-max-turns.json", "max-turns", "Reached maximum number of turns (8)"),
     ],
 )
 def test_error_samples(tmp_path: Path, sample: str, kind: str, words: str) -> None:
@@ -231,7 +231,7 @@ def test_status_classifies_an_error_whose_words_do_not(tmp_path: Path) -> None:
         json.dumps({"type": "result", "is_error": True, "api_error_status": 429, "result": "Slow"})
     )
     error = run_error(request(tmp_path, sample=sample, exit_code=1))
-    assert error.kind == "rate_limit"
+    assert error.kind == "rate-limit"
     assert "Slow" in str(error)
 
 

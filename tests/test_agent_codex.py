@@ -181,7 +181,7 @@ def test_turn_failed_rate_limit(tmp_path: Path) -> None:
         {"type": "turn.failed", "error": {"message": "exceeded retry limit, last status: 429"}}
     )
     error = run_error(request(tmp_path, sample=stream(tmp_path, *EXEC[1:3], failed), exit_code=1))
-    assert error.kind == "rate_limit"
+    assert error.kind == "rate-limit"
     assert "exceeded retry limit, last status: 429" in str(error)
 
 

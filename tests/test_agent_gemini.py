@@ -146,7 +146,7 @@ def test_auth_error_sample(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("status", "kind"),
-    [(41, "authentication"), (42, "input"), (52, "config"), (53, "max_turns")],
+    [(41, "authentication"), (42, "input"), (52, "config"), (53, "max-turns")],
 )
 def test_documented_exit_statuses_without_json(tmp_path: Path, status: int, kind: str) -> None:
     error = run_error(request(tmp_path, exit_code=status, stderr=f"Fatal: reason {status}\n"))
@@ -157,7 +157,7 @@ def test_documented_exit_statuses_without_json(tmp_path: Path, status: int, kind
 def test_error_object_is_classified_by_its_words(tmp_path: Path) -> None:
     doc = {"error": {"type": "ApiError", "message": "[429] Quota exceeded for quota metric"}}
     error = run_error(request(tmp_path, sample=write(tmp_path, json.dumps(doc)), exit_code=1))
-    assert error.kind == "rate_limit"
+    assert error.kind == "rate-limit"
     assert "[429] Quota exceeded for quota metric" in str(error)
 
 

@@ -45,7 +45,7 @@ _KIND_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     (
-        "rate_limit",
+        "rate-limit",
         re.compile(
             r"\b429\b|rate[ _-]?limit|usage limit|hit your limit|too many requests"
             r"|resource[ _]exhausted|quota exceeded",
@@ -58,8 +58,8 @@ _KIND_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _KIND_PHRASES = {
     "authentication": "could not authenticate",
     "billing": "was refused for billing (no credit)",
-    "rate_limit": "hit a rate or usage limit",
-    "max_turns": "stopped at its turn limit",
+    "rate-limit": "hit a rate or usage limit",
+    "max-turns": "stopped at its turn limit",
     "budget": "stopped at its budget limit",
     "config": "refused its configuration",
     "input": "rejected its input",

@@ -45,9 +45,9 @@ TOOL_KINDS = {
 }
 
 # A failed result whose words name no known cause is classified by the API status.
-_STATUS_KINDS = {401: "authentication", 402: "billing", 429: "rate_limit"}
+_STATUS_KINDS = {401: "authentication", 402: "billing", 429: "rate-limit"}
 
-_SUBTYPE_KINDS = {"error_max_turns": "max_turns", "error_max_budget_usd": "budget"}
+_SUBTYPE_KINDS = {"error_max_turns": "max-turns", "error_max_budget_usd": "budget"}
 
 _SKIP_PERMISSIONS = "--dangerously-skip-permissions"
 
@@ -153,7 +153,7 @@ class ClaudeAgent:
                 "bare cases run `claude --bare`, which authenticates with ANTHROPIC_API_KEY "
                 "only (no keychain or login); set it, or `bare: false` on the case"
             )
-        if kind == "max_turns":
+        if kind == "max-turns":
             return "raise --max-turns in eval_agent_args, or make the task smaller"
         return ""
 

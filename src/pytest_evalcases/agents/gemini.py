@@ -42,7 +42,7 @@ TOOL_KINDS = {
 }
 
 #: Exit statuses the CLI documents for failures that prevent a verdict.
-EXIT_KINDS = {41: "authentication", 42: "input", 52: "config", 53: "max_turns"}
+EXIT_KINDS = {41: "authentication", 42: "input", 52: "config", 53: "max-turns"}
 
 _TRUST_HINT = (
     "Gemini CLI does not trust the workspace folder in headless mode; set "
@@ -134,7 +134,7 @@ class GeminiAgent:
 def _hint(kind: str, said: str) -> str:
     if "trust" in said.lower():
         return _TRUST_HINT
-    if kind == "max_turns":
+    if kind == "max-turns":
         return "the session hit Gemini CLI's turn limit (maxSessionTurns in its settings.json)"
     return ""
 
