@@ -144,6 +144,9 @@ def test_select_by_id_tags_and_defends(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
 
     assert collected(pytester, "evals", "-k", "b") == ["evals/b.yaml::b"]
+    # A tag is a keyword too.
+    assert collected(pytester, "-k", "deploy") == ["evals/b.yaml::b"]
+    assert collected(pytester, "-k", "git and not deploy") == ["evals/a.yaml::a"]
     assert collected(pytester, "--eval-tags", "git") == [
         "evals/a.yaml::a",
         "test_unit.py::test_unit",

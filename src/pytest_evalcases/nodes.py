@@ -246,8 +246,10 @@ class EvalItem(pytest.Item):
         self.variant = variant
         self.repetition = repetition
         self.add_marker(entry.severity)
+        # Tags are keywords (in reports too): `-k deploy` selects the cases tagged deploy.
         for tag in entry.tags:
             self.keywords[tag] = True
+        self.extra_keyword_matches.update(entry.tags)
         self.run_report: RunReport | None = None
         self.run_error: RunError | None = None
 
