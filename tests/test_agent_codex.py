@@ -285,3 +285,40 @@ def test_turn_failed_is_an_error_through_pytest(
     result.assert_outcomes(errors=1)
     assert "Missing bearer or basic authentication in header" in result.stdout.str()
     assert result.ret == 2
+
+
+#: What codex-cli 0.171.0 printed here, run with no network to reach: it never exits.
+NO_NETWORK = [
+    {"type": "thread.started", "thread_id": "01a22fd8-8dd2-7302-b0a9-631080dd9a77"},
+    {"type": "turn.started"},
+    {
+        "type": "error",
+        "message": "Reconnecting... 5/5 (stream disconnected before completion: failed to "
+        "lookup address information: Name does not resolve)",
+    },
+    {
+        "type": "error",
+        "message": "Reconnecting... waiting for network (Connection failed: error sending request)",
+    },
+    {
+        "type": "item.completed",
+        "item": {
+            "id": "item_0",
+            "type": "error",
+            "message": "Falling back from WebSockets to HTTPS transport. stream disconnected "
+            "before completion: failed to lookup address information: Name does not resolve",
+        },
+    },
+]
+
+
+def test_a_timeout_says_what_the_cli_said_last(tmp_path: Path) -> None:
+    sample = tmp_path / "no-network.jsonl"
+    sample.write_text("".join(json.dumps(event) + "\n" for event in NO_NETWORK))
+    error = run_error(request(tmp_path, sample=str(sample), timeout=1, FAKE_AGENT_HANG="60"))
+    assert error.kind == "timeout"
+    # The message of the last event, nested in its item as Codex has it.
+    assert str(error).endswith(
+        "last output: Falling back from WebSockets to HTTPS transport. stream disconnected "
+        "before completion: failed to lookup address information: Name does not resolve"
+    )

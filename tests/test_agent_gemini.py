@@ -144,6 +144,29 @@ def test_auth_error_sample(tmp_path: Path) -> None:
     assert "FatalAuthenticationError" in str(error)
 
 
+def test_auth_error_json_on_stderr(tmp_path: Path) -> None:
+    # What Gemini CLI 0.61.0 printed when run here without credentials: nothing on
+    # stdout, the error object on stderr, exit status 41.
+    said = json.dumps(
+        {
+            "session_id": "a84b089b-2546-4d64-baf6-a39b8c060abf",
+            "error": {
+                "type": "Error",
+                "message": "Please set an Auth method in your ~/.gemini/settings.json or "
+                "specify one of the following environment variables before running: "
+                "GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA",
+                "code": 41,
+            },
+        },
+        indent=2,
+    )
+    error = run_error(request(tmp_path, exit_code=41, stderr=said + "\n"))
+    assert error.kind == "authentication"
+    assert str(error).startswith("gemini could not authenticate: Please set an Auth method")
+    assert "(Error, exit status 41)" in str(error)
+    assert "session_id" not in str(error)
+
+
 @pytest.mark.parametrize(
     ("status", "kind"),
     [(41, "authentication"), (42, "input"), (52, "config"), (53, "max-turns")],

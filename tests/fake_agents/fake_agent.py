@@ -8,6 +8,8 @@ variables:
 ``FAKE_AGENT_STDERR``   text for stderr
 ``FAKE_AGENT_EXIT``     exit status (default 0)
 ``FAKE_AGENT_SLEEP``    seconds to sleep before printing (timeouts)
+``FAKE_AGENT_HANG``     seconds to sleep after printing, before exiting (a CLI that
+                        said something, then waits: timeouts)
 ``FAKE_AGENT_GRANDCHILD`` file to write the pid of a ``sleep 300`` child into, which
                         the fake leaves running (process-group cleanup)
 ``FAKE_AGENT_RECORD``   file to append argv, stdin and working directory to, one JSON
@@ -60,4 +62,6 @@ def main() -> None:
     if env.get("FAKE_AGENT_STDERR"):
         sys.stderr.write(env["FAKE_AGENT_STDERR"])
         sys.stderr.flush()
+    if env.get("FAKE_AGENT_HANG"):
+        time.sleep(float(env["FAKE_AGENT_HANG"]))
     sys.exit(int(env.get("FAKE_AGENT_EXIT", "0")))

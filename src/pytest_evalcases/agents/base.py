@@ -9,6 +9,7 @@ every agent.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Mapping
@@ -136,12 +137,42 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
             f"agent {agent.name!r} could not start {program!r}: {exc}", kind="missing"
         ) from None
     if proc.timed_out:
+        said = last_words(proc)
         raise AgentError(
             f"agent {agent.name!r} timed out after {request.timeout:g}s "
-            "(its whole process group was killed); raise `timeout:` on the case or eval_timeout",
+            "(its whole process group was killed); raise `timeout:` on the case or eval_timeout"
+            + (f"\nlast output: {said}" if said else ""),
             kind="timeout",
         )
     return agent.parse(proc, request)
+
+
+def last_words(proc: process.ProcessResult, limit: int = 300) -> str:
+    """The last thing a process said, to explain a timeout: the last line of its
+    standard output (the ``message`` of a JSON event), else of its standard error.
+    A CLI waiting for a network it cannot reach says so there."""
+    for text in (proc.stdout, proc.stderr):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if not lines:
+            continue
+        line = lines[-1]
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = None
+        line = _event_message(event) or line
+        return line if len(line) <= limit else line[:limit] + "…"
+    return ""
+
+
+def _event_message(event: object) -> str | None:
+    """The ``message`` of a JSON event, or of its ``item`` or ``error`` (Codex nests)."""
+    if not isinstance(event, dict):
+        return None
+    for holder in (event, event.get("item"), event.get("error")):
+        if isinstance(holder, dict) and isinstance(holder.get("message"), str):
+            return str(holder["message"])
+    return None
 
 
 def tail(text: str, limit: int = 600) -> str:

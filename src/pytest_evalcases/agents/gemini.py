@@ -80,10 +80,13 @@ class GeminiAgent:
         return Invocation(tuple(argv))
 
     def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+        # The result is on stdout; Gemini CLI 0.61 writes the JSON of an error (no
+        # credentials, exit 41) to stderr instead.
         doc = next(
             (
                 obj
-                for obj in reversed(json_objects(result.stdout))
+                for stream in (result.stdout, result.stderr)
+                for obj in reversed(json_objects(stream))
                 if {"response", "error", "stats"} & obj.keys()
             ),
             None,
