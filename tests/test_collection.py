@@ -65,11 +65,18 @@ def test_eval_paths_and_eval_ignore(pytester: pytest.Pytester) -> None:
     write_case(pytester, "agent-tests/skip/b.yaml", "b")
     write_case(pytester, "evals/c.yaml", "c")
     write_case(pytester, "evals/old/d.yaml", "d")
+    write_case(pytester, "evals/old/task/checks.yaml", "task")
+    pytester.makepyfile(**{"evals/old/test_still_a_test": "def test_here():\n    pass\n"})
     pytester.makeini(
         "[pytest]\neval_paths = agent-tests\neval_ignore =\n    agent-tests/skip\n    evals/old\n"
     )
 
-    assert sorted(collected(pytester)) == ["agent-tests/a.yaml::a", "evals/c.yaml::c"]
+    # Ignored as case files (task directories too); ordinary tests there still run.
+    assert sorted(collected(pytester)) == [
+        "agent-tests/a.yaml::a",
+        "evals/c.yaml::c",
+        "evals/old/test_still_a_test.py::test_here",
+    ]
 
 
 def test_python_tests_inside_fixtures_are_not_collected(pytester: pytest.Pytester) -> None:
@@ -340,3 +347,29 @@ def test_case_files_are_read_with_the_libyaml_loader() -> None:
     from pytest_evalcases import loading
 
     assert issubclass(loading._Loader, yaml.CSafeLoader)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pytest.ini", "[pytest]\neval_timeout = 300\neval_min_pass_rate = 0.5\n"),
+        pytest.param(
+            "pytest.toml",
+            "[pytest]\neval_timeout = 300\neval_min_pass_rate = 0.5\n",
+            marks=pytest.mark.skipif(
+                pytest.version_tuple < (9, 2), reason="TOML numbers need pytest 9.2"
+            ),
+        ),
+    ],
+)
+def test_numeric_ini_options_in_ini_and_native_toml(
+    pytester: pytest.Pytester, name: str, text: str
+) -> None:
+    write_case(pytester, "evals/one.yaml", "one")
+    (pytester.path / name).write_text(text)
+    assert collected(pytester) == ["evals/one.yaml::one"]
+
+    (pytester.path / name).write_text(text.replace("300", '"soon"' if "toml" in name else "soon"))
+    result = pytester.runpytest("--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: ini option eval_timeout expects a number, got 'soon'"])

@@ -61,7 +61,9 @@ def table(text: str, first_header: str) -> list[list[str]]:
 
 
 def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+    """A Markdown table row's cells; ``\\|`` is a pipe inside a cell."""
+    cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+    return [cell.strip().replace("\\|", "|") for cell in cells]
 
 
 def code(cell: str) -> str:

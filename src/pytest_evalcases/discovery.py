@@ -30,7 +30,7 @@ class Discovery:
     rootdir: Path
     #: ``eval_paths``: directories whose case files count besides ``evals/``.
     eval_paths: tuple[Path, ...] = ()
-    #: ``eval_ignore``: paths never collected.
+    #: ``eval_ignore``: paths whose files are never case files.
     ignore: tuple[Path, ...] = ()
     #: The evals roots found so far, by their path parts (one Path per root, not per file).
     _roots: dict[tuple[str, ...], Path] = field(default_factory=dict, compare=False, repr=False)
@@ -59,11 +59,10 @@ class Discovery:
         return any(p == path or p in path.parents for p in self.ignore)
 
     def skip_dir(self, path: Path) -> bool:
-        """Whether pytest should not walk ``path`` at all: an ``eval_ignore`` entry, or
-        a ``fixtures`` / ``results`` directory under an evals root (a fixture
-        repository's own ``test_*.py`` and ``conftest.py`` are not the user's tests)."""
-        if self.ignore and self._ignored(path):
-            return True
+        """Whether pytest should not walk ``path`` at all: a ``fixtures`` / ``results``
+        directory under an evals root (a fixture repository's own ``test_*.py`` and
+        ``conftest.py`` are not the user's tests). ``eval_ignore`` paths are walked:
+        they hold no case files, but may hold tests."""
         return (
             path.name in EXCLUDED_DIRS and path.is_dir() and self.evals_root(path / "_") is not None
         )
@@ -71,6 +70,8 @@ class Discovery:
     def case_file(self, path: Path) -> Found | None:
         """What ``path`` is, when it is a case file."""
         name = path.name
+        if self.ignore and self._ignored(path):
+            return None
         if name == TASK_FILE:
             return Found("task", path.parent)
         if not name.endswith(CASE_SUFFIXES) or name.startswith(("_", ".")):
@@ -79,7 +80,5 @@ class Discovery:
         if root is None:
             return None
         if any(part in EXCLUDED_DIRS for part in path.parts[len(root.parts) : -1]):
-            return None
-        if self.ignore and self._ignored(path):
             return None
         return Found("case", root)

@@ -13,6 +13,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -204,16 +205,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("eval_agent_command", "Command line of the command agent")
     parser.addini("eval_agent_args", "Extra arguments for the agent CLI", type="args")
     parser.addini("eval_model", "Model passed to the agent")
-    parser.addini("eval_timeout", "Default seconds for one agent run", default="600")
+    parser.addini("eval_timeout", "Default seconds for one agent run", type=_NUMBER, default="600")
     parser.addini(
         "eval_min_pass_rate",
         "Overall case pass rate below which the gate blocks",
+        type=_NUMBER,
         default="0.90",
     )
     parser.addini(
         "eval_paths", "Directories whose case files are collected, besides evals/", type="paths"
     )
-    parser.addini("eval_ignore", "Paths never collected as case files", type="paths")
+    parser.addini(
+        "eval_ignore", "Paths never collected as case files (tests there still are)", type="paths"
+    )
     parser.addini("eval_config_root", "Directory that `defends` paths are relative to")
     parser.addini(
         "eval_results_dir", "Directory of the results files", default=str(resultsfile.DEFAULT_DIR)
@@ -221,6 +225,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "eval_baseline_tolerance",
         "Percentage points the pass rate may drop below --eval-baseline's",
+        type=_NUMBER,
         default="3",
     )
     parser.addini(
@@ -374,6 +379,12 @@ def _results_settings(config: pytest.Config) -> resultsfile.ResultsSettings:
         config_patterns=tuple(config.getini("eval_config_files")),
         shard=config.getoption("eval_shard"),
     )
+
+
+#: The type of numeric ini options: from pytest 9.2 a number or a string, so that native
+#: TOML (`eval_timeout = 300`) and INI files both work (the plugin checks the value,
+#: naming the option); before, a string (quote numbers in pytest.toml).
+_NUMBER: Any = (float | str) if pytest.version_tuple >= (9, 2) else "string"
 
 
 def _float_ini(
