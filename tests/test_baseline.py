@@ -194,3 +194,12 @@ def test_compare_names_a_file_that_is_not_a_results_file(
 
     assert status == 2
     assert f"{other}: not a results file: no `cases` list" in capsys.readouterr().err
+
+
+def test_compare_refuses_a_negative_tolerance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["compare", "a.json", "b.json", "--tolerance", "-5"])
+    assert exit_info.value.code == 2
+    assert "expected a number of points >= 0, got '-5'" in capsys.readouterr().err

@@ -182,6 +182,23 @@ def test_trend_over_real_runs(
     assert out_two.startswith("last 2 of 4 runs")
 
 
+def test_trend_reads_the_results_directory_pytest_writes_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Without DIR: eval_results_dir of the pytest configuration, from a subdirectory too.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\neval_results_dir = "agent-results"\n'
+    )
+    started = datetime(2026, 12, 1, 9, 30, tzinfo=timezone.utc)
+    doc = resultsfile.document([_record("one", "passed", 1.0)], 0.9, started=started)
+    resultsfile.write(doc, tmp_path / "agent-results" / "run.json")
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path / "src")
+
+    assert cli.main(["trend"]) == 0
+    assert capsys.readouterr().out.startswith("last 1 of 1 run")
+
+
 def test_trend_of_an_empty_or_missing_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -26,7 +26,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("after", metavar="B.json", type=Path, help="The run compared with it")
     parser.add_argument(
         "--tolerance",
-        type=float,
+        type=_points,
         default=baseline.DEFAULT_TOLERANCE,
         metavar="POINTS",
         help="Percentage points the pass rate may drop (default: %(default)g)",
@@ -35,6 +35,16 @@ def add_parser(subparsers: Any) -> None:
         "--all", action="store_true", help="List every case, not only those that differ"
     )
     parser.set_defaults(func=run)
+
+
+def _points(value: str) -> float:
+    try:
+        points = float(value)
+    except ValueError:
+        points = -1.0
+    if not points >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of points >= 0, got {value!r}")
+    return points
 
 
 def run(args: argparse.Namespace) -> int:

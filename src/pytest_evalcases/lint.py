@@ -365,7 +365,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "lint",
         help="Find the known anti-patterns in case files",
         description="Report problems in case files as `file:line: LEVEL code: reason`. "
-        "Exit status 1 when there is an error, else 0 (warnings alone do not fail).",
+        "Exit status 1 when there is an error, else 0 (warnings alone do not fail); 2 when "
+        "a PATH does not exist.",
     )
     parser.add_argument(
         "paths",
@@ -378,6 +379,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--root",
         type=Path,
         default=None,
+        metavar="DIR",
         help="Directory that `defends` paths are relative to (default, for each case "
         "file: pytest's rootdir there, or the eval_config_root of its configuration file)",
     )

@@ -31,7 +31,9 @@ def add_parser(subparsers: Any) -> None:
         description="Merge results files into one and recompute the verdict. Exit "
         "status: 0 PASS, 1 BLOCKED, 2 INCONCLUSIVE.",
     )
-    parser.add_argument("files", metavar="FILE", nargs="+", type=Path)
+    parser.add_argument(
+        "files", metavar="FILE", nargs="+", type=Path, help="Results files of the shards"
+    )
     parser.add_argument(
         "-o",
         "--output",

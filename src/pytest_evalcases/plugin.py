@@ -161,8 +161,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         const="",
         default=None,
         help="Run only the eval cases whose defends path changed since REF (default: the "
-        "merge base with origin/HEAD, main or master), uncommitted changes included; "
-        "write --eval-changed=REF",
+        "merge base with origin/HEAD, main or master, else HEAD), uncommitted changes "
+        "included; write --eval-changed=REF",
     )
     group.addoption(
         "--eval-lint",
@@ -191,7 +191,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         default=None,
         help="Block when this run falls behind a stored results file "
-        "(ini: eval_baseline_tolerance)",
+        "(the tolerance: ini eval_baseline_tolerance)",
     )
     group.addoption(
         "--eval-shard",

@@ -27,10 +27,9 @@ CONFIG_FILES = (
 FALLBACK_MARKERS = ("pyproject.toml", "setup.py", ".git")
 
 
-def defends_root(start: Path) -> Path:
-    """The directory ``defends`` paths are relative to, for case files at ``start``:
-    the ``eval_config_root`` of pytest's configuration file, else its directory (the
-    rootdir); without one, the nearest directory with a project marker, else ``start``."""
+def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The rootdir and the pytest settings of the configuration file pytest would use
+    for ``start``; ``None`` when there is none."""
     start = start.resolve()
     here = start if start.is_dir() else start.parent
     for candidate in (here, *here.parents):
@@ -39,14 +38,37 @@ def defends_root(start: Path) -> Path:
             if not path.is_file():
                 continue
             settings = pytest_settings(path)
-            if settings is None:
-                continue
-            value = settings.get("eval_config_root")
-            return candidate / str(value).strip() if value else candidate
+            if settings is not None:
+                return candidate, settings
+    return None
+
+
+def defends_root(start: Path) -> Path:
+    """The directory ``defends`` paths are relative to, for case files at ``start``:
+    the ``eval_config_root`` of pytest's configuration file, else its directory (the
+    rootdir); without one, the nearest directory with a project marker, else ``start``."""
+    found = find_config(start)
+    if found is not None:
+        rootdir, settings = found
+        value = settings.get("eval_config_root")
+        return rootdir / str(value).strip() if value else rootdir
+    here = start.resolve() if start.resolve().is_dir() else start.resolve().parent
     for candidate in (here, *here.parents):
         if any((candidate / marker).exists() for marker in FALLBACK_MARKERS):
             return candidate
     return here
+
+
+def results_dir(start: Path, default: Path) -> Path:
+    """Where pytest run at ``start`` writes results files: ``eval_results_dir`` of its
+    configuration file (relative to the rootdir), else ``default`` there; without a
+    configuration file, ``default`` relative to ``start``."""
+    found = find_config(start)
+    if found is None:
+        return default
+    rootdir, settings = found
+    value = settings.get("eval_results_dir")
+    return rootdir / (str(value).strip() if value else default)
 
 
 def pytest_settings(path: Path) -> dict[str, Any] | None:

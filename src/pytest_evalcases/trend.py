@@ -23,6 +23,7 @@ from pytest_evalcases import gate, resultsfile
 from pytest_evalcases.compare import table
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.results import RunRecord
+from pytest_evalcases.rootdir import results_dir
 
 DEFAULT_LAST = 10
 RUNAWAY_FACTOR = 3.0
@@ -34,7 +35,8 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "trend",
         help="Pass rate, flaky and saturated cases, time, tokens and cost over runs",
-        description="Read the results files of DIR (default evals/results) and report "
+        description="Read the results files of DIR (default: where pytest run here "
+        "writes them) and report "
         "over the last K runs.",
     )
     parser.add_argument(
@@ -42,8 +44,9 @@ def add_parser(subparsers: Any) -> None:
         metavar="DIR",
         nargs="?",
         type=Path,
-        default=resultsfile.DEFAULT_DIR,
-        help="Directory of results files (default: %(default)s)",
+        default=None,
+        help="Directory of results files (default: the eval_results_dir of the pytest "
+        f"configuration here, else {resultsfile.DEFAULT_DIR})",
     )
     parser.add_argument(
         "--last",
@@ -184,11 +187,12 @@ def compute(docs: Sequence[dict[str, Any]]) -> Trend:
 
 
 def run(args: argparse.Namespace) -> int:
-    docs, warnings = load_dir(args.directory)
+    directory = args.directory or _relative(results_dir(Path.cwd(), resultsfile.DEFAULT_DIR))
+    docs, warnings = load_dir(directory)
     for warning in warnings:
         print(f"evalcases trend: warning: {warning}", file=sys.stderr)
     if not docs:
-        print(f"no results files in {args.directory}")
+        print(f"no results files in {directory}")
         return 0
     window = docs[-args.last :]
     for line in render(compute(window), len(docs)):
@@ -298,3 +302,11 @@ def _pct(value: Any) -> str:
 
 def _secs(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
+
+
+def _relative(path: Path) -> Path:
+    """``path`` relative to the working directory when below it (for messages)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
