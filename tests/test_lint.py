@@ -375,14 +375,20 @@ def test_without_the_option_no_lint_item(pytester: pytest.Pytester) -> None:
     assert "eval lint" not in result.stdout.str()
 
 
+#: Native TOML configuration (pytest.toml, [tool.pytest]) came with pytest 9.
+PYTEST_9 = pytest.mark.skipif(pytest.version_tuple < (9,), reason="needs pytest 9")
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [
         ("pytest.ini", "[pytest]\neval_config_root = agentcfg\n"),
         (".pytest.ini", "[pytest]\neval_config_root = agentcfg\n"),
-        ("pytest.toml", '[pytest]\neval_config_root = "agentcfg"\n'),
+        pytest.param("pytest.toml", '[pytest]\neval_config_root = "agentcfg"\n', marks=PYTEST_9),
         ("pyproject.toml", '[tool.pytest.ini_options]\neval_config_root = "agentcfg"\n'),
-        ("pyproject.toml", '[tool.pytest]\neval_config_root = "agentcfg"\n'),
+        pytest.param(
+            "pyproject.toml", '[tool.pytest]\neval_config_root = "agentcfg"\n', marks=PYTEST_9
+        ),
         ("tox.ini", "[pytest]\neval_config_root = agentcfg\n"),
         ("setup.cfg", "[tool:pytest]\neval_config_root = agentcfg\n"),
     ],

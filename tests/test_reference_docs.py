@@ -196,6 +196,9 @@ def test_ini_table_lists_every_registered_ini_option(pytester: pytest.Pytester) 
     }
     assert len(registered) >= 10
     documented = {name: row[1] for name, row in ini_table().items()}
+    if pytest.version_tuple < (9, 2):
+        # Numbers are read as strings before pytest 9.2 (the page says so).
+        documented = {k: "string" if v == "float | string" else v for k, v in documented.items()}
     assert documented == registered
 
 

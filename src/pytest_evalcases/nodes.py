@@ -193,6 +193,20 @@ def case_file_message(config: pytest.Config, error: CaseFileError) -> str:
     return f"case file error: {where}:{field} {error.reason}"
 
 
+def as_reason(longrepr: Any, item: pytest.Item, text: str) -> Any:
+    """A report's ``longrepr`` of pytest's own (an exception shown by its value alone),
+    its crash line made ``text`` at the case's place: the short test summary and
+    ``--tb=line`` then give the reason as the user should read it, with no exception
+    name and no line of the plugin, on every pytest version."""
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None:
+        path, line, _ = item.reportinfo()
+        crash.path = str(path)
+        crash.lineno = (line or 0) + 1
+        crash.message = text
+    return longrepr
+
+
 class BrokenFileItem(pytest.Item):
     """Stands for a case file that does not load: it errors with the reason.
 
@@ -321,7 +335,7 @@ class EvalItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CheckFailure):
-            return excinfo.value.text
+            return as_reason(excinfo.getrepr(style="value"), self, excinfo.value.text)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int, str]:

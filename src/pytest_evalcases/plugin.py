@@ -38,6 +38,7 @@ from pytest_evalcases.nodes import (
     EvalFile,
     EvalItem,
     TaskDirFile,
+    as_reason,
     session_of,
 )
 from pytest_evalcases.parsecache import ParseCache
@@ -543,9 +544,8 @@ def pytest_runtest_makereport(
         and excinfo is not None
         and isinstance(excinfo.value, pytest.fail.Exception)
     ):
-        # The reason as the user should read it, in the errors section and the short
-        # summary alike: without the "Failed: " of pytest.fail, which made it an error.
-        report.longrepr = excinfo.value.msg
+        # The reason without the "Failed: " of the pytest.fail that made it an error.
+        as_reason(report.longrepr, item, excinfo.value.msg or "")
     if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
         # Point skip reasons at the case, not at the plugin line that skipped it.
         report.longrepr = (str(item.path), item.entry.line + 1, report.longrepr[2])
