@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from pytest_evalcases.results import RunRecord
+
 #: The command agent: ``agent.py ROOT PROMPT``; the prompt is the case id. Files under
 #: ROOT steer it per case: fail/<id> (a wrong answer that quotes ANTHROPIC_API_KEY),
 #: crash/<id> (exit 3, the key on stderr), slow/<id> (sleep that many seconds after
@@ -124,3 +126,21 @@ def only_results(root: Path) -> dict[str, Any]:
     assert len(files) == 1, files
     doc: dict[str, Any] = json.loads(files[0].read_text("utf-8"))
     return doc
+
+
+def rec(
+    case: str, outcome: str, severity: str = "normal", variant: str = "", **kw: Any
+) -> RunRecord:
+    """A run record of ``case`` with one check that passed when the run did."""
+    checks = kw.pop("checks", [{"id": "c", "passed": outcome == "passed"}])
+    return RunRecord(
+        case_id=case,
+        file=f"evals/{case}.yaml",
+        line=0,
+        defends="AGENTS.md",
+        severity=severity,
+        variant=variant,
+        outcome=outcome,
+        checks=checks,
+        **kw,
+    )

@@ -2,27 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_evalcases import gate, summary
 from pytest_evalcases.results import RunRecord
-
-
-def rec(
-    case: str, outcome: str, severity: str = "normal", variant: str = "", **kw: Any
-) -> RunRecord:
-    checks = kw.pop("checks", [{"id": "c", "passed": outcome == "passed"}])
-    return RunRecord(
-        case_id=case,
-        file=f"evals/{case}.yaml",
-        line=0,
-        defends="AGENTS.md",
-        severity=severity,
-        variant=variant,
-        outcome=outcome,
-        checks=checks,
-        **kw,
-    )
+from results_helpers import rec
 
 
 def verdict(records: list[RunRecord], min_rate: float = 0.9) -> gate.Verdict:

@@ -202,14 +202,19 @@ def test_renders_in_headless_chromium(pytester: pytest.Pytester, tmp_path: Path)
     assert 'data-cells="8"' in dom
     assert not re.search(r"<html[^>]*data-js-errors", dom)
     # ... and showed the cell named in the URL: its failed check, still escaped.
-    shown = dom[dom.index('<section id="details"') :]
-    shown = shown[: shown.index("</section>")]
+    shown = details_section(dom)
     assert f'data-shown="{inject.group(1)}"' in shown
     assert "says-ok" in shown
     assert "&lt;script&gt;alert" in shown
     assert 'class="cell fail selected"' in dom
     assert "<svg" in dom
     assert 'class="point"' in dom
+
+
+def details_section(dom: str) -> str:
+    """The report's details panel, as Chromium left it."""
+    shown = dom[dom.index('<section id="details"') :]
+    return shown[: shown.index("</section>")]
 
 
 def dump_dom(url: str, profile: Path) -> str:
@@ -271,8 +276,7 @@ def test_clicking_a_failed_cell_shows_its_failed_checks(
     # agent's answer quoted and still escaped.
     assert attrs["data-shown-after"] == key
     assert attrs["data-checks-after"] == "says-ok [output_matches]"
-    shown = dom[dom.index('<section id="details"') :]
-    shown = shown[: shown.index("</section>")]
+    shown = details_section(dom)
     assert f'data-shown="{key}"' in shown
     assert "<h2>inject [main]: failed</h2>" in shown
     assert '<ul class="failed"><li><b class="check">says-ok</b> [output_matches]:' in shown

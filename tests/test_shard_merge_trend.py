@@ -13,7 +13,7 @@ import pytest
 
 from pytest_evalcases import cli, resultsfile, shard
 from pytest_evalcases.results import RunRecord
-from results_helpers import install_fake_claude, make_suite, results_files, steer
+from results_helpers import install_fake_claude, make_suite, rec, results_files, steer
 
 CASES = [f"case-{i:02d}" for i in range(12)]
 
@@ -210,16 +210,7 @@ def test_trend_of_an_empty_or_missing_directory(
 
 def _record(case_id: str, outcome: str, duration: float, **usage: Any) -> RunRecord:
     severity = "advisory" if outcome == "xfailed" else "normal"
-    return RunRecord(
-        case_id=case_id,
-        file=f"evals/{case_id}.yaml",
-        line=0,
-        defends="AGENTS.md",
-        severity=severity,
-        outcome=outcome,
-        duration=duration,
-        **usage,
-    )
+    return rec(case_id, outcome, severity, duration=duration, checks=[], **usage)
 
 
 # Five runs of four always-passing cases (20 passed runs, durations 0.5 .. 10.0 in a
