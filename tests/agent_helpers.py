@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -71,3 +72,10 @@ class Driver:
         with pytest.raises(AgentError) as info:
             self.run(req, **settings)
         return info.value
+
+
+def recorded_calls(record: Path) -> list[dict[str, Any]]:
+    """The runs the fake CLI recorded (``FAKE_AGENT_RECORD``), without the
+    ``--version`` calls that pins make: argv, stdin, cwd and EVALCASES_* env each."""
+    calls = [json.loads(line) for line in record.read_text().splitlines()]
+    return [call for call in calls if call["argv"] != ["--version"]]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_helpers import FAKES, SAMPLES, Driver, fake_request
+from agent_helpers import FAKES, SAMPLES, Driver, fake_request, recorded_calls
 from pytest_evalcases import process
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
@@ -84,7 +84,7 @@ def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
         FAKE_AGENT_RECORD=str(record),
     )
     run(req)
-    (seen,) = [json.loads(line) for line in record.read_text().splitlines()]
+    (seen,) = recorded_calls(record)
     assert seen["argv"] == ["-p", "--output-format", "json"]
     assert seen["stdin"] == "--help is not an option here"
     assert seen["cwd"] == str(tmp_path)
@@ -449,8 +449,7 @@ def test_tool_checks_on_the_stream_transcript(
         ]
     )
     # A case with tool checks asks Claude Code for its transcript.
-    runs = [json.loads(line)["argv"] for line in record.read_text().splitlines()]
-    runs = [argv for argv in runs if argv != ["--version"]]
+    runs = [call["argv"] for call in recorded_calls(record)]
     assert len(runs) == 3
     for argv in runs:
         assert argv[argv.index("--output-format") + 1] == "stream-json"
@@ -496,6 +495,5 @@ def test_eval_transcript_asks_for_the_stream_without_tool_checks(
     result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider", *options)
 
     result.assert_outcomes(passed=1)
-    runs = [json.loads(line)["argv"] for line in record.read_text().splitlines()]
-    runs = [argv for argv in runs if argv != ["--version"]]
+    runs = [call["argv"] for call in recorded_calls(record)]
     assert runs == [["-p", "Commit the staged change.", *output_format, "--bare"]]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_helpers import FAKES, SAMPLES, Driver, fake_request
+from agent_helpers import FAKES, SAMPLES, Driver, fake_request, recorded_calls
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
     AgentSettings,
@@ -79,7 +79,7 @@ def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
         tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt", FAKE_AGENT_RECORD=str(record)
     )
     run(req)
-    (seen,) = [json.loads(line) for line in record.read_text().splitlines()]
+    (seen,) = recorded_calls(record)
     assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", "-"]
     assert seen["stdin"] == "-v is a prompt"
 
