@@ -6,9 +6,9 @@
 # them once, here, so that every in-process run shares them.
 import pytest
 
-import pytest_evalcases.lint
-import pytest_evalcases.loading
-import pytest_evalcases.runner  # noqa: F401
+import pytest_evalcases.authoring.lint
+import pytest_evalcases.cases.loading
+import pytest_evalcases.run.runner  # noqa: F401
 
 pytest_plugins = ["pytester"]
 

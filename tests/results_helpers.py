@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.results import RunRecord
+from pytest_evalcases.results.record import RunRecord
 
 #: The command agent: ``agent.py ROOT PROMPT``; the prompt is the case id. Files under
 #: ROOT steer it per case: fail/<id> (a wrong answer that quotes ANTHROPIC_API_KEY),

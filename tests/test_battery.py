@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import lint
-from pytest_evalcases.checks import default_registry
-from pytest_evalcases.loading import load_case_file
-from pytest_evalcases.rootdir import defends_root
+from pytest_evalcases.authoring import lint
+from pytest_evalcases.cases.loading import load_case_file
+from pytest_evalcases.cases.rootdir import defends_root
+from pytest_evalcases.run.checks import default_registry
 
 BATTERY = Path(__file__).resolve().parent.parent / "example_cases" / "battery"
 GROUPS = {
@@ -45,7 +45,7 @@ def test_battery_is_lint_clean_and_large_enough() -> None:
 def test_every_example_suite_is_lint_clean_from_the_repository_root() -> None:
     # As the README has a user run it: each suite's `defends` resolve in its own project.
     out = subprocess.run(
-        [sys.executable, "-m", "pytest_evalcases.cli", "lint", "example_cases/"],
+        [sys.executable, "-m", "pytest_evalcases.cli.main", "lint", "example_cases/"],
         cwd=BATTERY.parent.parent,
         capture_output=True,
         text=True,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.changed import ChangedFiles, changed_files
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.session.changed import ChangedFiles, changed_files
 
 
 def git(repo: Path, *args: str) -> str:

@@ -214,7 +214,7 @@ def test_parsed_case_files_are_cached_until_they_change(pytester: pytest.Pyteste
 def test_plugin_import_leaves_pydantic_and_yaml_for_case_files() -> None:
     # Every pytest run imports the plugin; only runs that load case files pay for them.
     code = (
-        "import sys, pytest_evalcases.plugin; "
+        "import sys, pytest_evalcases.plugin.hooks; "
         "print(sorted(m for m in ('pydantic', 'yaml') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -226,7 +226,7 @@ import sys
 
 
 def pytest_collection_finish(session):
-    heavy = ("pydantic", "yaml", "pytest_evalcases.loading")
+    heavy = ("pydantic", "yaml", "pytest_evalcases.cases.loading")
     print("loaded at collection:", sorted(m for m in heavy if m in sys.modules))
 """
 
@@ -313,8 +313,8 @@ def test_a_file_of_plugin_check_types_fails_at_collection_once_the_plugin_is_gon
         """
         from typing import Literal
 
-        from pytest_evalcases.checks import Outcome
-        from pytest_evalcases.schema import CheckModel
+        from pytest_evalcases.run.checks import Outcome
+        from pytest_evalcases.cases.schema import CheckModel
 
 
         class Always(CheckModel):
@@ -344,7 +344,7 @@ def test_a_file_of_plugin_check_types_fails_at_collection_once_the_plugin_is_gon
     not getattr(yaml, "__with_libyaml__", False), reason="PyYAML is built without libyaml"
 )
 def test_case_files_are_read_with_the_libyaml_loader() -> None:
-    from pytest_evalcases import loading
+    from pytest_evalcases.cases import loading
 
     assert issubclass(loading._Loader, yaml.CSafeLoader)
 

@@ -14,9 +14,9 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from pytest_evalcases.checks import default_registry
+from pytest_evalcases.cases.loading import load_case_file, load_task_dir
 from pytest_evalcases.errors import CaseFileError
-from pytest_evalcases.loading import load_case_file, load_task_dir
+from pytest_evalcases.run.checks import default_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(

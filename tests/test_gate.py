@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_evalcases import gate, summary
-from pytest_evalcases.results import RunRecord
+from pytest_evalcases.report import summary
+from pytest_evalcases.results import gate
+from pytest_evalcases.results.record import RunRecord
 from results_helpers import rec
 
 

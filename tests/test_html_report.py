@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import html_report
+from pytest_evalcases.report import html as html_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import cli, lint
+from pytest_evalcases import cli
+from pytest_evalcases.authoring import lint
 
 RULE = textwrap.dedent(
     """\

@@ -10,9 +10,12 @@ from typing import Literal
 import pytest
 import yaml
 
-from pytest_evalcases import case_schema, cli, lint, schema
-from pytest_evalcases.checks import Outcome, default_registry
-from pytest_evalcases.loading import load_case_file
+from pytest_evalcases import cli
+from pytest_evalcases.authoring import lint
+from pytest_evalcases.authoring import schema as case_schema
+from pytest_evalcases.cases import schema
+from pytest_evalcases.cases.loading import load_case_file
+from pytest_evalcases.run.checks import Outcome, default_registry
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])

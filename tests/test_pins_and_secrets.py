@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.pins import permission_args
 from pytest_evalcases.redact import MARK, redact
+from pytest_evalcases.session.pins import permission_args
 from results_helpers import install_fake_claude, make_suite, only_results, steer
 
 FAKE_KEY = "sk-ant-api03-test-1234567890abcdefABCDEF1234567890"

@@ -113,5 +113,5 @@ def test_red_first_results_are_marked_and_left_out_of_the_trend(
 
     docs = [json.loads(p.read_text()) for p in sorted(results.glob("*.json"))]
     assert sorted(d["mode"] for d in docs) == ["red-first", "run"]
-    trend = pytester.run(sys.executable, "-m", "pytest_evalcases.cli", "trend", str(results))
+    trend = pytester.run(sys.executable, "-m", "pytest_evalcases.cli.main", "trend", str(results))
     trend.stdout.fnmatch_lines(["last 1 of 1 runs"])

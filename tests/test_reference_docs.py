@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import gate
-from pytest_evalcases.results import SEVERITIES
+from pytest_evalcases.results import gate
+from pytest_evalcases.results.record import SEVERITIES
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference.md"
@@ -117,7 +117,7 @@ def help_options(lines: list[str]) -> dict[str, str]:
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "pytest_evalcases.cli", *args],
+        [sys.executable, "-m", "pytest_evalcases.cli.main", *args],
         capture_output=True,
         text=True,
         env=env,

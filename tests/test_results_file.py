@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from interrupt import interrupted_pytest
-from pytest_evalcases import resultsfile
-from pytest_evalcases.results import RunRecord
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results.record import RunRecord
 from results_helpers import make_suite, only_results, results_files, steer
 
 TOP_LEVEL = {

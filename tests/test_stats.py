@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_evalcases.stats import mcnemar_exact, wilson
+from pytest_evalcases.results.stats import mcnemar_exact, wilson
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import variants
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.run import variants
 
 AGENT = textwrap.dedent(
     """

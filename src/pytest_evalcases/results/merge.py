@@ -2,7 +2,7 @@
 
 The run records are concatenated and everything else is recomputed from them as
 pytest would have for one unsharded run: counts, per-variant summaries, the verdict
-(:func:`pytest_evalcases.gate.evaluate`). The exit status follows the merged verdict
+(:func:`pytest_evalcases.results.gate.evaluate`). The exit status follows the merged verdict
 (0 PASS, 1 BLOCKED, 2 INCONCLUSIVE), so a CI job can gate on the merge.
 """
 
@@ -16,9 +16,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import gate, resultsfile
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.results import RunRecord
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import gate
+from pytest_evalcases.results.record import RunRecord
 
 #: Pins that name sets of files: shards hold different subsets, merged as a union.
 _UNION_PINS = ("case_files", "fixtures")

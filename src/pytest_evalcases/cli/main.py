@@ -17,12 +17,12 @@ from pytest_evalcases.errors import EvalcasesError
 
 #: Modules that provide subcommands, in the order ``--help`` lists them.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "newcase",
-    "lint",
-    "case_schema",
-    "compare",
-    "trend",
-    "merge",
+    "authoring.new",
+    "authoring.lint",
+    "authoring.schema",
+    "cli.compare",
+    "results.trend",
+    "results.merge",
 )
 
 

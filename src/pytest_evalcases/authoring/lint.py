@@ -18,18 +18,18 @@ from pathlib import Path
 
 import yaml
 
-from pytest_evalcases.checks import CheckRegistry, default_registry
-from pytest_evalcases.discovery import (
+from pytest_evalcases.cases.discovery import (
     CASE_SUFFIXES,
     EVALS_DIR,
     EXCLUDED_DIRS,
     TASK_FILE,
     Discovery,
 )
+from pytest_evalcases.cases.loading import LoadedCase, _Source, load_case_file, load_task_dir
+from pytest_evalcases.cases.rootdir import defends_root
 from pytest_evalcases.errors import CaseFileError
-from pytest_evalcases.gate import plural
-from pytest_evalcases.loading import LoadedCase, _Source, load_case_file, load_task_dir
-from pytest_evalcases.rootdir import defends_root
+from pytest_evalcases.results.gate import plural
+from pytest_evalcases.run.checks import CheckRegistry, default_registry
 
 ERROR = "error"
 WARNING = "warning"

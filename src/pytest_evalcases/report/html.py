@@ -2,7 +2,7 @@
 fetched from the network) with the case x variant matrix of this run, the failed checks
 of each run behind a click, and the pass-rate trend over the stored results files.
 
-Plain Python: :func:`render` turns a :class:`~pytest_evalcases.gate.GateReport` and
+Plain Python: :func:`render` turns a :class:`~pytest_evalcases.results.gate.GateReport` and
 trend points into text; every string that comes from a case file or an agent is
 HTML-escaped on the way in, and the script reads nothing but the page's own DOM.
 """
@@ -18,10 +18,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases.files import write_atomic
-from pytest_evalcases.gate import CaseVerdict, GateReport
-from pytest_evalcases.results import RunRecord
-from pytest_evalcases.summary import percent
+from pytest_evalcases.atomic import write_atomic
+from pytest_evalcases.report.summary import percent
+from pytest_evalcases.results.gate import CaseVerdict, GateReport
+from pytest_evalcases.results.record import RunRecord
 
 #: Results files read for the trend, newest last; older ones are left out.
 TREND_LIMIT = 200

@@ -11,21 +11,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_evalcases import baseline, gate
 from pytest_evalcases.agents.base import Agent, AgentSettings
-from pytest_evalcases.changed import ChangedFiles
-from pytest_evalcases.discovery import Discovery
-from pytest_evalcases.parsecache import ParseCache
+from pytest_evalcases.cases.discovery import Discovery
+from pytest_evalcases.cases.parsecache import ParseCache
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.results import RunRecord
-from pytest_evalcases.resultsfile import ResultsSettings
-from pytest_evalcases.workspace import Variant
+from pytest_evalcases.results import baseline, gate
+from pytest_evalcases.results.files import ResultsSettings
+from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.run.workspace import Variant
+from pytest_evalcases.session.changed import ChangedFiles
 
 if TYPE_CHECKING:
     # The check registry and the runner pull in pydantic: imported when a case file is
     # first loaded, so that a pytest run without eval cases does not pay for them.
-    from pytest_evalcases.checks import CheckRegistry
-    from pytest_evalcases.runner import RunContext
+    from pytest_evalcases.run.checks import CheckRegistry
+    from pytest_evalcases.run.runner import RunContext
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class EvalSession:
     @functools.cached_property
     def registry(self) -> CheckRegistry:
         """The check types: built-in, entry points, and the plugins' hook."""
-        from pytest_evalcases.checks import default_registry
+        from pytest_evalcases.run.checks import default_registry
 
         registry = default_registry()
         self.register_checks(registry)
@@ -99,7 +99,7 @@ class EvalSession:
 
     @property
     def run_context(self) -> RunContext:
-        from pytest_evalcases.runner import RunContext
+        from pytest_evalcases.run.runner import RunContext
 
         return RunContext(
             registry=self.registry,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pytest_evalcases.gate import GateReport, VariantSummary, plural, severities_present
-from pytest_evalcases.results import RunRecord
+from pytest_evalcases.results.gate import GateReport, VariantSummary, plural, severities_present
+from pytest_evalcases.results.record import RunRecord
 
 
 def percent(passed: int, total: int) -> str:

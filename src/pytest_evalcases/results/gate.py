@@ -7,8 +7,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_evalcases.results import SEVERITIES, RunRecord
-from pytest_evalcases.stats import mcnemar_exact, wilson
+from pytest_evalcases.results.record import SEVERITIES, RunRecord
+from pytest_evalcases.results.stats import mcnemar_exact, wilson
 
 EXIT_PASS = 0
 EXIT_BLOCKED = 1

@@ -17,22 +17,14 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases import (
-    __version__,
-    html_report,
-    integrations,
-    newhooks,
-    recording,
-    resultsfile,
-    shard,
-    summary,
-    variants,
-)
+from pytest_evalcases import __version__
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
-from pytest_evalcases.changed import ChangedFiles, changed_files
+from pytest_evalcases.cases.parsecache import ParseCache
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.nodes import (
+from pytest_evalcases.plugin import hookspecs as newhooks
+from pytest_evalcases.plugin import integrations
+from pytest_evalcases.plugin.nodes import (
     SESSION_KEY,
     BrokenFileItem,
     EvalFile,
@@ -41,10 +33,16 @@ from pytest_evalcases.nodes import (
     as_reason,
     session_of,
 )
-from pytest_evalcases.parsecache import ParseCache
-from pytest_evalcases.results import SEVERITIES, RunRecord
-from pytest_evalcases.session import EvalSession, Settings
-from pytest_evalcases.workspace import Variant
+from pytest_evalcases.report import html as html_report
+from pytest_evalcases.report import summary
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results.record import SEVERITIES, RunRecord
+from pytest_evalcases.run import variants
+from pytest_evalcases.run.workspace import Variant
+from pytest_evalcases.session import finish as recording
+from pytest_evalcases.session import shard
+from pytest_evalcases.session.changed import ChangedFiles, changed_files
+from pytest_evalcases.session.state import EvalSession, Settings
 
 SEVERITY_HELP = {
     "critical": "eval case whose failure blocks a merge (pytest -m critical is the merge gate)",
@@ -301,7 +299,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(integrations.JsonReportHooks(), "evalcases-json-report")
     if settings.lint or settings.red_first or settings.changed is not None:
         # The authoring hooks bring the linter (and pydantic) along: only when asked for.
-        from pytest_evalcases import authoring
+        from pytest_evalcases.plugin import authoring
     if settings.lint:
         config.pluginmanager.register(authoring.LintHooks(), "evalcases-lint")
     if settings.red_first:
@@ -577,9 +575,9 @@ def _parse_cache_version() -> str:
     """The plugin's version and the modification times of the modules that decide
     whether a case file is valid: an upgrade, or an edit of an editable install,
     invalidates what earlier runs cached."""
-    here = Path(__file__).parent
+    here = Path(__file__).parent.parent
     stamps = []
-    for name in ("schema.py", "checks.py", "loading.py", "parsecache.py"):
+    for name in ("cases/schema.py", "run/checks.py", "cases/loading.py", "cases/parsecache.py"):
         try:
             stamps.append(str((here / name).stat().st_mtime_ns))
         except OSError:

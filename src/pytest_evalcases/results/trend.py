@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import gate, resultsfile
-from pytest_evalcases.compare import table
+from pytest_evalcases.cases.rootdir import results_dir
+from pytest_evalcases.cli.compare import table
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.results import RunRecord
-from pytest_evalcases.rootdir import results_dir
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import gate
+from pytest_evalcases.results.record import RunRecord
 
 DEFAULT_LAST = 10
 RUNAWAY_FACTOR = 3.0

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.nodes import EvalItem
-from pytest_evalcases.session import EvalSession
+from pytest_evalcases.plugin.nodes import EvalItem
+from pytest_evalcases.session.state import EvalSession
 
 
 class XdistHooks:

@@ -18,10 +18,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import process, variants
+from pytest_evalcases import process
 from pytest_evalcases.redact import redact
-from pytest_evalcases.results import RunRecord
-from pytest_evalcases.workspace import Overlay, Variant
+from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.run import variants
+from pytest_evalcases.run.workspace import Overlay, Variant
 
 VERSION_TIMEOUT = 5.0
 PACKAGES = (

@@ -15,8 +15,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_evalcases import gate
-from pytest_evalcases.resultsfile import records_of, usage
+from pytest_evalcases.results import gate
+from pytest_evalcases.results.files import records_of, usage
 
 USAGE_FACTOR = 1.3
 DEFAULT_TOLERANCE = 3.0

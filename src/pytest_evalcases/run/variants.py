@@ -1,6 +1,6 @@
 """Configuration variants for A/B runs: ``--eval-config NAME=SOURCE`` (SPEC 3.4).
 
-A SOURCE is turned into the overlays that :func:`~pytest_evalcases.workspace.populate`
+A SOURCE is turned into the overlays that :func:`~pytest_evalcases.run.workspace.populate`
 lays over every workspace of the variant:
 
 * a directory: its contents at the workspace root;
@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.workspace import Overlay, Variant
+from pytest_evalcases.run.workspace import Overlay, Variant
 
 #: The ini option ``eval_config_files``: what counts as agent configuration.
 DEFAULT_CONFIG_FILES: tuple[str, ...] = (

@@ -18,11 +18,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from pytest_evalcases import schema
-from pytest_evalcases.checks import CheckRegistry, check_id
+from pytest_evalcases.cases import schema
+from pytest_evalcases.cases.parsecache import CaseEntry, FileIndex, ParseCache
 from pytest_evalcases.errors import CaseFileError
-from pytest_evalcases.parsecache import CaseEntry, FileIndex, ParseCache
-from pytest_evalcases.results import SEVERITIES
+from pytest_evalcases.results.record import SEVERITIES
+from pytest_evalcases.run.checks import CheckRegistry, check_id
 
 _Base: type[yaml.SafeLoader | yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

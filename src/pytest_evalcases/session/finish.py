@@ -11,11 +11,13 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pytest_evalcases import baseline, pins, resultsfile
 from pytest_evalcases.agents.base import RunRequest
 from pytest_evalcases.errors import EvalcasesError
 from pytest_evalcases.redact import redact
-from pytest_evalcases.session import EvalSession
+from pytest_evalcases.results import baseline
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.session import pins
+from pytest_evalcases.session.state import EvalSession
 
 
 def finish(state: EvalSession, invocation_dir: Path) -> None:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import baseline, resultsfile
+from pytest_evalcases.results import baseline
+from pytest_evalcases.results import files as resultsfile
 
 
 def add_parser(subparsers: Any) -> None:

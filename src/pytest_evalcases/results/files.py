@@ -14,11 +14,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import gate
+from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.errors import EvalcasesError
-from pytest_evalcases.files import write_atomic
 from pytest_evalcases.redact import redact_data
-from pytest_evalcases.results import RunRecord
+from pytest_evalcases.results import gate
+from pytest_evalcases.results.record import RunRecord
 
 FORMAT = 1
 DEFAULT_DIR = Path("evals") / "results"

@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, RunError, UsageError
-from pytest_evalcases.parsecache import CaseEntry
-from pytest_evalcases.results import RunRecord
-from pytest_evalcases.session import EvalSession
-from pytest_evalcases.workspace import Variant, inside_git_repository
+from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.run.workspace import Variant, inside_git_repository
+from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
     # Loading and running need pydantic and PyYAML; they are imported when the first
     # case file is collected, so that pytest runs without eval cases start fast.
-    from pytest_evalcases.checks import CheckResult
-    from pytest_evalcases.loading import LoadedCase
-    from pytest_evalcases.runner import RunReport
+    from pytest_evalcases.cases.loading import LoadedCase
+    from pytest_evalcases.run.checks import CheckResult
+    from pytest_evalcases.run.runner import RunReport
 
 #: Where the plugin keeps the session object.
 SESSION_KEY = pytest.StashKey[EvalSession]()
@@ -87,7 +87,7 @@ class EvalFile(pytest.File):
         self._error: CaseFileError | None = None
 
     def load(self, session: EvalSession) -> list[LoadedCase]:
-        from pytest_evalcases.loading import load_case_file
+        from pytest_evalcases.cases.loading import load_case_file
 
         return load_case_file(self.path, self.evals_root, session.registry, session.parse_cache)
 
@@ -171,7 +171,7 @@ class TaskDirFile(EvalFile):
     indexed = False
 
     def load(self, session: EvalSession) -> list[LoadedCase]:
-        from pytest_evalcases.loading import load_task_dir
+        from pytest_evalcases.cases.loading import load_task_dir
 
         return [load_task_dir(self.path, session.registry)]
 
@@ -292,7 +292,7 @@ class EvalItem(pytest.Item):
             pytest.skip("no agent configured (--eval-agent)")
         label = self.name
         try:
-            from pytest_evalcases.runner import execute
+            from pytest_evalcases.run.runner import execute
 
             self.run_report = execute(
                 self.case,

@@ -1,0 +1,1 @@
+"""Case files to validated models: discovery, schema, loading, diagnostics, parse cache."""

@@ -1,0 +1,290 @@
+"""Pydantic models of case files: the case, its checks (a tagged union on ``type``),
+and the task-directory ``checks.yaml`` format.
+
+These models are the single source of truth: the loader validates with them and
+``evalcases schema`` prints their JSON Schema.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    model_validator,
+)
+
+Severity = Literal["critical", "normal", "advisory"]
+TASK_SEVERITY = {"HIGH": "critical", "MEDIUM": "normal", "LOW": "advisory"}
+
+
+def _compile(pattern: str) -> str:
+    try:
+        re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+    return pattern
+
+
+def _confined(path: str) -> str:
+    """Reject paths that leave the workspace before anything is read."""
+    if not path.strip():
+        raise ValueError("path is empty")
+    if path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path):
+        raise ValueError(f"path {path!r} is absolute; paths are relative to the workspace")
+    if posixpath.normpath(path.replace("\\", "/")).split("/")[0] == "..":
+        raise ValueError(f"path {path!r} escapes the workspace")
+    return path
+
+
+Regex = Annotated[
+    str,
+    AfterValidator(_compile),
+    Field(description="Python regular expression (re.search, MULTILINE); (?i) etc. work"),
+]
+WorkspacePath = Annotated[
+    str,
+    AfterValidator(_confined),
+    Field(description="Path relative to the workspace (globs where the check allows)"),
+]
+KebabId = Annotated[str, Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")]
+
+
+class CheckModel(BaseModel):
+    """Fields every check has. Subclasses add ``type`` and their own fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str
+    id: str | None = Field(default=None, min_length=1, description="Default: <type>-<index>")
+    description: str | None = Field(default=None, description="Shown in reports")
+
+
+class OutputMatches(CheckModel):
+    """The agent's final answer matches ``pattern``."""
+
+    type: Literal["output_matches"]
+    pattern: Regex
+
+
+class OutputNotMatches(CheckModel):
+    """The agent's final answer does not match ``pattern``."""
+
+    type: Literal["output_not_matches"]
+    pattern: Regex
+
+
+class FileExists(CheckModel):
+    """At least one workspace file matches ``path`` (a glob)."""
+
+    type: Literal["file_exists"]
+    path: WorkspacePath
+
+
+class FileAbsent(CheckModel):
+    """No workspace file matches ``path`` (a glob)."""
+
+    type: Literal["file_absent"]
+    path: WorkspacePath
+
+
+class DirectoryExists(CheckModel):
+    """The directory ``path`` exists in the workspace."""
+
+    type: Literal["directory_exists"]
+    path: WorkspacePath
+
+
+class FileMatches(CheckModel):
+    """The file exists and its text matches ``pattern``."""
+
+    type: Literal["file_matches"]
+    path: WorkspacePath
+    pattern: Regex
+
+
+class FileNotMatches(CheckModel):
+    """The file exists and its text does not match ``pattern``."""
+
+    type: Literal["file_not_matches"]
+    path: WorkspacePath
+    pattern: Regex
+
+
+class _FileOrPath(CheckModel):
+    file: WorkspacePath | None = None
+    path: WorkspacePath | None = None
+    pattern: Regex
+
+    @model_validator(mode="after")
+    def _one_path(self) -> _FileOrPath:
+        if (self.file is None) == (self.path is None):
+            raise ValueError("give exactly one of `file` or `path`")
+        return self
+
+    @property
+    def target(self) -> str:
+        """The workspace path, whichever field named it."""
+        target = self.file if self.file is not None else self.path
+        assert target is not None
+        return target
+
+
+class FileContains(_FileOrPath):
+    """Alias of ``file_matches`` (task-directory format): ``file`` or ``path``."""
+
+    type: Literal["file_contains"]
+
+
+class FileNotContains(_FileOrPath):
+    """Alias of ``file_not_matches`` (task-directory format): ``file`` or ``path``."""
+
+    type: Literal["file_not_contains"]
+
+
+class FileUnchanged(CheckModel):
+    """The file is byte-identical to the fixture's copy."""
+
+    type: Literal["file_unchanged"]
+    path: WorkspacePath
+
+
+class CommandSucceeds(CheckModel):
+    """The shell command exits 0 in the workspace."""
+
+    type: Literal["command_succeeds"]
+    command: str = Field(min_length=1)
+    timeout: float | None = Field(default=None, gt=0)
+
+
+class CommandFails(CheckModel):
+    """The shell command exits non-zero in the workspace."""
+
+    type: Literal["command_fails"]
+    command: str = Field(min_length=1)
+    timeout: float | None = Field(default=None, gt=0)
+
+
+class ToolCalled(CheckModel):
+    """The transcript has a call whose tool (name or kind) and input match."""
+
+    type: Literal["tool_called"]
+    tool: Regex
+    input: Regex | None = None
+
+
+class ToolNotCalled(CheckModel):
+    """The transcript has no call whose tool (name or kind) and input match."""
+
+    type: Literal["tool_not_called"]
+    tool: Regex
+    input: Regex | None = None
+
+
+BUILTIN_CHECKS: tuple[type[CheckModel], ...] = (
+    OutputMatches,
+    OutputNotMatches,
+    FileExists,
+    FileAbsent,
+    DirectoryExists,
+    FileMatches,
+    FileNotMatches,
+    FileContains,
+    FileNotContains,
+    FileUnchanged,
+    CommandSucceeds,
+    CommandFails,
+    ToolCalled,
+    ToolNotCalled,
+)
+
+TOOL_CHECKS = ("tool_called", "tool_not_called")
+OUTPUT_CHECKS = ("output_matches", "output_not_matches")
+
+
+def check_type_name(model: type[CheckModel]) -> str:
+    """The ``type`` tag of a check model class."""
+    annotation = model.model_fields["type"].annotation
+    args: tuple[object, ...] = getattr(annotation, "__args__", ())
+    if len(args) != 1 or not isinstance(args[0], str):
+        raise TypeError(f"{model.__name__}.type must be a Literal of one string")
+    return args[0]
+
+
+class CaseModelBase(BaseModel):
+    """One case (SPEC 2.2); the ``checks`` field is added per check registry."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: KebabId = Field(description="kebab-case, unique in the suite")
+    defends: str = Field(
+        min_length=1, description="The rule, skill, hook or config file this case protects"
+    )
+    severity: Severity = Field(
+        default="normal",
+        description="critical: blocks the merge; normal: fails the run; advisory: reported "
+        "as xfailed, never fails the run alone",
+    )
+    description: str | None = Field(default=None, description="One line, shown in reports")
+    cwd: str | None = Field(
+        default=None,
+        description="Fixture directory, relative to the evals root, copied into a fresh "
+        "workspace for every run (absent: an empty workspace)",
+    )
+    setup: str | None = Field(
+        default=None, description="Shell command run in the workspace before the agent"
+    )
+    prompt: str | None = Field(
+        default=None,
+        description="The task, verbatim as a user would write it (no hint of the rule)",
+    )
+    bare: bool = Field(
+        default=True,
+        description="Run the agent without auto-discovery of its configuration; false when "
+        "discovery is under test",
+    )
+    timeout: float | None = Field(
+        default=None, gt=0, description="Seconds for the agent run (default: ini eval_timeout)"
+    )
+    min_pass_rate: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="With --eval-repeat: share of runs that must pass"
+    )
+    quarantine: str | None = Field(
+        default=None, description="Skip the case with this reason (e.g. flaky since model X)"
+    )
+    tags: list[str] = Field(
+        default_factory=list, description="Free labels, selectable with --eval-tags"
+    )
+
+
+class TaskFileBase(BaseModel):
+    """The task-directory format's ``checks.yaml`` (SPEC 2.4)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str | None = None
+    defends: str | None = None
+    description: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    timeout: float | None = Field(default=None, gt=0)
+
+
+class TaskCheckExtras(BaseModel):
+    """Fields a check may carry in the task-directory format only."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str = Field(min_length=1)
+    severity: Literal["HIGH", "MEDIUM", "LOW"] = "HIGH"
+
+
+def check_union(models: tuple[type[CheckModel], ...]) -> Any:
+    """The tagged union of ``models`` on their ``type`` field."""
+    if len(models) == 1:
+        return models[0]
+    return Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007

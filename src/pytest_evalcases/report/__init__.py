@@ -1,0 +1,1 @@
+"""Rendering results for people: terminal text, the eval gate summary, the HTML report."""

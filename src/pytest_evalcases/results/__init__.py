@@ -1,0 +1,1 @@
+"""Typed run records and results documents: the gate, statistics, baseline, merge, trend."""

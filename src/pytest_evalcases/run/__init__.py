@@ -1,0 +1,1 @@
+"""One run of one case: workspace, configuration variants, the runner, the checks."""

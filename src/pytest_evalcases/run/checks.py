@@ -1,0 +1,420 @@
+"""Check evaluators and the registry of check types (``type`` -> model + function).
+
+An evaluator receives the validated check model and a :class:`CheckContext` and
+returns an :class:`Outcome`. It raises :class:`~pytest_evalcases.errors.RunError`
+when no verdict is possible (a path escaping through a symlink, a tool check without
+a transcript): that makes the run an ERROR, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import Field, TypeAdapter, create_model
+
+from pytest_evalcases import process
+from pytest_evalcases.agents.base import ToolCall
+from pytest_evalcases.cases import schema
+from pytest_evalcases.errors import PathEscapeError, RunError, UsageError
+from pytest_evalcases.extensions import load_entry_point
+
+QUOTE_LIMIT = 160
+DEFAULT_COMMAND_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a check can look at: the workspace after the agent ran, and its answer."""
+
+    workspace: Path
+    #: The fixture the workspace was copied from (for ``file_unchanged``).
+    fixture: Path | None
+    #: The agent's final answer; ``None`` when there is none (graded directory without
+    #: ``.evalcases/output.txt``).
+    output: str | None
+    #: The agent's tool calls; ``None`` when the agent gave no transcript.
+    tool_calls: tuple[ToolCall, ...] | None
+    env: Mapping[str, str]
+    #: Whether the agent reports tool inputs (``input:`` on a tool check needs them).
+    tool_inputs: bool = True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """An evaluator's verdict on one check."""
+
+    passed: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's verdict in one run, as reported and stored."""
+
+    id: str
+    type: str
+    description: str | None
+    passed: bool
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "description": self.description,
+            "passed": self.passed,
+            "message": self.message,
+        }
+
+
+C = TypeVar("C", bound=schema.CheckModel)
+Evaluator = Callable[[Any, CheckContext], Outcome]
+
+
+class CheckRegistry:
+    """Check types by name; builds the pydantic models that validate case files."""
+
+    def __init__(self) -> None:
+        self._types: dict[str, tuple[type[schema.CheckModel], Evaluator]] = {}
+        #: The names of the built-in types that no plugin replaced.
+        self.builtin: frozenset[str] = frozenset()
+
+    def register(self, model: type[C], evaluate: Callable[[C, CheckContext], Outcome]) -> None:
+        """Add a check type; its name is the ``Literal`` of ``model.type``."""
+        name = schema.check_type_name(model)
+        self._types[name] = (model, evaluate)
+        self.builtin = self.builtin - {name}
+        self.__dict__.pop("case_model", None)
+        self.__dict__.pop("check_adapter", None)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._types)
+
+    def models(self) -> tuple[type[schema.CheckModel], ...]:
+        return tuple(model for model, _ in self._types.values())
+
+    @functools.cached_property
+    def case_model(self) -> type[schema.CaseModelBase]:
+        """The ``Case`` model whose ``checks`` is the tagged union of every type."""
+        union = schema.check_union(self.models())
+        return create_model(
+            "Case",
+            __base__=schema.CaseModelBase,
+            checks=(list[union], Field(min_length=1)),  # type: ignore[valid-type]
+        )
+
+    @functools.cached_property
+    def check_adapter(self) -> TypeAdapter[schema.CheckModel]:
+        """Validates one check (the task-directory loader validates check by check)."""
+        return TypeAdapter(schema.check_union(self.models()))
+
+    def evaluate(self, index: int, check: schema.CheckModel, ctx: CheckContext) -> CheckResult:
+        """Run one check; ``index`` gives the default id ``<type>-<index>``."""
+        _, evaluator = self._types[check.type]
+        outcome = evaluator(check, ctx)
+        return CheckResult(
+            id=check_id(check, index),
+            type=check.type,
+            description=check.description,
+            passed=outcome.passed,
+            message=outcome.message,
+        )
+
+
+def check_id(check: schema.CheckModel, index: int) -> str:
+    """The check's own ``id`` or ``<type>-<index>``."""
+    return check.id or f"{check.type}-{index}"
+
+
+def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` as a short repr, cut with an ellipsis."""
+    text = text if len(text) <= limit else text[:limit] + "…"
+    return repr(text)
+
+
+def shown(pattern: str) -> str:
+    """A regular expression as the user wrote it: quoted, backslashes not doubled."""
+    return f"'{pattern}'"
+
+
+def _line_of(text: str, match: re.Match[str]) -> tuple[int, str]:
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    return text.count("\n", 0, match.start()) + 1, text[start : end if end != -1 else None]
+
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.MULTILINE)
+
+
+def _need_output(ctx: CheckContext) -> str:
+    if ctx.output is None:
+        raise RunError(
+            "no final answer to check: the agent gave none (a graded directory needs "
+            ".evalcases/output.txt for output checks)",
+            kind="no-output",
+        )
+    return ctx.output
+
+
+def _output_matches(check: schema.OutputMatches, ctx: CheckContext) -> Outcome:
+    text = _need_output(ctx)
+    m = _regex(check.pattern).search(text)
+    if m:
+        return Outcome(True, f"pattern {shown(check.pattern)} found: {quote(m.group(0))}")
+    return Outcome(
+        False, f"pattern {shown(check.pattern)} not found in the final answer: {quote(text)}"
+    )
+
+
+def _output_not_matches(check: schema.OutputNotMatches, ctx: CheckContext) -> Outcome:
+    text = _need_output(ctx)
+    m = _regex(check.pattern).search(text)
+    if m is None:
+        return Outcome(True, f"pattern {shown(check.pattern)} absent from the final answer")
+    line, quoted = _line_of(text, m)
+    return Outcome(
+        False,
+        f"pattern {shown(check.pattern)} matched the final answer at line {line}: {quote(quoted)}",
+    )
+
+
+def resolve(ctx: CheckContext, rel: str) -> Path:
+    """``rel`` inside the workspace; a path that leaves it (a symlink) is an error."""
+    root = ctx.workspace.resolve()
+    target = (ctx.workspace / rel).resolve()
+    if target != root and root not in target.parents:
+        raise PathEscapeError(
+            f"path {rel!r} resolves outside the workspace (to {target}); not read"
+        )
+    return target
+
+
+def _glob(ctx: CheckContext, pattern: str) -> Iterator[Path]:
+    if not glob.has_magic(pattern):
+        target = resolve(ctx, pattern)
+        if os.path.lexists(ctx.workspace / pattern):
+            yield target
+        return
+    for hit in sorted(glob.glob(pattern, root_dir=ctx.workspace, recursive=True)):
+        yield resolve(ctx, hit)
+
+
+def _file_exists(check: schema.FileExists, ctx: CheckContext) -> Outcome:
+    hits = [p for p in _glob(ctx, check.path) if p.is_file()]
+    if hits:
+        return Outcome(True, f"{check.path}: {len(hits)} file(s) found")
+    return Outcome(False, f"{check.path}: no such file in the workspace")
+
+
+def _file_absent(check: schema.FileAbsent, ctx: CheckContext) -> Outcome:
+    hits = [p for p in _glob(ctx, check.path) if p.is_file()]
+    if not hits:
+        return Outcome(True, f"{check.path}: absent")
+    shown = ", ".join(str(p.relative_to(ctx.workspace.resolve())) for p in hits[:5])
+    return Outcome(False, f"{check.path}: present but must not be: {shown}")
+
+
+def _directory_exists(check: schema.DirectoryExists, ctx: CheckContext) -> Outcome:
+    if resolve(ctx, check.path).is_dir():
+        return Outcome(True, f"{check.path}/: exists")
+    return Outcome(False, f"{check.path}/: directory not found")
+
+
+def _read(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def _matches(path_spec: str, pattern: str, ctx: CheckContext) -> Outcome:
+    files = [p for p in _glob(ctx, path_spec) if p.is_file()]
+    if not files:
+        return Outcome(False, f"{path_spec}: not found (pattern {shown(pattern)})")
+    rx = _regex(pattern)
+    for f in files:
+        m = rx.search(_read(f))
+        if m:
+            rel = f.relative_to(ctx.workspace.resolve())
+            return Outcome(True, f"{rel}: pattern {shown(pattern)} found: {quote(m.group(0))}")
+    return Outcome(False, f"{path_spec}: pattern {shown(pattern)} not found")
+
+
+def _not_matches(path_spec: str, pattern: str, ctx: CheckContext) -> Outcome:
+    files = [p for p in _glob(ctx, path_spec) if p.is_file()]
+    if not files:
+        return Outcome(False, f"{path_spec}: not found (pattern {shown(pattern)} must be absent)")
+    rx = _regex(pattern)
+    for f in files:
+        text = _read(f)
+        m = rx.search(text)
+        if m:
+            line, quoted = _line_of(text, m)
+            rel = f.relative_to(ctx.workspace.resolve())
+            return Outcome(
+                False, f"{rel}:{line}: pattern {shown(pattern)} must not match: {quote(quoted)}"
+            )
+    return Outcome(True, f"{path_spec}: pattern {shown(pattern)} absent")
+
+
+def _file_matches(check: schema.FileMatches, ctx: CheckContext) -> Outcome:
+    return _matches(check.path, check.pattern, ctx)
+
+
+def _file_not_matches(check: schema.FileNotMatches, ctx: CheckContext) -> Outcome:
+    return _not_matches(check.path, check.pattern, ctx)
+
+
+def _file_contains(check: schema.FileContains, ctx: CheckContext) -> Outcome:
+    return _matches(check.target, check.pattern, ctx)
+
+
+def _file_not_contains(check: schema.FileNotContains, ctx: CheckContext) -> Outcome:
+    return _not_matches(check.target, check.pattern, ctx)
+
+
+def _file_unchanged(check: schema.FileUnchanged, ctx: CheckContext) -> Outcome:
+    if ctx.fixture is None or not (ctx.fixture / check.path).is_file():
+        raise RunError(
+            f"file_unchanged {check.path!r}: the case's fixture (`cwd`) has no such file "
+            "to compare with",
+            kind="case",
+        )
+    current = resolve(ctx, check.path)
+    if not current.is_file():
+        return Outcome(False, f"{check.path}: deleted (the fixture has it)")
+    if current.read_bytes() == (ctx.fixture / check.path).read_bytes():
+        return Outcome(True, f"{check.path}: unchanged")
+    return Outcome(False, f"{check.path}: changed from the fixture's copy")
+
+
+def _run_command(
+    check: schema.CommandSucceeds | schema.CommandFails, ctx: CheckContext
+) -> process.ProcessResult:
+    result = process.run(
+        check.command,
+        cwd=ctx.workspace,
+        env=ctx.env,
+        timeout=check.timeout or DEFAULT_COMMAND_TIMEOUT,
+        max_output=64 * 1024,
+    )
+    return result
+
+
+def _describe(result: process.ProcessResult) -> str:
+    if result.timed_out:
+        return "timed out"
+    output = (result.stdout + result.stderr).strip()
+    tail = output[-300:] if output else ""
+    return f"exit status {result.returncode}" + (f"; output: {quote(tail, 300)}" if tail else "")
+
+
+def _command_succeeds(check: schema.CommandSucceeds, ctx: CheckContext) -> Outcome:
+    result = _run_command(check, ctx)
+    passed = result.returncode == 0
+    verb = "succeeded" if passed else "failed"
+    return Outcome(passed, f"`{check.command}` {verb}: {_describe(result)}")
+
+
+def _command_fails(check: schema.CommandFails, ctx: CheckContext) -> Outcome:
+    result = _run_command(check, ctx)
+    passed = result.returncode not in (0, None)
+    verb = "failed, as required" if passed else "must fail but"
+    outcome = "exited 0" if result.returncode == 0 else _describe(result)
+    return Outcome(passed, f"`{check.command}` {verb}: {outcome}")
+
+
+def _matching_calls(
+    check: schema.ToolCalled | schema.ToolNotCalled, ctx: CheckContext
+) -> list[ToolCall]:
+    if ctx.tool_calls is None:
+        raise RunError(
+            f"{check.type} needs a transcript of tool calls, and the agent gave none "
+            "(use an agent that reports tool calls, e.g. --eval-agent claude or codex)",
+            kind="no-transcript",
+        )
+    if check.input is not None and not ctx.tool_inputs:
+        raise RunError(
+            f"{check.type} with `input:` needs tool inputs, and this agent reports only tool names",
+            kind="no-transcript",
+        )
+    # Searched, as every pattern is (`Write` also finds `TodoWrite`; `^Write$` does not).
+    tool = _regex(check.tool)
+    inp = _regex(check.input) if check.input is not None else None
+    return [
+        call
+        for call in ctx.tool_calls
+        if (tool.search(call.name) or tool.search(call.kind))
+        and (inp is None or inp.search(call.input))
+    ]
+
+
+def _describe_check(check: schema.ToolCalled | schema.ToolNotCalled) -> str:
+    return f"tool {shown(check.tool)}" + (
+        f" with input {shown(check.input)}" if check.input else ""
+    )
+
+
+def _tool_called(check: schema.ToolCalled, ctx: CheckContext) -> Outcome:
+    calls = _matching_calls(check, ctx)
+    if calls:
+        return Outcome(True, f"{_describe_check(check)} called {len(calls)} time(s)")
+    seen = ", ".join(sorted({c.name for c in ctx.tool_calls or ()})) or "none"
+    return Outcome(False, f"no call of {_describe_check(check)} (tools called: {seen})")
+
+
+def _tool_not_called(check: schema.ToolNotCalled, ctx: CheckContext) -> Outcome:
+    calls = _matching_calls(check, ctx)
+    if not calls:
+        return Outcome(True, f"no call of {_describe_check(check)}")
+    first = calls[0]
+    return Outcome(
+        False,
+        f"{_describe_check(check)} must not be called; call {first.name}: {quote(first.input)}"
+        + (f" (and {len(calls) - 1} more)" if len(calls) > 1 else ""),
+    )
+
+
+def _builtin_registry() -> CheckRegistry:
+    registry = CheckRegistry()
+    registry.register(schema.OutputMatches, _output_matches)
+    registry.register(schema.OutputNotMatches, _output_not_matches)
+    registry.register(schema.FileExists, _file_exists)
+    registry.register(schema.FileAbsent, _file_absent)
+    registry.register(schema.DirectoryExists, _directory_exists)
+    registry.register(schema.FileMatches, _file_matches)
+    registry.register(schema.FileNotMatches, _file_not_matches)
+    registry.register(schema.FileContains, _file_contains)
+    registry.register(schema.FileNotContains, _file_not_contains)
+    registry.register(schema.FileUnchanged, _file_unchanged)
+    registry.register(schema.CommandSucceeds, _command_succeeds)
+    registry.register(schema.CommandFails, _command_fails)
+    registry.register(schema.ToolCalled, _tool_called)
+    registry.register(schema.ToolNotCalled, _tool_not_called)
+    registry.builtin = frozenset(registry.names)
+    return registry
+
+
+def default_registry() -> CheckRegistry:
+    """The built-in check types plus those of the ``pytest_evalcases.checks`` entry points.
+
+    An entry point names a callable that receives the registry and registers its types.
+    """
+    registry = _builtin_registry()
+    for ep in entry_points(group="pytest_evalcases.checks"):
+        register = load_entry_point(ep)
+        try:
+            register(registry)
+        except Exception as exc:  # a third party's registration function
+            raise UsageError(
+                f"entry point {ep.name} = {ep.value} (group {ep.group}) failed to register "
+                f"its check types: {type(exc).__name__}: {exc}"
+            ) from None
+    return registry
