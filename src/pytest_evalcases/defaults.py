@@ -1,0 +1,36 @@
+"""Every default of an option or ini setting, defined once (docs/reference.md lists them).
+
+The pytest options, the ``evalcases`` commands and the plain core all read their
+defaults from here, so that a command run offline agrees with the pytest run it reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: ``eval_timeout``: seconds for one agent run.
+TIMEOUT = 600.0
+#: ``eval_min_pass_rate``: the overall case pass rate below which the gate blocks.
+MIN_PASS_RATE = 0.9
+#: ``eval_baseline_tolerance``: percentage points the pass rate may drop below a baseline.
+BASELINE_TOLERANCE = 3.0
+#: ``eval_results_dir``, relative to the rootdir.
+RESULTS_DIR = Path("evals") / "results"
+#: A case's ``min_pass_rate``: with repeats, the share of runs that must pass.
+CASE_MIN_PASS_RATE = 1.0
+#: A command check's ``timeout``, in seconds.
+COMMAND_TIMEOUT = 120.0
+#: Seconds a case's ``setup`` may take.
+SETUP_TIMEOUT = 300.0
+#: ``eval_config_files``: what counts as agent configuration, relative to the config root.
+CONFIG_FILES: tuple[str, ...] = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    "GEMINI.md",
+    ".claude/**",
+    ".codex/**",
+    ".gemini/**",
+    "rules/**",
+    "skills/**",
+    "hooks/**",
+)

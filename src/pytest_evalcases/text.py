@@ -1,0 +1,23 @@
+"""Small text helpers shared by every report: counts with plurals, percentages, money."""
+
+from __future__ import annotations
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 case``, ``2 cases``: the count and the noun, plural when it is not one."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def percent(rate: float | None, digits: int = 1) -> str:
+    """``97.5%`` (``digits`` after the point), or ``n/a`` when there is no rate."""
+    return "n/a" if rate is None else f"{rate:.{digits}%}"
+
+
+def ratio(passed: int, total: int) -> str:
+    """``passed / total`` as a whole percentage, or ``n/a`` when ``total`` is 0."""
+    return percent(passed / total, 0) if total else "n/a"
+
+
+def usd(value: float | None) -> str:
+    """``$0.0123``, or ``n/a``."""
+    return "n/a" if value is None else f"${value:.4f}"
