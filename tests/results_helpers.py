@@ -133,14 +133,16 @@ def rec(
 ) -> RunRecord:
     """A run record of ``case`` with one check that passed when the run did."""
     checks = kw.pop("checks", [{"id": "c", "passed": outcome == "passed"}])
-    return RunRecord(
-        case_id=case,
-        file=f"evals/{case}.yaml",
-        line=0,
-        defends="AGENTS.md",
-        severity=severity,
-        variant=variant,
-        outcome=outcome,
-        checks=checks,
-        **kw,
+    return RunRecord.from_dict(
+        {
+            "case_id": case,
+            "file": f"evals/{case}.yaml",
+            "line": 0,
+            "defends": "AGENTS.md",
+            "severity": severity,
+            "variant": variant,
+            "outcome": outcome,
+            "checks": checks,
+            **kw,
+        }
     )

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_evalcases.kinds import SEVERITIES
 from pytest_evalcases.results import gate
-from pytest_evalcases.results.record import SEVERITIES
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference.md"

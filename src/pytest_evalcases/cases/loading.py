@@ -20,8 +20,9 @@ from pydantic import ValidationError
 
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.parsecache import CaseEntry, FileIndex, ParseCache
+from pytest_evalcases.cases.schema import TASK_SEVERITY
 from pytest_evalcases.errors import CaseFileError
-from pytest_evalcases.results.record import SEVERITIES
+from pytest_evalcases.kinds import SEVERITIES, RecordKind, Severity
 from pytest_evalcases.run.checks import CheckRegistry, check_id
 
 _Base: type[yaml.SafeLoader | yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -57,7 +58,7 @@ class LoadedCase:
     line: int
     evals_root: Path
     defends: str
-    severity: str
+    severity: Severity
     checks: tuple[schema.CheckModel, ...]
     description: str | None = None
     #: Absolute fixture directory, or ``None`` for an empty workspace.
@@ -70,7 +71,7 @@ class LoadedCase:
     quarantine: str | None = None
     tags: tuple[str, ...] = ()
     #: ``case`` (SPEC 2.2) or ``task`` (a task directory, SPEC 2.4).
-    kind: str = "case"
+    kind: RecordKind = "case"
     #: Task-directory format: each check's own severity, in check order.
     check_severities: tuple[str, ...] = ()
 
@@ -218,7 +219,7 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
     if not isinstance(raw_checks, list) or not raw_checks:
         raise source.error(["checks"], "missing", "`checks:` must be a non-empty list of checks")
     checks: list[schema.CheckModel] = []
-    severities: list[str] = []
+    severities: list[Severity] = []
     seen: set[str] = set()
     for index, raw in enumerate(raw_checks):
         loc: list[str | int] = ["checks", index]
@@ -235,7 +236,7 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
             raise source.error([*loc, "id"], "value", f"duplicate check id {extras.id!r}")
         seen.add(extras.id)
         checks.append(check)
-        severities.append(schema.TASK_SEVERITY[extras.severity])
+        severities.append(TASK_SEVERITY[extras.severity])
     task_md = checks_yaml.parent / "task.md"
     prompt = _read_text(task_md) if task_md.is_file() else None
     severity = min(severities, key=SEVERITIES.index)

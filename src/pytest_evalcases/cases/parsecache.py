@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_evalcases.kinds import SEVERITIES, Severity
+
 
 @dataclass(frozen=True)
 class CaseEntry:
@@ -20,7 +22,7 @@ class CaseEntry:
     id: str
     #: 0-based line of the case in its file.
     line: int
-    severity: str
+    severity: Severity
     tags: tuple[str, ...]
     defends: str
 
@@ -36,7 +38,7 @@ class CaseEntry:
         if not (
             isinstance(case_id, str)
             and isinstance(line, int)
-            and isinstance(severity, str)
+            and severity in SEVERITIES
             and isinstance(tags, list)
             and all(isinstance(t, str) for t in tags)
             and isinstance(defends, str)

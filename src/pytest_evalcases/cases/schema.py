@@ -19,8 +19,9 @@ from pydantic import (
     model_validator,
 )
 
-Severity = Literal["critical", "normal", "advisory"]
-TASK_SEVERITY = {"HIGH": "critical", "MEDIUM": "normal", "LOW": "advisory"}
+from pytest_evalcases.kinds import Severity
+
+TASK_SEVERITY: dict[str, Severity] = {"HIGH": "critical", "MEDIUM": "normal", "LOW": "advisory"}
 
 
 def _compile(pattern: str) -> str:

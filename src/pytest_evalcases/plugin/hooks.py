@@ -22,6 +22,7 @@ from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.cases.parsecache import ParseCache
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.kinds import SEVERITIES, Outcome
 from pytest_evalcases.plugin import hookspecs as newhooks
 from pytest_evalcases.plugin import integrations
 from pytest_evalcases.plugin.nodes import (
@@ -36,7 +37,7 @@ from pytest_evalcases.plugin.nodes import (
 from pytest_evalcases.report import html as html_report
 from pytest_evalcases.report import summary
 from pytest_evalcases.results import files as resultsfile
-from pytest_evalcases.results.record import SEVERITIES, RunRecord
+from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run import variants
 from pytest_evalcases.run.workspace import Variant
 from pytest_evalcases.session import finish as recording
@@ -556,7 +557,7 @@ def pytest_runtest_makereport(
     return report
 
 
-def _outcome(report: pytest.TestReport) -> str | None:
+def _outcome(report: pytest.TestReport) -> Outcome | None:
     if report.when == "setup":
         if report.failed:
             return "error"
@@ -564,7 +565,7 @@ def _outcome(report: pytest.TestReport) -> str | None:
     if report.when == "call":
         if hasattr(report, "wasxfail"):
             return "xfailed"
-        return report.outcome
+        return "passed" if report.passed else "failed"
     return None
 
 

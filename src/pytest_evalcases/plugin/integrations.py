@@ -35,7 +35,7 @@ class JsonReportHooks:
     ) -> dict[str, Any] | None:
         if not isinstance(item, EvalItem):
             return None
-        record = item.record("")
+        record = item.record()
         return {
             "evalcases": {
                 "id": record.case_id,
@@ -44,7 +44,7 @@ class JsonReportHooks:
                 "severity": record.severity,
                 "variant": record.variant,
                 "repetition": record.repetition,
-                "checks": record.checks,
+                "checks": [check.to_dict() for check in record.checks],
                 "usage": {
                     "tokens_in": record.tokens_in,
                     "tokens_out": record.tokens_out,

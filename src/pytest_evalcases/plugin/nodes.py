@@ -15,7 +15,8 @@ import pytest
 
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, RunError, UsageError
-from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.kinds import Outcome
+from pytest_evalcases.results.record import CheckRecord, RunRecord
 from pytest_evalcases.run.workspace import Variant, inside_git_repository
 from pytest_evalcases.session.state import EvalSession
 
@@ -370,7 +371,7 @@ class EvalItem(pytest.Item):
             lines.append(f"workspace kept: {exc.workspace}")
         return self.session_state.redact("\n".join(lines))
 
-    def record(self, outcome: str) -> RunRecord:
+    def record(self, outcome: Outcome = "error") -> RunRecord:
         """This run as a record, with ``outcome`` as the controller will count it."""
         entry = self.entry
         rec = RunRecord(
@@ -402,7 +403,10 @@ class EvalItem(pytest.Item):
             # The one place records are made: secrets quoted from the agent's
             # answer go here, before any report, file or terminal sees them.
             redact = self.session_state.redact
-            rec.checks = [{**c.to_dict(), "message": redact(c.message)} for c in report.checks]
+            rec.checks = [
+                CheckRecord(c.id, c.type, c.description, c.passed, redact(c.message))
+                for c in report.checks
+            ]
             rec.duration = report.duration
             rec.attempts = report.attempts
             if report.workspace is not None:

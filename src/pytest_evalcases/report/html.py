@@ -246,14 +246,14 @@ def _details(case_id: str, variant: str, verdict: CaseVerdict, runs: list[RunRec
     for r in runs:
         rep = f"run r{r.repetition}" if len(runs) > 1 else "run"
         out.append(f'<div class="run o-{_e(r.outcome)}"><h3>{_e(rep)}: {_e(r.outcome)}</h3>')
-        failed = [c for c in r.checks if not c.get("passed")]
+        failed = [c for c in r.checks if not c.passed]
         if failed:
             out.append('<ul class="failed">')
             for c in failed:
                 out.append(
-                    f'<li><b class="check">{_e(c.get("id", ""))}</b> '
-                    f"[{_e(c.get('type', ''))}]: "
-                    f'<span class="msg">{_e(c.get("message", ""))}</span></li>'
+                    f'<li><b class="check">{_e(c.id)}</b> '
+                    f"[{_e(c.type)}]: "
+                    f'<span class="msg">{_e(c.message)}</span></li>'
                 )
             out.append("</ul>")
         elif r.checks:

@@ -7,7 +7,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_evalcases.results.record import SEVERITIES, RunRecord
+from pytest_evalcases.kinds import SEVERITIES
+from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.stats import mcnemar_exact, wilson
 
 EXIT_PASS = 0
@@ -143,8 +144,8 @@ def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
     passed_checks = total_checks = 0
     for r in graded:
         for check in r.checks:
-            checks[check["id"]] = checks.get(check["id"], True) and bool(check["passed"])
-            passed_checks += bool(check["passed"])
+            checks[check.id] = checks.get(check.id, True) and check.passed
+            passed_checks += check.passed
             total_checks += 1
     return CaseVerdict(
         case_id=case_id,

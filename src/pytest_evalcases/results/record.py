@@ -1,14 +1,42 @@
 """The record of one run of one case, as it travels from an xdist worker to the
-controller (a plain JSON-able dict) and into results files."""
+controller (a plain JSON-able dict) and into results files (docs/results.md)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-OUTCOMES = ("passed", "failed", "error", "xfailed", "skipped")
-#: Case severities, highest first (the case format's `severity`, the pytest markers).
-SEVERITIES = ("critical", "normal", "advisory")
+from pytest_evalcases.kinds import GRADED, OUTCOMES, Outcome, RecordKind, Severity
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """One check's verdict in one run, as reported and stored."""
+
+    id: str
+    type: str
+    description: str | None
+    passed: bool
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "description": self.description,
+            "passed": self.passed,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CheckRecord:
+        return cls(
+            id=str(data.get("id", "")),
+            type=str(data.get("type", "")),
+            description=data.get("description"),
+            passed=bool(data.get("passed")),
+            message=str(data.get("message", "")),
+        )
 
 
 @dataclass
@@ -19,15 +47,15 @@ class RunRecord:
     file: str
     line: int
     defends: str
-    severity: str
+    severity: Severity
     variant: str = ""
     repetition: int = 0
-    outcome: str = "error"
-    kind: str = "case"
+    outcome: Outcome = "error"
+    kind: RecordKind = "case"
     description: str | None = None
     tags: list[str] = field(default_factory=list)
     min_pass_rate: float = 1.0
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[CheckRecord] = field(default_factory=list)
     duration: float = 0.0
     tokens_in: int | None = None
     tokens_out: int | None = None
@@ -42,7 +70,7 @@ class RunRecord:
     fixture: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as a results file's case entry: the case's id is ``id`` (SPEC 5.1).
+        """The record as a results file's case entry: the case's id is ``id``.
 
         Made for every report of every run: a shallow copy (the lists copied too), not
         ``dataclasses.asdict``'s deep one, which costs ten times as much."""
@@ -50,21 +78,33 @@ class RunRecord:
         for name in _FIELDS:
             data[name] = getattr(self, name)
         data["tags"] = list(self.tags)
-        data["checks"] = [dict(check) for check in self.checks]
+        data["checks"] = [check.to_dict() for check in self.checks]
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunRecord:
+        """The record of a case entry; :class:`ValueError` for an unknown outcome."""
         known = cls.__dataclass_fields__
         values = {k: v for k, v in data.items() if k in known}
         if "case_id" not in values and "id" in data:
             values["case_id"] = data["id"]
+        outcome = values.get("outcome", "error")
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
+        values["checks"] = [
+            CheckRecord.from_dict(c) for c in values.get("checks") or [] if isinstance(c, dict)
+        ]
         return cls(**values)
 
     @property
     def graded(self) -> bool:
         """A verdict was reached: passed, failed, or an advisory failure (xfailed)."""
-        return self.outcome in ("passed", "failed", "xfailed")
+        return self.outcome in GRADED
+
+    @property
+    def is_broken_file(self) -> bool:
+        """The record stands for a case file that does not load, not for a run."""
+        return self.kind == "file"
 
 
 #: The record's fields in its dictionary's order (``case_id`` is written as ``id``).

@@ -1,0 +1,31 @@
+"""The words of the domain, each with one meaning: severities, outcomes and verdicts.
+
+Typed as ``Literal`` so that the type checker catches a misspelt ``"pased"``; every
+layer imports them from here, and this module imports nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+#: A case's ``severity``, and the pytest marker of its items.
+Severity = Literal["critical", "normal", "advisory"]
+#: Highest first.
+SEVERITIES: tuple[Severity, ...] = ("critical", "normal", "advisory")
+
+#: How one run of one case ended, as pytest reports it: an advisory case that failed
+#: is ``xfailed``; a run that reached no verdict is ``error``.
+Outcome = Literal["passed", "failed", "error", "xfailed", "skipped"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "error", "xfailed", "skipped")
+#: The outcomes of a run that reached a verdict.
+GRADED: frozenset[Outcome] = frozenset({"passed", "failed", "xfailed"})
+
+#: A case's verdict over its repetitions in one variant (docs/results.md).
+CaseOutcome = Literal["passed", "failed", "error", "skipped"]
+
+#: What a record stands for: a case file, a task directory, or a case file that does
+#: not load (``file``).
+RecordKind = Literal["case", "task", "file"]
+
+#: The gate's verdict; ``NONE`` when nothing was graded.
+Status = Literal["PASS", "BLOCKED", "INCONCLUSIVE", "NONE"]
