@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.agents.base import ToolCall
+from pytest_evalcases.cases.registry import CheckContext, CheckResult
 from pytest_evalcases.errors import PathEscapeError, RunError
-from pytest_evalcases.run.checks import CheckContext, CheckResult, default_registry
+from pytest_evalcases.run.checks import default_registry
 
 REGISTRY = default_registry()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_evalcases.run.checks import CheckContext, CheckRegistry, Outcome, resolve
+from pytest_evalcases.cases.registry import CheckContext, CheckRegistry, Outcome
+from pytest_evalcases.run.checks import resolve
 
 __all__ = ["CheckContext", "CheckRegistry", "Outcome", "resolve"]

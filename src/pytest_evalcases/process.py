@@ -96,6 +96,12 @@ def run(
     )
 
 
+def tail(text: str, limit: int = 600) -> str:
+    """The last ``limit`` characters of ``text``, stripped, for error messages."""
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
 def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
     """Wait for the leader to exit; ``False`` when ``timeout`` ran out first.
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_evalcases import process
-from pytest_evalcases.agents.base import tail
 from pytest_evalcases.errors import AgentError
+from pytest_evalcases.process import tail
 
 #: JSON object as the CLIs print it; values are whatever ``json.loads`` made of them.
 JSONObject = dict[str, Any]

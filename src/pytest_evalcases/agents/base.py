@@ -19,6 +19,7 @@ from typing import Protocol
 
 from pytest_evalcases import process
 from pytest_evalcases.errors import AgentError
+from pytest_evalcases.process import tail as tail  # docs/agents.md imports it from here
 
 #: Canonical tool kinds every driver assigns, so tool checks hold across agents.
 TOOL_KINDS = ("shell", "read", "write", "edit", "search", "web", "other")
@@ -173,9 +174,3 @@ def _event_message(event: object) -> str | None:
         if isinstance(holder, dict) and isinstance(holder.get("message"), str):
             return str(holder["message"])
     return None
-
-
-def tail(text: str, limit: int = 600) -> str:
-    """The last ``limit`` characters of ``text``, stripped, for error messages."""
-    text = text.strip()
-    return text if len(text) <= limit else "…" + text[-limit:]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import shlex
 
 from pytest_evalcases import process
-from pytest_evalcases.agents.base import AgentResult, AgentSettings, Invocation, RunRequest, tail
+from pytest_evalcases.agents.base import AgentResult, AgentSettings, Invocation, RunRequest
 from pytest_evalcases.errors import AgentError, UsageError
+from pytest_evalcases.process import tail
 
 
 class CommandAgent:

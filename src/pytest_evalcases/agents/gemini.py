@@ -21,9 +21,9 @@ from pytest_evalcases.agents.base import (
     RunRequest,
     ToolCall,
     Usage,
-    tail,
 )
 from pytest_evalcases.errors import AgentError
+from pytest_evalcases.process import tail
 
 #: Gemini CLI's built-in tool names and their canonical kinds.
 TOOL_KINDS = {

@@ -26,10 +26,11 @@ from pytest_evalcases.cases.discovery import (
     Discovery,
 )
 from pytest_evalcases.cases.loading import LoadedCase, _Source, load_case_file, load_task_dir
+from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.cases.rootdir import defends_root
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.results.gate import plural
-from pytest_evalcases.run.checks import CheckRegistry, default_registry
+from pytest_evalcases.run.checks import default_registry
 
 ERROR = "error"
 WARNING = "warning"

@@ -14,7 +14,8 @@ from typing import Any, Literal
 from pydantic import Field, create_model
 
 from pytest_evalcases.cases import schema
-from pytest_evalcases.run.checks import CheckRegistry, default_registry
+from pytest_evalcases.cases.registry import CheckRegistry
+from pytest_evalcases.run.checks import default_registry
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -1,4 +1,4 @@
-"""Which files are case files (SPEC 2.1), and which directories pytest must not walk.
+"""Which files are case files (docs/case-format.md), and which directories pytest must not walk.
 
 Plain path logic, no pytest: the plugin's collection hooks ask a :class:`Discovery`.
 """
@@ -25,7 +25,7 @@ class Found:
 
 @dataclass(frozen=True)
 class Discovery:
-    """The rules of SPEC 2.1 for one rootdir and its ini options."""
+    """The rules of docs/case-format.md for one rootdir and its ini options."""
 
     rootdir: Path
     #: ``eval_paths``: directories whose case files count besides ``evals/``.

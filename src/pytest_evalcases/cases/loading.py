@@ -20,10 +20,10 @@ from pydantic import ValidationError
 
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.parsecache import CaseEntry, FileIndex, ParseCache
+from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.cases.schema import TASK_SEVERITY
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.kinds import SEVERITIES, RecordKind, Severity
-from pytest_evalcases.run.checks import CheckRegistry, check_id
 
 _Base: type[yaml.SafeLoader | yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -70,14 +70,8 @@ class LoadedCase:
     min_pass_rate: float = 1.0
     quarantine: str | None = None
     tags: tuple[str, ...] = ()
-    #: ``case`` (SPEC 2.2) or ``task`` (a task directory, SPEC 2.4).
+    #: ``case`` or ``task`` (a task directory; docs/case-format.md).
     kind: RecordKind = "case"
-    #: Task-directory format: each check's own severity, in check order.
-    check_severities: tuple[str, ...] = ()
-
-    @property
-    def check_ids(self) -> list[str]:
-        return [check_id(c, i) for i, c in enumerate(self.checks)]
 
     @property
     def entry(self) -> CaseEntry:
@@ -253,7 +247,6 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
         timeout=model.timeout,
         tags=tuple(model.tags),
         kind="task",
-        check_severities=tuple(severities),
     )
 
 

@@ -187,25 +187,7 @@ class ToolNotCalled(CheckModel):
     input: Regex | None = None
 
 
-BUILTIN_CHECKS: tuple[type[CheckModel], ...] = (
-    OutputMatches,
-    OutputNotMatches,
-    FileExists,
-    FileAbsent,
-    DirectoryExists,
-    FileMatches,
-    FileNotMatches,
-    FileContains,
-    FileNotContains,
-    FileUnchanged,
-    CommandSucceeds,
-    CommandFails,
-    ToolCalled,
-    ToolNotCalled,
-)
-
 TOOL_CHECKS = ("tool_called", "tool_not_called")
-OUTPUT_CHECKS = ("output_matches", "output_not_matches")
 
 
 def check_type_name(model: type[CheckModel]) -> str:
@@ -218,7 +200,7 @@ def check_type_name(model: type[CheckModel]) -> str:
 
 
 class CaseModelBase(BaseModel):
-    """One case (SPEC 2.2); the ``checks`` field is added per check registry."""
+    """One case (docs/case-format.md); the ``checks`` field is added per check registry."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -264,7 +246,8 @@ class CaseModelBase(BaseModel):
 
 
 class TaskFileBase(BaseModel):
-    """The task-directory format's ``checks.yaml`` (SPEC 2.4)."""
+    """The task-directory format's ``checks.yaml`` (docs/case-format.md, "Task-directory
+    format")."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

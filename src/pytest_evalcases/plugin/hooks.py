@@ -578,7 +578,14 @@ def _parse_cache_version() -> str:
     invalidates what earlier runs cached."""
     here = Path(__file__).parent.parent
     stamps = []
-    for name in ("cases/schema.py", "run/checks.py", "cases/loading.py", "cases/parsecache.py"):
+    for name in (
+        "cases/schema.py",
+        "cases/registry.py",
+        "cases/diagnostics.py",
+        "run/checks.py",
+        "cases/loading.py",
+        "cases/parsecache.py",
+    ):
         try:
             stamps.append(str((here / name).stat().st_mtime_ns))
         except OSError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_evalcases.run.checks import CheckRegistry
+    from pytest_evalcases.cases.registry import CheckRegistry
 
 
 def pytest_evalcases_register_checks(registry: CheckRegistry) -> None:

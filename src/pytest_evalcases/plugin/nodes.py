@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     # Loading and running need pydantic and PyYAML; they are imported when the first
     # case file is collected, so that pytest runs without eval cases start fast.
     from pytest_evalcases.cases.loading import LoadedCase
-    from pytest_evalcases.run.checks import CheckResult
+    from pytest_evalcases.cases.registry import CheckResult
     from pytest_evalcases.run.runner import RunReport
 
 #: Where the plugin keeps the session object.

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest, ToolCall, run_agent
 from pytest_evalcases.cases.loading import LoadedCase
+from pytest_evalcases.cases.registry import CheckContext, CheckRegistry, CheckResult
 from pytest_evalcases.errors import RunError
-from pytest_evalcases.run.checks import CheckContext, CheckRegistry, CheckResult
 from pytest_evalcases.run.workspace import Variant, populate, run_setup
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents.base import tail
 from pytest_evalcases.errors import SetupError
+from pytest_evalcases.process import tail
 
 DEFAULT_SETUP_TIMEOUT = 300.0
 

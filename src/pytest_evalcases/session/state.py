@@ -24,7 +24,7 @@ from pytest_evalcases.session.changed import ChangedFiles
 if TYPE_CHECKING:
     # The check registry and the runner pull in pydantic: imported when a case file is
     # first loaded, so that a pytest run without eval cases does not pay for them.
-    from pytest_evalcases.run.checks import CheckRegistry
+    from pytest_evalcases.cases.registry import CheckRegistry
     from pytest_evalcases.run.runner import RunContext
 
 

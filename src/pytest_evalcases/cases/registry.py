@@ -1,0 +1,130 @@
+"""The registry of check types (``type`` -> model + evaluator) and the contract an
+evaluator is written against.
+
+The registry lives beside the schema because validating a case file needs it: its
+``case_model`` is the ``Case`` model whose ``checks`` field accepts every registered
+type. What an evaluator receives (:class:`CheckContext`) and returns
+(:class:`Outcome`) is part of that contract, so it lives here too; the built-in
+evaluators themselves run checks and live in :mod:`pytest_evalcases.run.checks`.
+Check-type authors import these names from :mod:`pytest_evalcases.checks`
+(docs/case-format.md, "Your own check types").
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import Field, TypeAdapter, create_model
+
+from pytest_evalcases.agents.base import ToolCall
+from pytest_evalcases.cases import schema
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a check can look at: the workspace after the agent ran, and its answer."""
+
+    workspace: Path
+    #: The fixture the workspace was copied from (for ``file_unchanged``).
+    fixture: Path | None
+    #: The agent's final answer; ``None`` when there is none (graded directory without
+    #: ``.evalcases/output.txt``).
+    output: str | None
+    #: The agent's tool calls; ``None`` when the agent gave no transcript.
+    tool_calls: tuple[ToolCall, ...] | None
+    env: Mapping[str, str]
+    #: Whether the agent reports tool inputs (``input:`` on a tool check needs them).
+    tool_inputs: bool = True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """An evaluator's verdict on one check."""
+
+    passed: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's verdict in one run, as reported and stored."""
+
+    id: str
+    type: str
+    description: str | None
+    passed: bool
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "description": self.description,
+            "passed": self.passed,
+            "message": self.message,
+        }
+
+
+C = TypeVar("C", bound=schema.CheckModel)
+#: A check type's evaluator: the validated check model and the context to an outcome.
+Evaluator = Callable[[Any, CheckContext], Outcome]
+
+
+class CheckRegistry:
+    """Check types by name; builds the pydantic models that validate case files."""
+
+    def __init__(self) -> None:
+        self._types: dict[str, tuple[type[schema.CheckModel], Evaluator]] = {}
+        #: The names of the built-in types that no plugin replaced.
+        self.builtin: frozenset[str] = frozenset()
+
+    def register(self, model: type[C], evaluate: Callable[[C, CheckContext], Outcome]) -> None:
+        """Add a check type; its name is the ``Literal`` of ``model.type``."""
+        name = schema.check_type_name(model)
+        self._types[name] = (model, evaluate)
+        self.builtin = self.builtin - {name}
+        self.__dict__.pop("case_model", None)
+        self.__dict__.pop("check_adapter", None)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._types)
+
+    def models(self) -> tuple[type[schema.CheckModel], ...]:
+        return tuple(model for model, _ in self._types.values())
+
+    @functools.cached_property
+    def case_model(self) -> type[schema.CaseModelBase]:
+        """The ``Case`` model whose ``checks`` is the tagged union of every type."""
+        union = schema.check_union(self.models())
+        return create_model(
+            "Case",
+            __base__=schema.CaseModelBase,
+            checks=(list[union], Field(min_length=1)),  # type: ignore[valid-type]
+        )
+
+    @functools.cached_property
+    def check_adapter(self) -> TypeAdapter[schema.CheckModel]:
+        """Validates one check (the task-directory loader validates check by check)."""
+        return TypeAdapter(schema.check_union(self.models()))
+
+    def evaluate(self, index: int, check: schema.CheckModel, ctx: CheckContext) -> CheckResult:
+        """Run one check; ``index`` gives the default id ``<type>-<index>``."""
+        _, evaluator = self._types[check.type]
+        outcome = evaluator(check, ctx)
+        return CheckResult(
+            id=check_id(check, index),
+            type=check.type,
+            description=check.description,
+            passed=outcome.passed,
+            message=outcome.message,
+        )
+
+
+def check_id(check: schema.CheckModel, index: int) -> str:
+    """The check's own ``id`` or ``<type>-<index>``."""
+    return check.id or f"{check.type}-{index}"
