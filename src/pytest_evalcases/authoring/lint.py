@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from pytest_evalcases.cases.diagnostics import Source
 from pytest_evalcases.cases.discovery import (
     CASE_SUFFIXES,
     EVALS_DIR,
@@ -25,7 +26,7 @@ from pytest_evalcases.cases.discovery import (
     TASK_FILE,
     Discovery,
 )
-from pytest_evalcases.cases.loading import LoadedCase, _Source, load_case_file, load_task_dir
+from pytest_evalcases.cases.loading import LoadedCase, load_case_file, load_task_dir
 from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.cases.rootdir import defends_root
 from pytest_evalcases.errors import CaseFileError
@@ -169,7 +170,7 @@ def lint_files(
                 Finding(file.path, exc.line or 1, ERROR, "load-error", where + exc.reason)
             )
             continue
-        source = _Source(file.path, file.path.read_text(encoding="utf-8"))
+        source = Source(file.path, file.path.read_text(encoding="utf-8"))
         for index, case in enumerate(cases):
             prefix: list[str | int] = ["cases", index] if multi else []
             findings.extend(_lint_case(case, source, prefix, root_of(file.path), multi))
@@ -227,7 +228,7 @@ def _is_multi(path: Path) -> bool:
 
 
 def _lint_case(
-    case: LoadedCase, source: _Source, prefix: list[str | int], root: Path, multi: bool
+    case: LoadedCase, source: Source, prefix: list[str | int], root: Path, multi: bool
 ) -> Iterable[Finding]:
     path = case.file
 

@@ -1,0 +1,333 @@
+"""Turning what is wrong with a case file into "file:line: field: message" errors.
+
+The loader parses and validates; when the bytes are not UTF-8, the text is not valid
+YAML or JSON, or pydantic rejects the data, this module phrases the problem for the
+user and finds the line it is on. Lines come from the YAML node tree, composed only
+when an error needs one (JSON is valid YAML, so the same tree serves both formats).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from pytest_evalcases.cases import schema
+from pytest_evalcases.errors import CaseFileError
+
+# Composing a node tree constructs no values, so the plain C loader gives the same
+# lines as the loader's duplicate-key-refusing subclass.
+_Composer: type[yaml.SafeLoader | yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: How many problems of one file the error message lists.
+MAX_PROBLEMS = 5
+
+
+def read_text(path: Path) -> str:
+    """The file's text; an unreadable or non-UTF-8 file is a :class:`CaseFileError`."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CaseFileError(str(path), f"cannot read the file: {exc.strerror}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CaseFileError(
+            str(path),
+            f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}; "
+            "save the file as UTF-8",
+            line=line,
+        ) from None
+
+
+def empty_file_error(path: Path) -> CaseFileError:
+    """The error for a file with nothing but whitespace in it."""
+    return CaseFileError(
+        str(path), "the file is empty; expected a case (id, defends, prompt, checks)", line=1
+    )
+
+
+def json_error(path: Path, exc: json.JSONDecodeError) -> CaseFileError:
+    """The error for a ``.json`` case file that is not JSON."""
+    return CaseFileError(
+        str(path), f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno
+    )
+
+
+def yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> CaseFileError:
+    """The error for a file that is not YAML: PyYAML's words, its line and column, and
+    a hint when the culprit is a tab."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    detail = f"{context}, {problem}" if context else problem
+    line = mark.line + 1 if mark is not None else None
+    column = f" (column {mark.column + 1})" if mark is not None else ""
+    hint = ""
+    if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+        hint = "; it is a tab: YAML indents with spaces only"
+    return CaseFileError(str(path), f"invalid YAML: {detail}{column}{hint}", line=line)
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    lines = text.splitlines()
+    if 0 <= line < len(lines) and 0 <= column < len(lines[line]):
+        return lines[line][column]
+    return ""
+
+
+def kind_of(value: Any) -> str:
+    """What ``value`` is, in the words of a message ("a list", "nothing (null)")."""
+    if value is None:
+        return "nothing (null)"
+    return {
+        list: "a list",
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+    }.get(type(value), type(value).__name__)
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """``['checks', 2, 'pattern']`` as ``checks[2].pattern``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+class Source:
+    """A file's text, for finding the line of a field path and phrasing errors."""
+
+    def __init__(self, path: Path, text: str | None) -> None:
+        self.path = path
+        #: ``None`` for a file served from the parse cache, read only if a line is needed.
+        self.text = text
+        self._root: yaml.Node | bool | None = False
+
+    def _tree(self) -> yaml.Node | None:
+        if self._root is False:
+            if self.text is None:
+                self.text = read_text(self.path)
+            try:
+                self._root = yaml.compose(self.text, Loader=_Composer)
+            except yaml.YAMLError:
+                self._root = None
+        assert not isinstance(self._root, bool)
+        return self._root
+
+    def line_of(self, loc: Sequence[str | int], *, key: bool = False) -> int:
+        """1-based line of the node at ``loc``: the deepest one that exists."""
+        node = self._tree()
+        if node is None:
+            return 1
+        line = node.start_mark.line
+        for part in loc:
+            child: yaml.Node | None = None
+            key_node: yaml.Node | None = None
+            if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+                for k, v in node.value:
+                    if isinstance(k, yaml.ScalarNode) and k.value == part:
+                        key_node, child = k, v
+                        break
+            elif (
+                isinstance(node, yaml.SequenceNode)
+                and isinstance(part, int)
+                and 0 <= part < len(node.value)
+            ):
+                child = node.value[part]
+            if child is None:
+                break
+            node = child
+            line = (key_node if key and key_node is not None else child).start_mark.line
+        return line + 1
+
+    def error(self, loc: Sequence[str | int], kind: str, message: str) -> CaseFileError:
+        """An error at ``loc``; ``kind`` ``extra`` points at the key rather than its value."""
+        line = self.line_of(loc, key=kind == "extra")
+        return CaseFileError(str(self.path), message, line=line, field=field_path(loc))
+
+    def validation_error(
+        self, exc: ValidationError, prefix: Sequence[str | int], data: Any
+    ) -> CaseFileError:
+        """One error for the file, listing up to ``MAX_PROBLEMS`` problems."""
+        problems: list[Problem] = []
+        for err in exc.errors(include_url=False):
+            loc, missing = data_loc(data, err["loc"])
+            kind = err["type"]
+            if kind in ("union_tag_invalid", "union_tag_not_found"):
+                loc = [*loc, "type"]  # the check's `type` is what is wrong or missing
+            full = [*prefix, *loc]
+            line = self.line_of(full, key=kind == "extra_forbidden")
+            problems.append(Problem(kind, tuple(full), line, phrase(err, missing, data, loc)))
+        problems = typos_first(problems)
+        first = problems[0]
+        lines = [first.message]
+        for problem in problems[1:MAX_PROBLEMS]:
+            lines.append(f"line {problem.line}: {field_path(problem.loc)}: {problem.message}")
+        if len(problems) > MAX_PROBLEMS:
+            lines.append(f"... and {len(problems) - MAX_PROBLEMS} more problems")
+        return CaseFileError(
+            str(self.path), "\n".join(lines), line=first.line, field=field_path(first.loc)
+        )
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem: pydantic's error type, where it is, and what to say."""
+
+    kind: str
+    loc: tuple[str | int, ...]
+    line: int
+    message: str
+
+
+def typos_first(problems: list[Problem]) -> list[Problem]:
+    """A misspelt field is both unknown and the missing field it meant to be; the
+    unknown one says more ("did you mean ..."), so it leads and its twin goes."""
+    unknown = [p for p in problems if p.kind == "extra_forbidden"]
+    explained = {
+        id(m)
+        for m in problems
+        if m.kind == "missing"
+        for u in unknown
+        if u.loc[:-1] == m.loc[:-1]
+        and difflib.get_close_matches(str(u.loc[-1]), [str(m.loc[-1])], n=1)
+    }
+    kept = [p for p in problems if id(p) not in explained]
+    # Stable sort: unknown fields first, then the rest in pydantic's (field) order.
+    return sorted(kept, key=lambda p: p.kind != "extra_forbidden")
+
+
+def data_loc(data: Any, loc: Sequence[str | int]) -> tuple[list[str | int], bool]:
+    """Translate a pydantic ``loc`` into a path through ``data``.
+
+    Pydantic inserts the union tag (``checks.2.output_matches.pattern``) and validator
+    names; drop them. ``missing`` tells whether the last part names an absent field.
+    """
+    out: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, list) and isinstance(part, int):
+            out.append(part)
+            node = node[part] if 0 <= part < len(node) else None
+        elif isinstance(node, dict) and part in node:
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, dict) and isinstance(part, str):
+            if node.get("type") == part or "[" in part:
+                continue  # a union tag or a validator name
+            out.append(part)
+            return out, True
+    return out, False
+
+
+def phrase(err: Any, missing: bool, data: Any, loc: list[str | int]) -> str:
+    """The message for one pydantic error ``err`` at ``loc`` in ``data``: what the field
+    expects, in the words of the case format rather than pydantic's."""
+    kind = err["type"]
+    msg = str(err["msg"])
+    if kind == "missing":
+        name = str(loc[-1]) if loc else ""
+        parent = _at(data, loc[:-1])
+        hints = _CHECK_HINTS if isinstance(parent, dict) and "type" in parent else _CASE_HINTS
+        expected = hints.get(name)
+        return "required field is missing" + (f"; expected {expected}" if expected else "")
+    if kind == "extra_forbidden":
+        name = str(loc[-1]) if loc else "?"
+        parent = _at(data, loc[:-1])
+        known = _known_fields(parent)
+        hint = difflib.get_close_matches(name, known, n=1)
+        return f"unknown field {name!r}" + (f"; did you mean {hint[0]!r}?" if hint else "")
+    if kind == "union_tag_invalid":
+        ctx = err.get("ctx", {})
+        tag = ctx.get("tag", "?")
+        expected = str(ctx.get("expected_tags", "")).replace("'", "")
+        names = [n.strip() for n in expected.split(",")]
+        hint = difflib.get_close_matches(str(tag), names, n=1)
+        return (
+            f"unknown check type {tag!r}"
+            + (f"; did you mean {hint[0]!r}?" if hint else "")
+            + f" (known types: {', '.join(names)})"
+        )
+    if kind == "union_tag_not_found":
+        return "a check needs a `type` field (e.g. output_not_matches, file_exists)"
+    value = err.get("input")
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"expected a mapping of fields (`name: value` lines), got {kind_of(value)}"
+    if kind == "too_short" and err.get("ctx", {}).get("min_length") == 1:
+        return "expected a non-empty list (at least 1 item), got an empty one"
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    elif kind == "string_pattern_mismatch" and loc and loc[-1] == "id":
+        msg = "must be kebab-case: lowercase letters, digits and single hyphens"
+    elif kind in _BOUNDS and msg.startswith("Input should be "):
+        msg = "expected a number " + msg[len("Input should be ") :]
+    elif msg.startswith("Input should be "):
+        # pydantic's wording names the input; ours says what the field expects.
+        msg = "expected " + msg[len("Input should be ") :]
+    if kind not in ("value_error",) and not isinstance(value, (dict, list)):
+        msg += f" (got {value!r})"
+    return msg
+
+
+_BOUNDS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+
+#: What a missing required field should hold, for the message.
+_CASE_HINTS = {
+    "id": "a kebab-case id, unique in the suite (e.g. the file stem)",
+    "defends": "the rule, skill, hook or config file the case protects (a path)",
+    "checks": "a non-empty list of checks, each with a `type`",
+}
+_CHECK_HINTS = {
+    "id": "a check id (the task-directory format names every check)",
+    "pattern": "a regular expression",
+    "path": "a path relative to the workspace",
+    "command": "a shell command",
+    "tool": "a regular expression matched against the tool name or kind",
+}
+
+
+def _at(data: Any, loc: Sequence[str | int]) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _known_fields(parent: Any) -> list[str]:
+    """Field names a misspelt key may have meant, by where it stands: a check's own
+    fields (third-party check types included, as they subclass ``CheckModel``)."""
+    if isinstance(parent, dict) and "type" in parent:
+        models = _check_models()
+        exact = [m for m in models if parent["type"] in _type_tags(m)]
+        return sorted({name for m in exact or models for name in m.model_fields} - {"type"})
+    return [*schema.CaseModelBase.model_fields, "checks", "task"]
+
+
+def _check_models() -> list[type[schema.CheckModel]]:
+    found: list[type[schema.CheckModel]] = []
+    todo = list(schema.CheckModel.__subclasses__())
+    while todo:
+        model = todo.pop()
+        found.append(model)
+        todo.extend(model.__subclasses__())
+    return found
+
+
+def _type_tags(model: type[schema.CheckModel]) -> tuple[object, ...]:
+    annotation = model.model_fields["type"].annotation
+    return tuple(getattr(annotation, "__args__", ()))
