@@ -1,0 +1,82 @@
+"""Which paths are case files, and which directories pytest must not walk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_evalcases.cases.discovery import Discovery, Found
+
+ROOT = Path("/repo")
+
+
+def test_case_files_are_below_an_evals_directory() -> None:
+    discovery = Discovery(ROOT)
+
+    assert discovery.case_file(ROOT / "evals" / "a.yaml") == Found("case", ROOT / "evals")
+    assert discovery.case_file(ROOT / "pkg" / "evals" / "sub" / "b.json") == Found(
+        "case", ROOT / "pkg" / "evals"
+    )
+    assert discovery.case_file(ROOT / "evals" / "c.yml") == Found("case", ROOT / "evals")
+    assert discovery.case_file(ROOT / "other" / "a.yaml") is None
+
+
+def test_the_nearest_evals_directory_is_the_root() -> None:
+    path = ROOT / "evals" / "x" / "evals" / "a.yaml"
+
+    assert Discovery(ROOT).evals_root(path) == ROOT / "evals" / "x" / "evals"
+
+
+def test_an_evals_directory_above_the_rootdir_does_not_count() -> None:
+    rootdir = Path("/evals/project")
+
+    assert Discovery(rootdir).case_file(rootdir / "a.yaml") is None
+
+
+def test_hidden_private_and_other_suffixes_are_not_case_files() -> None:
+    discovery = Discovery(ROOT)
+
+    assert discovery.case_file(ROOT / "evals" / "_schema.json") is None
+    assert discovery.case_file(ROOT / "evals" / ".hidden.yaml") is None
+    assert discovery.case_file(ROOT / "evals" / "notes.md") is None
+
+
+def test_fixtures_and_results_hold_no_case_files() -> None:
+    discovery = Discovery(ROOT)
+
+    assert discovery.case_file(ROOT / "evals" / "fixtures" / "repo" / "a.yaml") is None
+    assert discovery.case_file(ROOT / "evals" / "results" / "run.json") is None
+
+
+def test_a_task_directory_is_found_anywhere() -> None:
+    path = ROOT / "tasks" / "commit" / "checks.yaml"
+
+    assert Discovery(ROOT).case_file(path) == Found("task", ROOT / "tasks" / "commit")
+
+
+def test_eval_paths_count_as_evals_roots() -> None:
+    extra = ROOT / "agent-tests"
+    discovery = Discovery(ROOT, eval_paths=(extra,))
+
+    assert discovery.case_file(extra / "deep" / "a.yaml") == Found("case", extra)
+
+
+def test_eval_ignore_paths_hold_no_case_files() -> None:
+    ignored = ROOT / "evals" / "drafts"
+    discovery = Discovery(ROOT, ignore=(ignored,))
+
+    assert discovery.case_file(ignored / "a.yaml") is None
+    assert discovery.case_file(ignored / "t" / "checks.yaml") is None
+    assert discovery.case_file(ROOT / "evals" / "a.yaml") == Found("case", ROOT / "evals")
+
+
+def test_skip_dir_only_for_fixtures_and_results_below_an_evals_root(tmp_path: Path) -> None:
+    for name in ("evals/fixtures", "evals/results", "fixtures", "evals/cases"):
+        (tmp_path / name).mkdir(parents=True)
+    discovery = Discovery(tmp_path)
+
+    assert discovery.skip_dir(tmp_path / "evals" / "fixtures") is True
+    assert discovery.skip_dir(tmp_path / "evals" / "results") is True
+    assert discovery.skip_dir(tmp_path / "fixtures") is False
+    assert discovery.skip_dir(tmp_path / "evals" / "cases") is False
+    # A file named like the directory is not walked anyway.
+    assert discovery.skip_dir(tmp_path / "evals" / "missing" / "fixtures") is False

@@ -1,0 +1,280 @@
+"""Case files and task directories to LoadedCase values, and the parse cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+from pytest_evalcases.cases import schema
+from pytest_evalcases.cases.loading import LoadedCase, file_index, load_case_file, load_task_dir
+from pytest_evalcases.cases.parsecache import CaseEntry, FileIndex, ParseCache
+from pytest_evalcases.cases.registry import CheckContext, Outcome
+from pytest_evalcases.errors import CaseFileError
+from pytest_evalcases.run.checks import default_registry
+
+REGISTRY = default_registry()
+
+ONE = """\
+id: no-trailer
+defends: rules/git.md
+severity: critical
+description: No trailer
+cwd: fixtures/repo
+prompt: Commit it.
+timeout: 30
+tags: [git]
+checks:
+  - type: output_not_matches
+    pattern: co-authored-by
+  - type: tool_called
+    tool: Bash
+"""
+
+MANY = """\
+cases:
+  - id: first
+    defends: a.md
+    checks:
+      - type: file_exists
+        path: a.txt
+
+  - id: second
+    defends: b.md
+    severity: advisory
+    checks:
+      - type: file_absent
+        path: b.txt
+"""
+
+
+@pytest.fixture
+def evals(tmp_path: Path) -> Path:
+    root = tmp_path / "evals"
+    (root / "fixtures" / "repo").mkdir(parents=True)
+    return root
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_one_case_per_file(evals: Path) -> None:
+    path = _write(evals / "one.yaml", ONE)
+
+    [case] = load_case_file(path, evals, REGISTRY)
+
+    assert case == LoadedCase(
+        id="no-trailer",
+        file=path,
+        line=0,
+        evals_root=evals,
+        defends="rules/git.md",
+        severity="critical",
+        checks=(
+            schema.OutputNotMatches(type="output_not_matches", pattern="co-authored-by"),
+            schema.ToolCalled(type="tool_called", tool="Bash"),
+        ),
+        description="No trailer",
+        fixture=evals / "fixtures" / "repo",
+        prompt="Commit it.",
+        timeout=30.0,
+        tags=("git",),
+    )
+    assert case.needs_transcript is True
+    assert case.entry == CaseEntry("no-trailer", 0, "critical", ("git",), "rules/git.md")
+
+
+def test_a_json_case_file(evals: Path) -> None:
+    text = '{"id": "j", "defends": "a.md", "checks": [{"type": "file_exists", "path": "a"}]}'
+    [case] = load_case_file(_write(evals / "j.json", text), evals, REGISTRY)
+
+    assert (case.id, case.severity, case.needs_transcript) == ("j", "normal", False)
+
+
+def test_a_cases_list_gives_each_case_its_line(evals: Path) -> None:
+    cases = load_case_file(_write(evals / "many.yaml", MANY), evals, REGISTRY)
+
+    assert [(c.id, c.line, c.severity) for c in cases] == [
+        ("first", 1, "normal"),
+        ("second", 7, "advisory"),
+    ]
+
+
+def test_a_duplicate_id_names_the_first_one(evals: Path) -> None:
+    path = _write(evals / "dup.yaml", MANY.replace("id: second", "id: first"))
+
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path, evals, REGISTRY)
+
+    assert (info.value.line, info.value.field) == (8, "cases[1].id")
+    assert info.value.reason == "duplicate id 'first' (also at line 2)"
+
+
+def test_a_missing_fixture_directory(evals: Path) -> None:
+    path = _write(evals / "one.yaml", ONE.replace("fixtures/repo", "fixtures/gone"))
+
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path, evals, REGISTRY)
+
+    assert (info.value.line, info.value.field) == (5, "cwd")
+    assert info.value.reason == f"fixture directory 'fixtures/gone' not found (relative to {evals})"
+
+
+def test_a_duplicate_key_is_refused(evals: Path) -> None:
+    path = _write(evals / "one.yaml", ONE + "id: again\n")
+
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path, evals, REGISTRY)
+
+    assert info.value.line == 14
+    assert info.value.reason == "invalid YAML: duplicate key 'id' (column 1)"
+
+
+def test_a_file_that_is_not_a_mapping(evals: Path) -> None:
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(_write(evals / "list.yaml", "- a\n- b\n"), evals, REGISTRY)
+
+    assert info.value.line == 1
+    assert info.value.reason == (
+        "expected a mapping with the case fields (id, defends, prompt, checks) or a "
+        "`cases:` list, got a list"
+    )
+
+
+def test_an_unknown_field_beside_cases(evals: Path) -> None:
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(_write(evals / "m.yaml", "version: 1\n" + MANY), evals, REGISTRY)
+
+    assert (info.value.line, info.value.field) == (1, "version")
+    assert info.value.reason == "unknown top-level field beside `cases:`: 'version'"
+
+
+def test_the_parse_cache_serves_an_unchanged_file(evals: Path) -> None:
+    path = _write(evals / "many.yaml", MANY)
+    cache = ParseCache()
+
+    first = load_case_file(path, evals, REGISTRY, cache)
+    stored = cache.files[str(path)]
+    again = load_case_file(path, evals, REGISTRY, cache)
+
+    assert again == first
+    assert stored[2] == [1, 7]
+    assert cache.index(path, evals) == FileIndex(
+        str(evals),
+        (
+            CaseEntry("first", 1, "normal", (), "a.md"),
+            CaseEntry("second", 7, "advisory", (), "b.md"),
+        ),
+    )
+
+
+def test_cached_data_that_does_not_validate_is_loaded_afresh(evals: Path) -> None:
+    path = _write(evals / "many.yaml", MANY)
+    cache = ParseCache()
+    first = load_case_file(path, evals, REGISTRY, cache)
+    # Same stamp, data that no longer validates: the file itself decides.
+    cache.files[str(path)][1]["cases"][0]["checks"][0]["path"] = "/abs"
+
+    assert load_case_file(path, evals, REGISTRY, cache) == first
+    assert cache.files[str(path)][1]["cases"][0]["checks"][0]["path"] == "a.txt"
+
+
+class Custom(schema.CheckModel):
+    """A plugin's check type."""
+
+    type: Literal["custom_check"]
+
+
+def _custom(check: Custom, ctx: CheckContext) -> Outcome:
+    return Outcome(True, "")
+
+
+def test_no_file_index_when_a_check_type_comes_from_a_plugin(evals: Path) -> None:
+    registry = default_registry()
+    registry.register(Custom, _custom)
+    path = _write(evals / "c.yaml", "id: c\ndefends: a.md\nchecks:\n  - type: custom_check\n")
+
+    cases = load_case_file(path, evals, registry)
+
+    assert file_index(evals, cases, registry) is None
+    assert file_index(
+        evals, load_case_file(_write(evals / "m.yaml", MANY), evals, REGISTRY), REGISTRY
+    ) == FileIndex(
+        str(evals),
+        (
+            CaseEntry("first", 1, "normal", (), "a.md"),
+            CaseEntry("second", 7, "advisory", (), "b.md"),
+        ),
+    )
+
+
+TASK = """\
+task: Add a migration
+defends: skills/db.md
+tags: [db]
+checks:
+  - id: has-file
+    type: file_exists
+    path: db/*.xml
+    severity: MEDIUM
+  - id: mentions
+    type: file_contains
+    file: db/1.xml
+    pattern: createTable
+    severity: LOW
+"""
+
+
+def test_a_task_directory(tmp_path: Path) -> None:
+    checks_yaml = _write(tmp_path / "add-migration" / "checks.yaml", TASK)
+    _write(tmp_path / "add-migration" / "task.md", "Add a changelog.\n")
+
+    case = load_task_dir(checks_yaml, REGISTRY)
+
+    assert case == LoadedCase(
+        id="add-migration",
+        file=checks_yaml,
+        line=0,
+        evals_root=checks_yaml.parent,
+        defends="skills/db.md",
+        severity="normal",
+        checks=(
+            schema.FileExists(type="file_exists", id="has-file", path="db/*.xml"),
+            schema.FileContains(
+                type="file_contains", id="mentions", file="db/1.xml", pattern="createTable"
+            ),
+        ),
+        description="Add a migration",
+        prompt="Add a changelog.\n",
+        tags=("db",),
+        kind="task",
+    )
+
+
+def test_a_task_check_needs_an_id(tmp_path: Path) -> None:
+    checks_yaml = _write(
+        tmp_path / "t" / "checks.yaml", "checks:\n  - type: file_exists\n    path: a\n"
+    )
+
+    with pytest.raises(CaseFileError) as info:
+        load_task_dir(checks_yaml, REGISTRY)
+
+    assert (info.value.line, info.value.field) == (2, "checks[0].id")
+    assert info.value.reason == (
+        "required field is missing; expected a check id (the task-directory format names "
+        "every check)"
+    )
+
+
+def test_a_task_file_without_checks(tmp_path: Path) -> None:
+    checks_yaml = _write(tmp_path / "t" / "checks.yaml", "task: nothing\n")
+
+    with pytest.raises(CaseFileError) as info:
+        load_task_dir(checks_yaml, REGISTRY)
+
+    assert (info.value.line, info.value.field) == (1, "checks")
+    assert info.value.reason == "`checks:` must be a non-empty list of checks"
