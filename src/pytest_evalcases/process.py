@@ -38,6 +38,16 @@ class ProcessResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
 
+    @property
+    def truncated(self) -> bool:
+        """Whether stdout or stderr was longer than the cap and was cut."""
+        return self.stdout_truncated or self.stderr_truncated
+
+    def said(self) -> str:
+        """What a failed command said, for an error message: the tail of its standard
+        error, else of its standard output."""
+        return tail(self.stderr) or tail(self.stdout) or "(no output)"
+
 
 def run(
     args: Sequence[str] | str,

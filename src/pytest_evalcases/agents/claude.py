@@ -5,7 +5,15 @@ from __future__ import annotations
 import os
 
 from pytest_evalcases import process
-from pytest_evalcases.agents._output import (
+from pytest_evalcases.agents.base import (
+    AgentResult,
+    AgentSettings,
+    Invocation,
+    RunRequest,
+    ToolCall,
+    Usage,
+)
+from pytest_evalcases.agents.output import (
     JSONObject,
     agent_error,
     as_float,
@@ -18,14 +26,6 @@ from pytest_evalcases.agents._output import (
     option_value,
     tool_input,
     tool_kind,
-)
-from pytest_evalcases.agents.base import (
-    AgentResult,
-    AgentSettings,
-    Invocation,
-    RunRequest,
-    ToolCall,
-    Usage,
 )
 from pytest_evalcases.errors import AgentError
 
@@ -113,7 +113,7 @@ class ClaudeAgent:
             duration_ms=as_int(final.get("duration_ms")) or measured_ms(result),
             num_turns=as_int(final.get("num_turns")),
             exit_code=result.returncode,
-            truncated=result.stdout_truncated or result.stderr_truncated,
+            truncated=result.truncated,
         )
 
     def _wants_transcript(self, request: RunRequest) -> bool:

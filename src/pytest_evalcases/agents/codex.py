@@ -6,7 +6,15 @@ import re
 import shlex
 
 from pytest_evalcases import process
-from pytest_evalcases.agents._output import (
+from pytest_evalcases.agents.base import (
+    AgentResult,
+    AgentSettings,
+    Invocation,
+    RunRequest,
+    ToolCall,
+    Usage,
+)
+from pytest_evalcases.agents.output import (
     JSONObject,
     agent_error,
     as_int,
@@ -17,14 +25,6 @@ from pytest_evalcases.agents._output import (
     no_result_error,
     option_value,
     tool_input,
-)
-from pytest_evalcases.agents.base import (
-    AgentResult,
-    AgentSettings,
-    Invocation,
-    RunRequest,
-    ToolCall,
-    Usage,
 )
 
 _ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
@@ -115,7 +115,7 @@ class CodexAgent:
             models=self.models,
             duration_ms=measured_ms(result),
             exit_code=result.returncode,
-            truncated=result.stdout_truncated or result.stderr_truncated,
+            truncated=result.truncated,
         )
 
 

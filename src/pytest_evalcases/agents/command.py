@@ -6,8 +6,8 @@ import shlex
 
 from pytest_evalcases import process
 from pytest_evalcases.agents.base import AgentResult, AgentSettings, Invocation, RunRequest
+from pytest_evalcases.agents.output import measured_ms
 from pytest_evalcases.errors import AgentError, UsageError
-from pytest_evalcases.process import tail
 
 
 class CommandAgent:
@@ -49,13 +49,12 @@ class CommandAgent:
     def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
         if result.returncode != 0:
             raise AgentError(
-                f"agent command exited with status {result.returncode}: "
-                f"{tail(result.stderr) or tail(result.stdout) or '(no output)'}",
+                f"agent command exited with status {result.returncode}: {result.said()}",
                 kind="crash",
             )
         return AgentResult(
             text=result.stdout,
             exit_code=result.returncode,
-            duration_ms=int(result.duration * 1000),
-            truncated=result.stdout_truncated or result.stderr_truncated,
+            duration_ms=measured_ms(result),
+            truncated=result.truncated,
         )

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from pytest_evalcases import process
-from pytest_evalcases.agents._output import (
+from pytest_evalcases.agents.base import (
+    AgentResult,
+    AgentSettings,
+    Invocation,
+    RunRequest,
+    ToolCall,
+    Usage,
+)
+from pytest_evalcases.agents.output import (
     JSONObject,
     agent_error,
     as_int,
@@ -14,16 +22,7 @@ from pytest_evalcases.agents._output import (
     no_result_error,
     tool_kind,
 )
-from pytest_evalcases.agents.base import (
-    AgentResult,
-    AgentSettings,
-    Invocation,
-    RunRequest,
-    ToolCall,
-    Usage,
-)
 from pytest_evalcases.errors import AgentError
-from pytest_evalcases.process import tail
 
 #: Gemini CLI's built-in tool names and their canonical kinds.
 TOOL_KINDS = {
@@ -96,7 +95,7 @@ class GeminiAgent:
             raise self._error(doc["error"], status)
         if status in EXIT_KINDS:
             kind = EXIT_KINDS[status]
-            said = tail(result.stderr) or tail(result.stdout) or "(no output)"
+            said = result.said()
             raise agent_error(
                 self.name, kind, f"exit status {status}: {said}", hint=_hint(kind, said)
             )
@@ -115,7 +114,7 @@ class GeminiAgent:
             models=tuple(models),
             duration_ms=measured_ms(result),
             exit_code=status,
-            truncated=result.stdout_truncated or result.stderr_truncated,
+            truncated=result.truncated,
         )
 
     def _error(self, error: object, status: int | None) -> AgentError:

@@ -1,4 +1,4 @@
-"""What the vendor CLI drivers share: reading JSON output, naming errors, tool kinds.
+"""What the agent drivers share: reading JSON output, naming errors, tool kinds.
 
 The Claude Code, Codex and Gemini CLIs print JSON in different shapes (one object, a
 pretty-printed object, an array, JSON lines mixed with plain-text lines) and report the
@@ -141,7 +141,7 @@ def no_result_error(
             if result.returncode is not None and result.returncode < 0
             else f"exited with status {result.returncode}"
         )
-        said = tail(result.stderr) or tail(result.stdout) or "(no output)"
+        said = result.said()
         message = f"{agent} {status} without {missing}{cut}: {said}"
         kind = "crash"
     if hint:
