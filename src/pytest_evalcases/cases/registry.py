@@ -92,9 +92,11 @@ class CheckRegistry:
 
     @property
     def names(self) -> list[str]:
+        """The registered type names, sorted."""
         return sorted(self._types)
 
     def models(self) -> tuple[type[schema.CheckModel], ...]:
+        """The registered check models, in registration order."""
         return tuple(model for model, _ in self._types.values())
 
     @functools.cached_property
