@@ -97,7 +97,7 @@ class RunRecord:
         return cls(**values)
 
     @property
-    def graded(self) -> bool:
+    def reached_verdict(self) -> bool:
         """A verdict was reached: passed, failed, or an advisory failure (xfailed)."""
         return self.outcome in GRADED
 
