@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 from pytest_evalcases import defaults
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.errors import EvalcasesError
-from pytest_evalcases.kinds import OUTCOMES
+from pytest_evalcases.kinds import OUTCOMES, SEVERITIES
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import gate
 from pytest_evalcases.results.document import (
@@ -44,6 +44,8 @@ DEFAULT_DIR = defaults.RESULTS_DIR
 
 _CASE_OUTCOMES = ("passed", "failed", "error", "skipped")
 _STATUSES = ("PASS", "BLOCKED", "INCONCLUSIVE", "NONE")
+#: What a run record must carry; the rest has defaults.
+_RECORD_KEYS = ("id", "outcome", "file", "line", "defends", "severity")
 
 
 class ResultsFileError(EvalcasesError):
@@ -539,11 +541,28 @@ def _read_comparison(f: _Fields) -> ComparisonEntry:
 
 
 def _read_record(f: _Fields) -> RunRecord:
-    for key in ("id", "outcome"):
+    for key in _RECORD_KEYS:
         if key not in f.data:
-            raise _FieldError(f.path(key), "missing (every run has an id and an outcome)")
+            raise _FieldError(f.path(key), "missing (every run names its case and outcome)")
     f.text("id")
     f.choice("outcome", OUTCOMES, "error")
+    f.text("file")
+    f.integer("line")
+    f.text("defends")
+    f.choice("severity", SEVERITIES, "normal")
+    f.choice("kind", ("case", "task", "file"), "case")
+    f.text("variant")
+    f.integer("repetition")
+    f.integer("attempts", 1)
+    f.number("duration")
+    f.number("min_pass_rate", defaults.CASE_MIN_PASS_RATE)
+    for key in ("tokens_in", "tokens_out"):
+        f.get(key, lambda v: v is None or _is_int(v), "a whole number", None)
+    f.number_or_none("cost_usd")
+    f.strings("tags")
+    for check in f.objects("checks"):
+        check.text("id")
+        check.flag("passed", False)
     try:
         return RunRecord.from_dict(f.data)
     except (TypeError, ValueError) as exc:
