@@ -198,11 +198,6 @@ class ResultsDocument:
     def is_red_first(self) -> bool:
         return self.mode == "red-first"
 
-    @property
-    def records(self) -> list[RunRecord]:
-        """The run records, as a fresh list."""
-        return list(self.cases)
-
     def with_changes(self, **changes: Any) -> ResultsDocument:
         """A copy with some fields replaced."""
         return replace(self, **changes)

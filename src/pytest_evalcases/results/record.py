@@ -101,11 +101,6 @@ class RunRecord:
         """A verdict was reached: passed, failed, or an advisory failure (xfailed)."""
         return self.outcome in GRADED
 
-    @property
-    def is_broken_file(self) -> bool:
-        """The record stands for a case file that does not load, not for a run."""
-        return self.kind == "file"
-
 
 #: The record's fields in its dictionary's order (``case_id`` is written as ``id``).
 _FIELDS = tuple(f.name for f in fields(RunRecord) if f.name != "case_id")
