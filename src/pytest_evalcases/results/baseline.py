@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_evalcases import defaults
+from pytest_evalcases.kinds import CaseOutcome
 from pytest_evalcases.results import gate
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.files import usage
@@ -30,8 +31,8 @@ class CaseRow:
 
     case_id: str
     variant: str
-    before: str | None
-    after: str | None
+    before: CaseOutcome | None
+    after: CaseOutcome | None
 
     @property
     def change(self) -> str:
@@ -241,8 +242,8 @@ def _align(
 def _rate(verdicts: dict[str, list[gate.CaseVerdict]]) -> float | None:
     cases = [c for cases in verdicts.values() for c in cases]
     passed = sum(1 for c in cases if c.outcome == "passed")
-    graded = sum(1 for c in cases if c.outcome in ("passed", "failed"))
-    return passed / graded if graded else None
+    decided = sum(1 for c in cases if c.outcome in ("passed", "failed"))
+    return passed / decided if decided else None
 
 
 def _name(row: CaseRow) -> str:

@@ -262,7 +262,7 @@ def evaluate(
     return GateReport(variants, comparisons, broken, verdict, repeated, records)
 
 
-def severities_present(summary: VariantSummary) -> list[str]:
+def severities_present(summary: VariantSummary) -> list[Severity]:
     present = {c.severity for c in summary.cases}
     return [s for s in SEVERITIES if s in present]
 

@@ -160,3 +160,17 @@ def test_a_red_first_file_is_refused_as_a_baseline(tmp_path: Path) -> None:
         f"{path}: a red-first results file (written under --eval-red-first) cannot be a "
         "baseline: its outcomes are inverted"
     )
+
+
+def test_headlines_read_leniently_and_leave_red_first_files_out(tmp_path: Path) -> None:
+    _write(tmp_path / "a.json", {"date": "2026-01-02", "pass_rate": 0.5, "verdict": "PASS"})
+    _write(tmp_path / "b.json", {"date": "2026-01-01", "passed": 1, "total": 4})
+    _write(tmp_path / "c.json", {"date": "2026-01-03", "pass_rate": 1.0, "mode": "red-first"})
+    (tmp_path / "d.json").write_text("{not json", "utf-8")
+
+    found = resultsfile.read_headlines(tmp_path)
+
+    assert [(h.file, h.date, h.pass_rate, h.verdict) for h in found] == [
+        ("b.json", "2026-01-01", 0.25, ""),
+        ("a.json", "2026-01-02", 0.5, "PASS"),
+    ]
