@@ -36,8 +36,6 @@ from pytest_evalcases.results.document import (
 )
 from pytest_evalcases.results.record import RunRecord
 
-__all__ = ["FORMAT", "ResultsDocument", "ResultsFileError", "document", "load", "write"]
-
 #: Kept for the plugin's ``eval_results_dir`` default until it reads
 #: :data:`pytest_evalcases.defaults.RESULTS_DIR` itself; defined there, not here.
 DEFAULT_DIR = defaults.RESULTS_DIR
@@ -227,9 +225,6 @@ def write(doc: ResultsDocument | dict[str, Any], path: Path, *, replace: bool = 
     two shards writing into one directory).
     """
     return write_atomic(path, dumps(doc), replace=replace)
-
-
-# -- reading ---------------------------------------------------------------------------
 
 
 def load(path: Path) -> ResultsDocument:
