@@ -80,7 +80,7 @@ def test_repeats_follow_min_pass_rate_and_leave_errors_out() -> None:
     runs += [rec("r", "error", repetition=4, min_pass_rate=0.6, checks=[])]
     report = gate.evaluate(runs, 0.9)
     (case,) = report.variants[0].cases
-    assert (case.outcome, case.passes, case.graded, case.errors) == ("passed", 3, 4, 1)
+    assert (case.outcome, case.passes, case.graded_runs, case.errors) == ("passed", 3, 4, 1)
     assert report.verdict.status == "PASS"
     lines = summary.lines(report)
     assert any(

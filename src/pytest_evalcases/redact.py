@@ -1,9 +1,11 @@
-"""Redaction of secrets from text before it is stored, reported or printed (SPEC 5.2).
+"""Redaction of secrets from text before it is stored, reported or printed (docs/results.md).
 
 Agents echo what they see, and a check message quotes the agent's answer; a results
 file committed to a repository or uploaded as a CI artifact must not carry an API key.
-:func:`redact` replaces anything shaped like a credential, and the literal values of
-environment variables whose names say they are secret, with :data:`MARK`.
+:class:`Redactor` replaces anything shaped like a credential, and the literal values of
+environment variables whose names say they are secret, with :data:`MARK`: in text, and
+in every string of a results document (:meth:`Redactor.data`). It is the one way to
+redact; :func:`redact` is a one-off ``Redactor(env)(text)``.
 """
 
 from __future__ import annotations
@@ -87,10 +89,6 @@ class Redactor:
 
 
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:
-    """``text`` with credentials and secret environment values replaced by ``[REDACTED]``."""
+    """``text`` with credentials and secret environment values replaced by ``[REDACTED]``
+    (reads the environment on every call: keep a :class:`Redactor` for many strings)."""
     return Redactor(env)(text)
-
-
-def redact_data(data: Any, env: Mapping[str, str] | None = None) -> Any:
-    """Every string inside JSON-like ``data`` (dicts, lists, scalars) redacted."""
-    return Redactor(env).data(data)

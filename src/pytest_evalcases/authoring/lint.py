@@ -9,9 +9,7 @@ with positive checks, ...).
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +28,8 @@ from pytest_evalcases.cases.loading import LoadedCase, load_case_file, load_task
 from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.cases.rootdir import defends_root
 from pytest_evalcases.errors import CaseFileError
-from pytest_evalcases.results.gate import plural
 from pytest_evalcases.run.checks import default_registry
+from pytest_evalcases.text import plural
 
 ERROR = "error"
 WARNING = "warning"
@@ -362,50 +360,11 @@ def _relative(path: Path, base: Path | None) -> str:
     return str(path)
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "lint",
-        help="Find the known anti-patterns in case files",
-        description="Report problems in case files as `file:line: LEVEL code: reason`. "
-        "Exit status 1 when there is an error, else 0 (warnings alone do not fail); 2 when "
-        "a PATH does not exist.",
-    )
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        type=Path,
-        metavar="PATH",
-        help="Case files or directories (default: evals)",
-    )
-    parser.add_argument(
-        "--root",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="Directory that `defends` paths are relative to (default, for each case "
-        "file: pytest's rootdir there, or the eval_config_root of its configuration file)",
-    )
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    """The ``lint`` subcommand: print findings, return 1 on any error."""
-    paths: list[Path] = args.paths or [Path("evals")]
-    missing = [p for p in paths if not p.exists()]
-    if missing:
-        print(f"evalcases lint: no such file or directory: {missing[0]}", file=sys.stderr)
-        return 2
-    root = args.root.resolve() if args.root else None
-    files = discover(paths)
-    findings = lint_files(files, root)
-    base = Path.cwd()
-    for finding in sorted(findings, key=lambda f: (str(f.path), f.line or 0)):
-        print(finding.format(base))
+def tally(files: Sequence[CaseFile], findings: Sequence[Finding]) -> str:
+    """``3 case files checked: 1 error, 2 warnings``: the last line of a lint."""
     errors = sum(1 for f in findings if f.level == ERROR)
     warnings = len(findings) - errors
-    print(
+    return (
         f"{plural(len(files), 'case file')} checked: {plural(errors, 'error')}, "
-        f"{plural(warnings, 'warning')}",
-        file=sys.stderr,
+        f"{plural(warnings, 'warning')}"
     )
-    return 1 if errors else 0

@@ -7,10 +7,8 @@ happened rarely catches the agent doing what it was told not to.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from pathlib import Path
 
 from pytest_evalcases.errors import UsageError
@@ -116,30 +114,3 @@ def create(case_id: str, directory: Path, fmt: str = "yaml") -> Path:
     with target.open("x", encoding="utf-8") as handle:
         handle.write(text)
     return target
-
-
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "new",
-        help="Write a new case file from a commented template",
-        description="Write DIR/ID.yaml (or .json): a case that validates, with a negative "
-        "check as the first example. Never overwrites a file.",
-    )
-    parser.add_argument("id", metavar="ID", help="Case id, kebab-case (the file name too)")
-    parser.add_argument(
-        "--dir", type=Path, default=Path("evals"), help="Directory (default: evals)"
-    )
-    parser.add_argument(
-        "--format", choices=("yaml", "json"), default="yaml", help="File format (default: yaml)"
-    )
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    target = create(args.id, args.dir, args.format)
-    print(target)
-    print(
-        f"next: edit it, then confirm it fails first: pytest {target} --eval-red-first",
-        file=sys.stderr,
-    )
-    return 0

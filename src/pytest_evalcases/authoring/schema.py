@@ -6,9 +6,6 @@ register through the ``pytest_evalcases.checks`` entry point appear too.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from typing import Any, Literal
 
 from pydantic import Field, create_model
@@ -21,7 +18,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def case_schema(registry: CheckRegistry | None = None) -> dict[str, Any]:
-    """One case, or a mapping with a ``cases:`` list of cases (SPEC 2.2)."""
+    """One case, or a mapping with a ``cases:`` list of cases (docs/case-format.md)."""
     registry = registry or default_registry()
     body = registry.case_model.model_json_schema()
     defs: dict[str, Any] = body.pop("$defs", {})
@@ -53,8 +50,8 @@ def case_schema(registry: CheckRegistry | None = None) -> dict[str, Any]:
 
 
 def task_schema(registry: CheckRegistry | None = None) -> dict[str, Any]:
-    """A task directory's ``checks.yaml`` (SPEC 2.4): every check needs an ``id`` and may
-    carry a ``severity`` of HIGH, MEDIUM or LOW."""
+    """A task directory's ``checks.yaml`` (docs/case-format.md, "Task-directory
+    format"): every check needs an ``id`` and may carry a ``severity`` of HIGH, MEDIUM or LOW."""
     registry = registry or default_registry()
     extras: dict[str, Any] = {
         "id": (str, Field(min_length=1, description="Check id, unique in the file")),
@@ -78,27 +75,3 @@ def task_schema(registry: CheckRegistry | None = None) -> dict[str, Any]:
     )
     body = task_file.model_json_schema()
     return {"$schema": DIALECT, **body}
-
-
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "schema",
-        help="Print the JSON Schema of case files (for editor completion)",
-        description="Print the JSON Schema of case files on standard output. Save it "
-        "(e.g. evals/_schema.json) and point your editor at it: a first line "
-        "`# yaml-language-server: $schema=_schema.json` in a YAML case file, or the VS Code "
-        "setting yaml.schemas. See docs/case-format.md.",
-    )
-    parser.add_argument(
-        "--task",
-        action="store_true",
-        help="The schema of a task directory's checks.yaml instead",
-    )
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    data = task_schema() if args.task else case_schema()
-    json.dump(data, sys.stdout, indent=2)
-    sys.stdout.write("\n")
-    return 0

@@ -1,4 +1,5 @@
-"""The ``evalcases`` console command: one subcommand per module, dispatched here.
+"""The ``evalcases`` console command: one subcommand per module of this package,
+dispatched here.
 
 A subcommand module exposes ``add_parser(subparsers)`` that registers its parser and
 sets ``func`` (``argparse.Namespace -> int`` exit status) as a default.
@@ -7,23 +8,16 @@ sets ``func`` (``argparse.Namespace -> int`` exit status) as a default.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
 
 from pytest_evalcases import __version__
+from pytest_evalcases.cli import compare, lint, merge, new, schema, trend
 from pytest_evalcases.errors import EvalcasesError
 
-#: Modules that provide subcommands, in the order ``--help`` lists them.
-SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "authoring.new",
-    "authoring.lint",
-    "authoring.schema",
-    "cli.compare",
-    "results.trend",
-    "results.merge",
-)
+#: The subcommands, in the order ``--help`` lists them.
+SUBCOMMANDS = (new, lint, schema, compare, trend, merge)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,8 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMAND_MODULES:
-        importlib.import_module(f"pytest_evalcases.{name}").add_parser(subparsers)
+    for command in SUBCOMMANDS:
+        command.add_parser(subparsers)
     return parser
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from pytest_evalcases.authoring import lint
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalFile, EvalItem, session_of
-from pytest_evalcases.results.gate import plural
 from pytest_evalcases.session.changed import ChangedFiles
+from pytest_evalcases.text import plural
 
 #: ``user_properties`` key under which the lint item sends its findings to the
 #: controller (report attributes travel under xdist).

@@ -10,111 +10,29 @@ HTML-escaped on the way in, and the script reads nothing but the page's own DOM.
 from __future__ import annotations
 
 import html
-import json
-import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from pytest_evalcases.atomic import write_atomic
-from pytest_evalcases.report.summary import percent
+from pytest_evalcases.results.files import Headline, read_headlines
 from pytest_evalcases.results.gate import CaseVerdict, GateReport
 from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.text import ratio
 
 #: Results files read for the trend, newest last; older ones are left out.
 TREND_LIMIT = 200
 _CELL_CLASS = {"passed": "pass", "failed": "fail", "error": "error", "skipped": "skip"}
 
 
-@dataclass(frozen=True)
-class TrendPoint:
-    """One stored results file: its date and overall pass rate (0..1)."""
-
-    date: str
-    pass_rate: float
-    file: str
-    passed: int | None = None
-    total: int | None = None
-    verdict: str = ""
-    #: variant name -> pass rate, when the file has per-variant rates
-    variants: dict[str, float] = field(default_factory=dict)
+#: One point of the trend chart: a stored results file's headline.
+TrendPoint = Headline
 
 
 def read_trend(results_dir: Path, limit: int = TREND_LIMIT) -> list[TrendPoint]:
-    """The results files in ``results_dir`` as trend points, oldest first.
-
-    Read defensively: a file that is not JSON, not an object, or has no usable pass
-    rate is skipped, never an error.
-    """
-    points: list[TrendPoint] = []
-    try:
-        files = sorted(p for p in results_dir.glob("*.json") if p.is_file())
-    except OSError:
-        return []
-    for path in files:
-        try:
-            doc = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError):
-            continue
-        point = _point(doc, path.name)
-        if point is not None:
-            points.append(point)
-    points.sort(key=lambda p: (p.date, p.file))
-    return points[-limit:]
-
-
-def _point(doc: Any, name: str) -> TrendPoint | None:
-    if not isinstance(doc, dict) or doc.get("mode") == "red-first":
-        return None
-    passed, total = _int(doc.get("passed")), _int(doc.get("total"))
-    rate = _rate(doc.get("pass_rate"))
-    if rate is None and passed is not None and total:
-        rate = _rate(passed / total)
-    if rate is None:
-        return None
-    date = doc.get("date")
-    verdict = doc.get("verdict")
-    return TrendPoint(
-        date=date if isinstance(date, str) and date else Path(name).stem,
-        pass_rate=rate,
-        file=name,
-        passed=passed,
-        total=total,
-        verdict=verdict if isinstance(verdict, str) else "",
-        variants=_variant_rates(doc.get("variants")),
-    )
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _rate(value: Any) -> float | None:
-    """A pass rate as a share; percentages (1 < x <= 100) are accepted too."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    rate = float(value)
-    if not math.isfinite(rate) or rate < 0 or rate > 100:
-        return None
-    return rate / 100 if rate > 1 else rate
-
-
-def _variant_rates(value: Any) -> dict[str, float]:
-    items: Iterable[tuple[Any, Any]]
-    if isinstance(value, list):
-        items = ((v.get("name"), v) for v in value if isinstance(v, dict))
-    elif isinstance(value, dict):
-        items = value.items()
-    else:
-        return {}
-    rates: dict[str, float] = {}
-    for name, entry in items:
-        rate = _rate(entry.get("pass_rate")) if isinstance(entry, dict) else None
-        if isinstance(name, str) and rate is not None:
-            rates[name] = rate
-    return rates
+    """The results files in ``results_dir`` as trend points, oldest first, the last
+    ``limit``; files that do not read are left out, never an error."""
+    return read_headlines(results_dir)[-limit:]
 
 
 def write(path: Path, report: GateReport, trend: Sequence[TrendPoint], *, title: str = "") -> Path:
@@ -138,7 +56,7 @@ def render(
     """The whole page."""
     when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     verdict = report.verdict
-    verdict_text = verdict.status if verdict.status != "NONE" else "nothing was graded"
+    verdict_text: str = verdict.status if verdict.status != "NONE" else "nothing was graded"
     if verdict.reason:
         verdict_text += f" ({verdict.reason})"
     heading = title or "eval gate"
@@ -179,7 +97,7 @@ def _matrix(report: GateReport) -> str:
             runs.setdefault((r.case_id, r.variant), []).append(r)
     head = "".join(
         f'<th scope="col">{_e(v.name or "suite")}<br><span class="score">'
-        f"{v.count('passed')}/{len(v.graded)} cases · "
+        f"{v.count('passed')}/{len(v.decided)} cases · "
         f"{v.checks_passed}/{v.checks_total} checks</span></th>"
         for v in variants
     )
@@ -226,19 +144,19 @@ def _matrix(report: GateReport) -> str:
 
 
 def _cell_text(c: CaseVerdict) -> str:
-    if c.runs > 1 and c.graded:
-        return f"{c.passes}/{c.graded}"
+    if c.runs > 1 and c.graded_runs:
+        return f"{c.passes}/{c.graded_runs}"
     return {"passed": "pass", "failed": "fail", "error": "error"}.get(c.outcome, c.outcome)
 
 
 def _details(case_id: str, variant: str, verdict: CaseVerdict, runs: list[RunRecord]) -> str:
     label = f"{case_id} [{variant}]" if variant else case_id
     out = [f"<h2>{_e(label)}: {_e(verdict.outcome)}</h2>"]
-    if verdict.graded and verdict.runs > 1:
+    if verdict.graded_runs and verdict.runs > 1:
         lo, hi = verdict.interval
         out.append(
-            f"<p>{verdict.passes}/{verdict.graded} runs passed "
-            f"({percent(verdict.passes, verdict.graded)}, 95% CI {lo:.0%}–{hi:.0%}; "
+            f"<p>{verdict.passes}/{verdict.graded_runs} runs passed "
+            f"({ratio(verdict.passes, verdict.graded_runs)}, 95% CI {lo:.0%}–{hi:.0%}; "
             f"needs {verdict.min_pass_rate:.0%}); {verdict.errors} errored</p>"
         )
     if runs and runs[0].description:

@@ -1,18 +1,15 @@
-"""The ``eval gate`` terminal section as plain lines (SPEC 4.3)."""
+"""The ``eval gate`` terminal section as plain lines (docs/reference.md)."""
 
 from __future__ import annotations
 
-from pytest_evalcases.results.gate import GateReport, VariantSummary, plural, severities_present
+from pytest_evalcases.results.gate import GateReport, VariantSummary, severities_present
 from pytest_evalcases.results.record import RunRecord
-
-
-def percent(passed: int, total: int) -> str:
-    return f"{passed / total:.0%}" if total else "n/a"
+from pytest_evalcases.text import plural, ratio
 
 
 def score(passed: int, total: int) -> str:
     """``Score: 9/9 (100%)``, the task-directory format's score in checks."""
-    return f"Score: {passed}/{total} ({percent(passed, total)})"
+    return f"Score: {passed}/{total} ({ratio(passed, total)})"
 
 
 def _variant_line(v: VariantSummary) -> str:
@@ -22,7 +19,7 @@ def _variant_line(v: VariantSummary) -> str:
     ran = ("passed", "failed", "error")
     errors = v.count("error")
     parts = [
-        f"{v.count('passed')}/{len(v.graded) + errors} cases passed",
+        f"{v.count('passed')}/{len(v.decided) + errors} cases passed",
         score(v.checks_passed, v.checks_total),
         plural(errors, "error"),
     ]
@@ -45,11 +42,11 @@ def lines(report: GateReport, nothing_graded_hint: str = "") -> list[str]:
         out.append(_variant_line(v))
         if report.repeated:
             for c in v.cases:
-                if c.graded:
+                if c.graded_runs:
                     lo, hi = c.interval
                     out.append(
-                        f"  {c.case_id}: {c.passes}/{c.graded} runs passed "
-                        f"({percent(c.passes, c.graded)}, 95% CI {lo:.0%}–{hi:.0%}; "
+                        f"  {c.case_id}: {c.passes}/{c.graded_runs} runs passed "
+                        f"({ratio(c.passes, c.graded_runs)}, 95% CI {lo:.0%}–{hi:.0%}; "
                         f"needs {c.min_pass_rate:.0%})"
                         + (f", {plural(c.errors, 'errored run')}" if c.errors else "")
                     )
@@ -67,7 +64,7 @@ def lines(report: GateReport, nothing_graded_hint: str = "") -> list[str]:
             out.append(f"  improved: {case_id} / {check_id}")
     for broken in report.broken_files:
         out.append(f"case file error: {broken.file}")
-    retried = [r for r in report.records if r.attempts > 1 and r.graded]
+    retried = [r for r in report.records if r.attempts > 1 and r.reached_verdict]
     if retried:
         # A verdict reached only after errored attempts (--eval-retry-errors): the agent
         # or its provider is unreliable, which a plain PASSED would hide.

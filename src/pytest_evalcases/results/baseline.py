@@ -1,4 +1,4 @@
-"""The baseline gate (SPEC 5.3): this run against a stored results file.
+"""The baseline gate (docs/results.md, "The baseline gate"): this run against a stored results file.
 
 Both sides are results documents, so ``--eval-baseline`` during a run and
 ``evalcases compare A.json B.json`` afterwards compute the very same thing. A run is
@@ -15,11 +15,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_evalcases import defaults
+from pytest_evalcases.kinds import CaseOutcome
 from pytest_evalcases.results import gate
-from pytest_evalcases.results.files import records_of, usage
+from pytest_evalcases.results.document import ResultsDocument
+from pytest_evalcases.results.files import usage
+from pytest_evalcases.text import percent, plural
 
 USAGE_FACTOR = 1.3
-DEFAULT_TOLERANCE = 3.0
 
 
 @dataclass(frozen=True)
@@ -28,8 +31,8 @@ class CaseRow:
 
     case_id: str
     variant: str
-    before: str | None
-    after: str | None
+    before: CaseOutcome | None
+    after: CaseOutcome | None
 
     @property
     def change(self) -> str:
@@ -74,7 +77,7 @@ class BaselineResult:
         """Lines for the ``eval gate`` section."""
         before, after = self.pass_rate
         out = [
-            f"baseline {self.label}: pass rate {_pct(before)} -> {_pct(after)}; "
+            f"baseline {self.label}: pass rate {percent(before)} -> {percent(after)}; "
             f"{len(self.regressed)} regressed, {len(self.improved)} improved"
         ]
         for row in self.regressed:
@@ -101,33 +104,33 @@ class BaselineResult:
 
 
 def check(
-    before: dict[str, Any],
-    after: dict[str, Any],
-    tolerance: float = DEFAULT_TOLERANCE,
+    before: ResultsDocument,
+    after: ResultsDocument,
+    tolerance: float = defaults.BASELINE_TOLERANCE,
     label: str = "baseline",
 ) -> BaselineResult:
     """Compare the results document ``after`` with ``before``; ``tolerance`` is in
     percentage points."""
-    old_records, new_records = records_of(before), records_of(after)
+    old_records, new_records = before.cases, after.cases
     old = gate.case_verdicts(r for r in old_records if r.kind != "file")
     new = gate.case_verdicts(r for r in new_records if r.kind != "file")
     rows = _align(old, new)
     rate = (_rate(old), _rate(new))
     old_usage, new_usage = usage(old_records), usage(new_records)
-    tokens = (old_usage["tokens_mean"], new_usage["tokens_mean"])
-    cost = (old_usage["cost_mean"], new_usage["cost_mean"])
+    tokens = (old_usage.tokens_mean, new_usage.tokens_mean)
+    cost = (old_usage.cost_mean, new_usage.cost_mean)
     reasons: list[str] = []
     if rate[0] is not None and rate[1] is not None and rate[1] < rate[0] - tolerance / 100 - 1e-9:
         reasons.append(
-            f"pass rate {_pct(rate[1])} dropped more than {tolerance:g} points below "
-            f"the baseline's {_pct(rate[0])}"
+            f"pass rate {percent(rate[1])} dropped more than {tolerance:g} points below "
+            f"the baseline's {percent(rate[0])}"
         )
     regressed = [r for r in rows if r.change == "regressed"]
     if regressed:
         names = ", ".join(_name(r) for r in regressed[:5])
         more = f" and {len(regressed) - 5} more" if len(regressed) > 5 else ""
         reasons.append(
-            f"{gate.plural(len(regressed), 'case')} passed in the "
+            f"{plural(len(regressed), 'case')} passed in the "
             f"baseline and fail{'s' if len(regressed) == 1 else ''} now: {names}{more}"
         )
     for what, (b, a), fmt in (
@@ -146,7 +149,7 @@ def check(
         tokens_mean=tokens,
         cost_mean=cost,
         reasons=tuple(reasons),
-        pin_differences=tuple(pin_differences(before.get("pins") or {}, after.get("pins") or {})),
+        pin_differences=tuple(pin_differences(before.pins, after.pins)),
     )
 
 
@@ -239,16 +242,12 @@ def _align(
 def _rate(verdicts: dict[str, list[gate.CaseVerdict]]) -> float | None:
     cases = [c for cases in verdicts.values() for c in cases]
     passed = sum(1 for c in cases if c.outcome == "passed")
-    graded = sum(1 for c in cases if c.outcome in ("passed", "failed"))
-    return passed / graded if graded else None
+    decided = sum(1 for c in cases if c.outcome in ("passed", "failed"))
+    return passed / decided if decided else None
 
 
 def _name(row: CaseRow) -> str:
     return f"{row.case_id}[{row.variant}]" if row.variant else row.case_id
-
-
-def _pct(rate: float | None) -> str:
-    return "n/a" if rate is None else f"{rate:.1%}"
 
 
 def _show(value: Any) -> str:

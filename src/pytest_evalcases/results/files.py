@@ -1,27 +1,49 @@
-"""Results files (SPEC 5.1): one JSON document per run, written atomically.
+"""Results files (docs/results.md): the one writer and the one reader.
 
 The document is built from the run records alone, so that a file written by pytest
-and a file merged from shards (``evalcases merge``) are computed the same way. Plain
-Python; :mod:`.recording` decides when and where a file is written.
+and a file merged from shards (``evalcases merge``) are computed the same way. Every
+command that reads results files (``trend``, ``compare``, ``merge``, the HTML report's
+trend, ``--eval-baseline``) reads them here: a file that does not read is a
+:class:`ResultsFileError` naming the file and the field.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
+from pytest_evalcases import defaults
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.errors import EvalcasesError
-from pytest_evalcases.redact import redact_data
+from pytest_evalcases.kinds import OUTCOMES, SEVERITIES
+from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import gate
+from pytest_evalcases.results.document import (
+    FORMAT,
+    MODES,
+    CaseEntry,
+    ComparisonEntry,
+    Counts,
+    MergedFrom,
+    Mode,
+    ResultsDocument,
+    Usage,
+    VariantEntry,
+)
 from pytest_evalcases.results.record import RunRecord
 
-FORMAT = 1
-DEFAULT_DIR = Path("evals") / "results"
+#: Kept for the plugin's ``eval_results_dir`` default until it reads
+#: :data:`pytest_evalcases.defaults.RESULTS_DIR` itself; defined there, not here.
+DEFAULT_DIR = defaults.RESULTS_DIR
+
+_CASE_OUTCOMES = ("passed", "failed", "error", "skipped")
+_STATUSES = ("PASS", "BLOCKED", "INCONCLUSIVE", "NONE")
+#: What a run record must carry; the rest has defaults.
+_RECORD_KEYS = ("id", "outcome", "file", "line", "defends", "severity")
 
 
 class ResultsFileError(EvalcasesError):
@@ -40,7 +62,7 @@ class ResultsSettings:
     #: ``--eval-baseline FILE``, absolute.
     baseline: Path | None = None
     #: ``eval_baseline_tolerance``, in percentage points.
-    tolerance: float = 3.0
+    tolerance: float = defaults.BASELINE_TOLERANCE
     #: ``eval_config_files`` patterns, for the configuration pins.
     config_patterns: tuple[str, ...] = ()
     #: ``--eval-shard K/N`` as ``(K, N)``, 1-based.
@@ -58,9 +80,10 @@ def file_stem(moment: datetime) -> str:
     return iso(moment).replace(":", "-")
 
 
-def parse_date(text: str) -> datetime | None:
+def parse_date(text: str | None) -> datetime | None:
+    """The moment of an :func:`iso` date, or ``None`` when it is not one."""
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return datetime.fromisoformat((text or "").replace("Z", "+00:00"))
     except (TypeError, ValueError):
         return None
 
@@ -70,53 +93,53 @@ def executed(records: Iterable[RunRecord]) -> bool:
     return any(r.kind != "file" and r.outcome != "skipped" for r in records)
 
 
-def usage(records: Iterable[RunRecord]) -> dict[str, Any]:
+def usage(records: Iterable[RunRecord]) -> Usage:
     """Token and cost totals and means per run, over the runs that report them."""
+    runs = [r for r in records if r.kind != "file"]
     tokens = [
         (r.tokens_in or 0) + (r.tokens_out or 0)
-        for r in records
-        if r.kind != "file" and (r.tokens_in is not None or r.tokens_out is not None)
+        for r in runs
+        if r.tokens_in is not None or r.tokens_out is not None
     ]
-    costs = [r.cost_usd for r in records if r.kind != "file" and r.cost_usd is not None]
-    return {
-        "runs_with_tokens": len(tokens),
-        "tokens_total": sum(tokens),
-        "tokens_mean": sum(tokens) / len(tokens) if tokens else None,
-        "runs_with_cost": len(costs),
-        "cost_total": sum(costs),
-        "cost_mean": sum(costs) / len(costs) if costs else None,
-    }
+    costs = [r.cost_usd for r in runs if r.cost_usd is not None]
+    return Usage(
+        runs_with_tokens=len(tokens),
+        tokens_total=sum(tokens),
+        tokens_mean=sum(tokens) / len(tokens) if tokens else None,
+        runs_with_cost=len(costs),
+        cost_total=sum(costs),
+        cost_mean=sum(costs) / len(costs) if costs else None,
+    )
 
 
-def _counts(cases: Sequence[gate.CaseVerdict], broken: int) -> dict[str, Any]:
+def _counts(cases: Sequence[gate.CaseVerdict], broken: int) -> Counts:
     passed = sum(1 for c in cases if c.outcome == "passed")
     failed = sum(1 for c in cases if c.outcome == "failed")
     errors = sum(1 for c in cases if c.outcome == "error") + broken
-    return {
-        "passed": passed,
-        "failed": failed,
-        "errors": errors,
-        "skipped": sum(1 for c in cases if c.outcome == "skipped"),
-        "total": passed + failed + errors,
-        "pass_rate": passed / (passed + failed) if passed + failed else None,
-    }
+    return Counts(
+        passed=passed,
+        failed=failed,
+        errors=errors,
+        skipped=sum(1 for c in cases if c.outcome == "skipped"),
+        total=passed + failed + errors,
+        pass_rate=passed / (passed + failed) if passed + failed else None,
+    )
 
 
-def _case_verdict(case: gate.CaseVerdict) -> dict[str, Any]:
-    """A case's verdict in one variant over its repetitions: the pass rate of its
-    graded runs with its 95 % Wilson interval, against the case's ``min_pass_rate``."""
+def _case_entry(case: gate.CaseVerdict) -> CaseEntry:
     rate = case.pass_rate
-    return {
-        "id": case.case_id,
-        "outcome": case.outcome,
-        "runs": case.runs,
-        "graded": case.graded,
-        "passes": case.passes,
-        "errors": case.errors,
-        "pass_rate": rate,
-        "ci95": [round(bound, 4) for bound in case.interval] if rate is not None else None,
-        "min_pass_rate": case.min_pass_rate,
-    }
+    low, high = case.interval
+    return CaseEntry(
+        id=case.case_id,
+        outcome=case.outcome,
+        runs=case.runs,
+        graded_runs=case.graded_runs,
+        passes=case.passes,
+        errors=case.errors,
+        pass_rate=rate,
+        ci95=(round(low, 4), round(high, 4)) if rate is not None else None,
+        min_pass_rate=case.min_pass_rate,
+    )
 
 
 def document(
@@ -132,91 +155,68 @@ def document(
     shard: tuple[int, int] | None = None,
     verdict: gate.Verdict | None = None,
     order: Sequence[str] = (),
-    mode: str = "run",
-) -> dict[str, Any]:
+    mode: Mode = "run",
+) -> ResultsDocument:
     """The results document of ``records``. Counts are per case verdict (a case
     repeated five times counts once); ``verdict`` overrides the gate's own. ``order``
     names the variants as configured (the first is the baseline); ``mode`` is ``run``,
     or ``red-first`` for authoring runs, which trends leave out."""
     report = gate.evaluate(list(records), min_pass_rate, order=order)
     broken = len(report.broken_files)
-    all_cases = [c for v in report.variants for c in v.cases]
     final = verdict or report.verdict
-    variants = []
-    for v in report.variants:
-        entry: dict[str, Any] = {"name": v.name, "source": (sources or {}).get(v.name, "")}
-        entry.update(_counts(v.cases, broken))
-        entry["checks_passed"] = v.checks_passed
-        entry["checks_total"] = v.checks_total
-        entry["verdict"] = gate.variant_verdict(v, min_pass_rate, broken).status
-        entry["cases"] = [_case_verdict(c) for c in v.cases]
-        variants.append(entry)
-    doc: dict[str, Any] = {
-        "format": FORMAT,
-        "date": iso(started),
-        "finished": iso(finished) if finished else None,
-        "duration": round((finished - started).total_seconds(), 3) if finished else None,
-        "complete": complete,
-        "incomplete_reasons": list(incomplete_reasons),
-        "mode": mode,
-    }
-    doc.update(_counts(all_cases, broken))
-    doc.update(
-        {
-            "checks_passed": sum(v.checks_passed for v in report.variants),
-            "checks_total": sum(v.checks_total for v in report.variants),
-            "verdict": final.status,
-            "verdict_reason": final.reason,
-            "min_pass_rate": min_pass_rate,
-            "shard": f"{shard[0]}/{shard[1]}" if shard else None,
-            "usage": usage(records),
-            "pins": pins or {},
-            "variants": variants,
-            "comparisons": [
-                {
-                    "baseline": c.baseline,
-                    "variant": c.variant,
-                    "regressed_cases": c.regressed_cases,
-                    "improved_cases": c.improved_cases,
-                    "regressed_checks": [list(pair) for pair in c.regressed_checks],
-                    "improved_checks": [list(pair) for pair in c.improved_checks],
-                    "mcnemar_p": c.p_value,
-                }
-                for c in report.comparisons
-            ],
-            "cases": [r.to_dict() for r in records],
-        }
+    variants = tuple(
+        VariantEntry(
+            name=v.name,
+            source=(sources or {}).get(v.name, ""),
+            counts=_counts(v.cases, broken),
+            checks_passed=v.checks_passed,
+            checks_total=v.checks_total,
+            verdict=gate.variant_verdict(v, min_pass_rate, broken).status,
+            cases=tuple(_case_entry(c) for c in v.cases),
+        )
+        for v in report.variants
     )
-    redacted: dict[str, Any] = redact_data(doc)
-    return redacted
+    comparisons = tuple(
+        ComparisonEntry(
+            baseline=c.baseline,
+            variant=c.variant,
+            regressed_cases=tuple(c.regressed_cases),
+            improved_cases=tuple(c.improved_cases),
+            regressed_checks=tuple(c.regressed_checks),
+            improved_checks=tuple(c.improved_checks),
+            mcnemar_p=c.p_value,
+        )
+        for c in report.comparisons
+    )
+    return ResultsDocument(
+        date=iso(started),
+        finished=iso(finished) if finished else None,
+        duration=round((finished - started).total_seconds(), 3) if finished else None,
+        complete=complete,
+        incomplete_reasons=tuple(incomplete_reasons),
+        mode=mode,
+        counts=_counts([c for v in report.variants for c in v.cases], broken),
+        checks_passed=sum(v.checks_passed for v in report.variants),
+        checks_total=sum(v.checks_total for v in report.variants),
+        verdict=final.status,
+        verdict_reason=final.reason,
+        min_pass_rate=min_pass_rate,
+        shard=f"{shard[0]}/{shard[1]}" if shard else None,
+        usage=usage(records),
+        pins=pins or {},
+        variants=variants,
+        comparisons=comparisons,
+        cases=tuple(records),
+    )
 
 
-def records_of(doc: dict[str, Any]) -> list[RunRecord]:
-    """The run records stored in a results document."""
-    return [RunRecord.from_dict(c) for c in doc.get("cases", []) if isinstance(c, dict)]
+def dumps(doc: ResultsDocument | dict[str, Any]) -> str:
+    """The file's text: indented JSON, every string redacted (docs/results.md, "Secrets")."""
+    data = doc.to_dict() if isinstance(doc, ResultsDocument) else doc
+    return json.dumps(Redactor().data(data), indent=2, ensure_ascii=False) + "\n"
 
 
-def load(path: Path) -> dict[str, Any]:
-    """Read a results file; anything that is not one is a :class:`ResultsFileError`."""
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise ResultsFileError(f"{path}: cannot read results file: {exc.strerror}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ResultsFileError(
-            f"{path}:{exc.lineno}: not a results file: invalid JSON ({exc.msg})"
-        ) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
-        raise ResultsFileError(f"{path}: not a results file: no `cases` list")
-    for i, case in enumerate(doc["cases"]):
-        if not isinstance(case, dict) or not {"id", "outcome"} <= case.keys():
-            raise ResultsFileError(f"{path}: cases[{i}]: expected an object with id and outcome")
-    return doc
-
-
-def write(doc: dict[str, Any], path: Path, *, replace: bool = False) -> Path:
+def write(doc: ResultsDocument | dict[str, Any], path: Path, *, replace: bool = False) -> Path:
     """Write ``doc`` to ``path`` atomically and return where it landed.
 
     A temporary file in the same directory is renamed into place, so a reader never
@@ -224,5 +224,391 @@ def write(doc: dict[str, Any], path: Path, *, replace: bool = False) -> Path:
     name gets a ``-1``, ``-2``, ... suffix instead (two runs in the same millisecond,
     two shards writing into one directory).
     """
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    return write_atomic(path, text, replace=replace)
+    return write_atomic(path, dumps(doc), replace=replace)
+
+
+def load(path: Path) -> ResultsDocument:
+    """Read a results file; anything that is not one is a :class:`ResultsFileError`
+    naming the file and, for a malformed entry, the field (``cases[3].outcome``)."""
+    data = _json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        raise ResultsFileError(f"{path}: not a results file: no `cases` list")
+    try:
+        return from_dict(data)
+    except _FieldError as exc:
+        raise ResultsFileError(f"{path}: not a results file: {exc.where}: {exc.problem}") from None
+
+
+def load_baseline(path: Path) -> ResultsDocument:
+    """:func:`load`, refusing a red-first file: its outcomes are inverted, so a run
+    compared with it would count every case the wrong way round."""
+    doc = load(path)
+    if doc.is_red_first:
+        raise ResultsFileError(
+            f"{path}: a red-first results file (written under --eval-red-first) "
+            "cannot be a baseline: its outcomes are inverted"
+        )
+    return doc
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A results file read from a directory."""
+
+    path: Path
+    document: ResultsDocument
+
+
+@dataclass(frozen=True)
+class Directory:
+    """The results files of a directory that read, oldest first, and the others."""
+
+    files: list[StoredFile] = field(default_factory=list)
+    #: One message per file that did not read (a :class:`ResultsFileError`'s text).
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def documents(self) -> list[ResultsDocument]:
+        return [f.document for f in self.files]
+
+
+def read_dir(directory: Path) -> Directory:
+    """Every ``*.json`` of ``directory``, oldest first (by ``date``, then name);
+    a file that does not read is reported in ``problems``, never raised. A missing
+    directory reads as empty."""
+    try:
+        paths = sorted(p for p in directory.glob("*.json") if p.is_file())
+    except OSError:
+        return Directory()
+    out = Directory()
+    for path in paths:
+        try:
+            out.files.append(StoredFile(path, load(path)))
+        except ResultsFileError as exc:
+            out.problems.append(str(exc))
+    out.files.sort(key=lambda f: (f.document.date, str(f.path)))
+    return out
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The top line of a results file, read leniently for the HTML report's trend
+    chart, which also shows hand-made and older files: the date, the overall pass
+    rate (0..1), and the pass rate of each variant."""
+
+    file: str
+    date: str
+    pass_rate: float
+    passed: int | None = None
+    total: int | None = None
+    verdict: str = ""
+    variants: dict[str, float] = field(default_factory=dict)
+
+
+def read_headlines(directory: Path) -> list[Headline]:
+    """The headlines of ``directory``'s results files, oldest first; files that are
+    not JSON objects with a usable pass rate, and red-first files, are left out."""
+    try:
+        paths = sorted(p for p in directory.glob("*.json") if p.is_file())
+    except OSError:
+        return []
+    found = []
+    for path in paths:
+        try:
+            data = _json(path)
+        except ResultsFileError:
+            continue
+        headline = _headline(data, path.name)
+        if headline is not None:
+            found.append(headline)
+    found.sort(key=lambda h: (h.date, h.file))
+    return found
+
+
+def _json(path: Path) -> Any:
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ResultsFileError(f"{path}: cannot read results file: {why}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsFileError(
+            f"{path}:{exc.lineno}: not a results file: invalid JSON ({exc.msg})"
+        ) from None
+
+
+def _headline(data: Any, name: str) -> Headline | None:
+    if not isinstance(data, dict) or data.get("mode") == "red-first":
+        return None
+    passed, total = _int_or_none(data.get("passed")), _int_or_none(data.get("total"))
+    rate = _share(data.get("pass_rate"))
+    if rate is None and passed is not None and total:
+        rate = _share(passed / total)
+    if rate is None:
+        return None
+    date, verdict = data.get("date"), data.get("verdict")
+    return Headline(
+        file=name,
+        date=date if isinstance(date, str) and date else Path(name).stem,
+        pass_rate=rate,
+        passed=passed,
+        total=total,
+        verdict=verdict if isinstance(verdict, str) else "",
+        variants=_variant_shares(data.get("variants")),
+    )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _share(value: Any) -> float | None:
+    """A pass rate as a share; percentages (1 < x <= 100) are accepted too."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    rate = float(value)
+    if rate != rate or rate < 0 or rate > 100:
+        return None
+    return rate / 100 if rate > 1 else rate
+
+
+def _variant_shares(value: Any) -> dict[str, float]:
+    items: Iterable[tuple[Any, Any]]
+    if isinstance(value, list):
+        items = ((v.get("name"), v) for v in value if isinstance(v, dict))
+    elif isinstance(value, dict):
+        items = value.items()
+    else:
+        return {}
+    rates: dict[str, float] = {}
+    for name, entry in items:
+        rate = _share(entry.get("pass_rate")) if isinstance(entry, dict) else None
+        if isinstance(name, str) and rate is not None:
+            rates[name] = rate
+    return rates
+
+
+class _FieldError(Exception):
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}")
+        self.where, self.problem = where, problem
+
+
+_T = TypeVar("_T")
+
+
+class _Fields:
+    """Typed access to one JSON object of the file; a missing key takes its default
+    (files written by older versions lack some), a wrong type is a :class:`_FieldError`."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, dict):
+            raise _FieldError(where or "the document", "expected an object")
+        self.data: dict[str, Any] = data
+        self.where = where
+
+    def path(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def get(self, key: str, check: Callable[[Any], bool], what: str, default: _T) -> _T:
+        if key not in self.data:
+            return default
+        value = self.data[key]
+        if not check(value):
+            raise _FieldError(self.path(key), f"expected {what}, got {value!r}")
+        return cast(_T, value)
+
+    def text(self, key: str, default: str = "") -> str:
+        return self.get(key, lambda v: isinstance(v, str), "a string", default)
+
+    def text_or_none(self, key: str) -> str | None:
+        return self.get(key, lambda v: v is None or isinstance(v, str), "a string", None)
+
+    def integer(self, key: str, default: int = 0) -> int:
+        return self.get(key, _is_int, "a whole number", default)
+
+    def number(self, key: str, default: float = 0.0) -> float:
+        return float(self.get(key, _is_number, "a number", default))
+
+    def number_or_none(self, key: str) -> float | None:
+        value = self.get(key, lambda v: v is None or _is_number(v), "a number", None)
+        return None if value is None else float(value)
+
+    def flag(self, key: str, default: bool) -> bool:
+        return self.get(key, lambda v: isinstance(v, bool), "true or false", default)
+
+    def choice(self, key: str, choices: Sequence[str], default: str) -> Any:
+        return self.get(key, lambda v: v in choices, "one of " + ", ".join(choices), default)
+
+    def objects(self, key: str) -> list[_Fields]:
+        items: list[Any] = self.get(key, lambda v: isinstance(v, list), "a list", [])
+        return [_Fields(item, f"{self.path(key)}[{i}]") for i, item in enumerate(items)]
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        items: list[str] = self.get(key, _is_strings, "a list of strings", [])
+        return tuple(items)
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        value: dict[str, Any] | None = self.get(
+            key, lambda v: v is None or isinstance(v, dict), "an object", {}
+        )
+        return value or {}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _pairs(fields: _Fields, key: str) -> tuple[tuple[str, str], ...]:
+    def check(value: Any) -> bool:
+        return isinstance(value, list) and all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) for s in p)
+            for p in value
+        )
+
+    pairs: list[list[str]] = fields.get(key, check, "a list of [case, check] pairs", [])
+    return tuple((a, b) for a, b in pairs)
+
+
+def _read_counts(f: _Fields) -> Counts:
+    return Counts(
+        passed=f.integer("passed"),
+        failed=f.integer("failed"),
+        errors=f.integer("errors"),
+        skipped=f.integer("skipped"),
+        total=f.integer("total"),
+        pass_rate=f.number_or_none("pass_rate"),
+    )
+
+
+def _read_case_entry(f: _Fields) -> CaseEntry:
+    ci95 = f.get(
+        "ci95",
+        lambda v: v is None or (isinstance(v, list) and len(v) == 2 and all(map(_is_number, v))),
+        "[low, high] or null",
+        None,
+    )
+    return CaseEntry(
+        id=f.text("id"),
+        outcome=f.choice("outcome", _CASE_OUTCOMES, "error"),
+        runs=f.integer("runs"),
+        graded_runs=f.integer("graded"),
+        passes=f.integer("passes"),
+        errors=f.integer("errors"),
+        pass_rate=f.number_or_none("pass_rate"),
+        ci95=(float(ci95[0]), float(ci95[1])) if ci95 is not None else None,
+        min_pass_rate=f.number("min_pass_rate", defaults.CASE_MIN_PASS_RATE),
+    )
+
+
+def _read_variant(f: _Fields) -> VariantEntry:
+    return VariantEntry(
+        name=f.text("name"),
+        source=f.text("source"),
+        counts=_read_counts(f),
+        checks_passed=f.integer("checks_passed"),
+        checks_total=f.integer("checks_total"),
+        verdict=f.choice("verdict", _STATUSES, "NONE"),
+        cases=tuple(_read_case_entry(c) for c in f.objects("cases")),
+    )
+
+
+def _read_comparison(f: _Fields) -> ComparisonEntry:
+    return ComparisonEntry(
+        baseline=f.text("baseline"),
+        variant=f.text("variant"),
+        regressed_cases=f.strings("regressed_cases"),
+        improved_cases=f.strings("improved_cases"),
+        regressed_checks=_pairs(f, "regressed_checks"),
+        improved_checks=_pairs(f, "improved_checks"),
+        mcnemar_p=f.number("mcnemar_p", 1.0),
+    )
+
+
+def _read_record(f: _Fields) -> RunRecord:
+    for key in _RECORD_KEYS:
+        if key not in f.data:
+            raise _FieldError(f.path(key), "missing (every run names its case and outcome)")
+    f.text("id")
+    f.choice("outcome", OUTCOMES, "error")
+    f.text("file")
+    f.integer("line")
+    f.text("defends")
+    f.choice("severity", SEVERITIES, "normal")
+    f.choice("kind", ("case", "task", "file"), "case")
+    f.text("variant")
+    f.integer("repetition")
+    f.integer("attempts", 1)
+    f.number("duration")
+    f.number("min_pass_rate", defaults.CASE_MIN_PASS_RATE)
+    for key in ("tokens_in", "tokens_out"):
+        f.get(key, lambda v: v is None or _is_int(v), "a whole number", None)
+    f.number_or_none("cost_usd")
+    f.strings("tags")
+    for check in f.objects("checks"):
+        check.text("id")
+        check.flag("passed", False)
+    try:
+        return RunRecord.from_dict(f.data)
+    except (TypeError, ValueError) as exc:
+        raise _FieldError(f.where, str(exc)) from None
+
+
+def _read_usage(f: _Fields) -> Usage:
+    return Usage(
+        runs_with_tokens=f.integer("runs_with_tokens"),
+        tokens_total=f.integer("tokens_total"),
+        tokens_mean=f.number_or_none("tokens_mean"),
+        runs_with_cost=f.integer("runs_with_cost"),
+        cost_total=f.number("cost_total"),
+        cost_mean=f.number_or_none("cost_mean"),
+    )
+
+
+def from_dict(data: Any) -> ResultsDocument:
+    """The document of parsed JSON; raises :class:`_FieldError` naming the bad field."""
+    f = _Fields(data, "")
+    merged = f.objects("merged_from") if "merged_from" in f.data else None
+    warnings = f.strings("merge_warnings") if "merge_warnings" in f.data else None
+    baseline = f.mapping("baseline") if f.data.get("baseline") is not None else None
+    usage_data = f.data.get("usage")
+    mode: Mode = f.choice("mode", MODES, "run")
+    return ResultsDocument(
+        format=f.integer("format", FORMAT),
+        date=f.text("date"),
+        finished=f.text_or_none("finished"),
+        duration=f.number_or_none("duration"),
+        complete=f.flag("complete", True),
+        incomplete_reasons=f.strings("incomplete_reasons"),
+        mode=mode,
+        counts=_read_counts(f),
+        checks_passed=f.integer("checks_passed"),
+        checks_total=f.integer("checks_total"),
+        verdict=f.choice("verdict", _STATUSES, "NONE"),
+        verdict_reason=f.text("verdict_reason"),
+        min_pass_rate=f.number("min_pass_rate", defaults.MIN_PASS_RATE),
+        shard=f.text_or_none("shard"),
+        usage=_read_usage(_Fields(usage_data, "usage")) if usage_data is not None else Usage(),
+        pins=f.mapping("pins"),
+        variants=tuple(_read_variant(v) for v in f.objects("variants")),
+        comparisons=tuple(_read_comparison(c) for c in f.objects("comparisons")),
+        cases=tuple(_read_record(c) for c in f.objects("cases")),
+        baseline=baseline,
+        merged_from=tuple(
+            MergedFrom(m.text_or_none("date"), m.text_or_none("shard"), m.data.get("complete"))
+            for m in merged
+        )
+        if merged is not None
+        else None,
+        merge_warnings=warnings,
+    )

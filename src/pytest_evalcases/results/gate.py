@@ -1,5 +1,5 @@
 """The verdict: per-case outcomes from run records, per-variant summaries, the gate
-policy (SPEC 4.1) and the exit status (SPEC 4.2)."""
+policy and the exit status (docs/reference.md)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_evalcases.kinds import SEVERITIES
+from pytest_evalcases.kinds import SEVERITIES, CaseOutcome, Severity, Status
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.stats import mcnemar_exact, wilson
+from pytest_evalcases.text import plural
 
 EXIT_PASS = 0
 EXIT_BLOCKED = 1
@@ -23,10 +24,11 @@ class CaseVerdict:
 
     case_id: str
     variant: str
-    severity: str
-    outcome: str  # passed | failed | error | skipped
+    severity: Severity
+    outcome: CaseOutcome
     runs: int
-    graded: int
+    #: Runs that reached a verdict (passed, failed or xfailed).
+    graded_runs: int
     passes: int
     errors: int
     min_pass_rate: float
@@ -37,11 +39,11 @@ class CaseVerdict:
 
     @property
     def pass_rate(self) -> float | None:
-        return self.passes / self.graded if self.graded else None
+        return self.passes / self.graded_runs if self.graded_runs else None
 
     @property
     def interval(self) -> tuple[float, float]:
-        return wilson(self.passes, self.graded)
+        return wilson(self.passes, self.graded_runs)
 
 
 @dataclass(frozen=True)
@@ -59,21 +61,22 @@ class VariantSummary:
         )
 
     @property
-    def graded(self) -> list[CaseVerdict]:
+    def decided(self) -> list[CaseVerdict]:
+        """The cases that passed or failed (not errored, not skipped)."""
         return [c for c in self.cases if c.outcome in ("passed", "failed")]
 
     @property
     def checks_passed(self) -> int:
-        return sum(c.checks_passed for c in self.graded)
+        return sum(c.checks_passed for c in self.decided)
 
     @property
     def checks_total(self) -> int:
-        return sum(c.checks_total for c in self.graded)
+        return sum(c.checks_total for c in self.decided)
 
     @property
     def pass_rate(self) -> float | None:
-        graded = self.graded
-        return self.count("passed") / len(graded) if graded else None
+        decided = self.decided
+        return self.count("passed") / len(decided) if decided else None
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,7 @@ class Comparison:
 class Verdict:
     """``status`` is PASS, BLOCKED, INCONCLUSIVE, or NONE when nothing was graded."""
 
-    status: str
+    status: Status
     reason: str = ""
 
     @property
@@ -132,10 +135,11 @@ def case_verdicts(records: Iterable[RunRecord]) -> dict[str, list[CaseVerdict]]:
 
 
 def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
-    graded = [r for r in runs if r.graded]
+    graded = [r for r in runs if r.reached_verdict]
     passes = sum(1 for r in graded if r.outcome == "passed")
     errors = sum(1 for r in runs if r.outcome == "error")
     min_rate = runs[0].min_pass_rate
+    outcome: CaseOutcome
     if graded:
         outcome = "passed" if passes / len(graded) >= min_rate - 1e-9 else "failed"
     else:
@@ -153,7 +157,7 @@ def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
         severity=runs[0].severity,
         outcome=outcome,
         runs=len(runs),
-        graded=len(graded),
+        graded_runs=len(graded),
         passes=passes,
         errors=errors,
         min_pass_rate=min_rate,
@@ -165,8 +169,8 @@ def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
 
 def compare(base: VariantSummary, other: VariantSummary) -> Comparison:
     """Cases and checks that regressed or improved from ``base`` to ``other``."""
-    before = {c.case_id: c for c in base.graded}
-    after = {c.case_id: c for c in other.graded}
+    before = {c.case_id: c for c in base.decided}
+    after = {c.case_id: c for c in other.decided}
     regressed_cases, improved_cases = [], []
     regressed_checks: list[tuple[str, str]] = []
     improved_checks: list[tuple[str, str]] = []
@@ -195,7 +199,7 @@ def compare(base: VariantSummary, other: VariantSummary) -> Comparison:
 
 
 def variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) -> Verdict:
-    """The gate policy of SPEC 4.1 for one variant."""
+    """The gate policy for one variant (docs/reference.md, "Exit statuses of `pytest`")."""
     for severity in ("critical", "normal"):
         failed = [
             c.case_id for c in summary.cases if c.outcome == "failed" and c.severity == severity
@@ -258,14 +262,9 @@ def evaluate(
     return GateReport(variants, comparisons, broken, verdict, repeated, records)
 
 
-def severities_present(summary: VariantSummary) -> list[str]:
+def severities_present(summary: VariantSummary) -> list[Severity]:
     present = {c.severity for c in summary.cases}
     return [s for s in SEVERITIES if s in present]
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 case``, ``2 cases``: the count and the noun, plural when it is not one."""
-    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _ids(ids: list[str], limit: int = 5) -> str:

@@ -1,77 +1,47 @@
-"""``evalcases merge FILE... [-o OUT]``: shard results files into one (SPEC 7).
+"""Shard results files merged into one (docs/results.md, "Shards and evalcases merge").
 
 The run records are concatenated and everything else is recomputed from them as
 pytest would have for one unsharded run: counts, per-variant summaries, the verdict
-(:func:`pytest_evalcases.results.gate.evaluate`). The exit status follows the merged verdict
-(0 PASS, 1 BLOCKED, 2 INCONCLUSIVE), so a CI job can gate on the merge.
+(:func:`pytest_evalcases.results.gate.evaluate`). ``evalcases merge`` (``cli/merge.py``)
+writes the result and exits with the merged verdict.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.results import files as resultsfile
-from pytest_evalcases.results import gate
+from pytest_evalcases.results.document import MergedFrom, ResultsDocument
 from pytest_evalcases.results.record import RunRecord
 
 #: Pins that name sets of files: shards hold different subsets, merged as a union.
 _UNION_PINS = ("case_files", "fixtures")
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "merge",
-        help="Merge the results files of shards (--eval-shard K/N) into one",
-        description="Merge results files into one and recompute the verdict. Exit "
-        "status: 0 PASS, 1 BLOCKED, 2 INCONCLUSIVE.",
-    )
-    parser.add_argument(
-        "files", metavar="FILE", nargs="+", type=Path, help="Results files of the shards"
-    )
-    parser.add_argument(
-        "-o",
-        "--output",
-        metavar="OUT",
-        type=Path,
-        default=None,
-        help="Where to write the merged file (default: standard output)",
-    )
-    parser.set_defaults(func=run)
+def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> ResultsDocument:
+    """One results document from several; duplicate runs are kept once.
 
-
-def run(args: argparse.Namespace) -> int:
-    doc = merge([resultsfile.load(path) for path in args.files])
-    for warning in doc.get("merge_warnings", []):
-        print(f"evalcases merge: warning: {warning}", file=sys.stderr)
-    if args.output is None:
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
-    else:
-        resultsfile.write(doc, args.output, replace=True)
-    reason = f" ({doc['verdict_reason']})" if doc.get("verdict_reason") else ""
-    print(
-        f"merged {len(args.files)} files: {doc['passed']}/{doc['total']} cases passed, "
-        f"eval gate: {doc['verdict']}{reason}",
-        file=sys.stderr,
-    )
-    return gate.Verdict(str(doc["verdict"])).exit_code or 0
-
-
-def merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One results document from several; duplicate runs are kept once."""
+    The variants keep the order of the inputs' ``variants`` lists (the first file's
+    first variant is the baseline), whatever order the runs come in; the mode is
+    carried, and files of different modes are a :class:`UsageError` (``names``, the
+    files' names, make its message).
+    """
     if not docs:
         raise UsageError("merge needs at least one results file")
+    modes = {doc.mode for doc in docs}
+    if len(modes) > 1:
+        labels = list(names) or [f"file {i + 1}" for i in range(len(docs))]
+        pairs = zip(labels, docs, strict=False)
+        listed = ", ".join(f"{label} ({doc.mode})" for label, doc in pairs)
+        raise UsageError(f"cannot merge results files of different modes: {listed}")
     warnings: list[str] = []
     records: list[RunRecord] = []
     seen: set[tuple[Any, ...]] = set()
     for doc in docs:
-        for record in resultsfile.records_of(doc):
+        for record in doc.cases:
             key = (
                 (record.kind, record.file)
                 if record.kind == "file"
@@ -85,40 +55,42 @@ def merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 continue
             seen.add(key)
             records.append(record)
-    rates = {float(doc["min_pass_rate"]) for doc in docs if doc.get("min_pass_rate") is not None}
+    rates = {doc.min_pass_rate for doc in docs}
     if len(rates) > 1:
         warnings.append(f"files differ in min_pass_rate {sorted(rates)}; used the first")
-    min_pass_rate = float(docs[0].get("min_pass_rate") or 0.9)
-    dates = [d for d in (resultsfile.parse_date(doc.get("date", "")) for doc in docs) if d]
-    ends = [d for d in (resultsfile.parse_date(doc.get("finished") or "") for doc in docs) if d]
-    reasons = [r for doc in docs for r in doc.get("incomplete_reasons", [])]
-    complete = all(doc.get("complete", True) for doc in docs)
+    dates = [d for d in (resultsfile.parse_date(doc.date) for doc in docs) if d]
+    ends = [d for d in (resultsfile.parse_date(doc.finished) for doc in docs) if d]
+    order: list[str] = []
     sources: dict[str, str] = {}
     for doc in docs:
-        for v in doc.get("variants", []):
-            sources.setdefault(v.get("name", ""), v.get("source", ""))
+        for v in doc.variants:
+            if v.name not in sources:
+                order.append(v.name)
+                sources[v.name] = v.source
     merged = resultsfile.document(
         records,
-        min_pass_rate,
+        docs[0].min_pass_rate,
         started=min(dates) if dates else datetime.now(timezone.utc),
         finished=max(ends) if ends else None,
-        complete=complete,
-        incomplete_reasons=reasons,
-        pins=_merge_pins([doc.get("pins") or {} for doc in docs], warnings),
+        complete=all(doc.complete for doc in docs),
+        incomplete_reasons=[r for doc in docs for r in doc.incomplete_reasons],
+        pins=_merge_pins([doc.pins for doc in docs], warnings),
         sources=sources,
+        order=order,
+        mode=docs[0].mode,
     )
-    merged["merged_from"] = [
-        {"date": doc.get("date"), "shard": doc.get("shard"), "complete": doc.get("complete")}
-        for doc in docs
-    ]
-    missing = _missing_shards([doc.get("shard") for doc in docs])
+    reasons = list(merged.incomplete_reasons)
+    missing = _missing_shards([doc.shard for doc in docs])
     if missing:
         # The suite did not run whole: say so wherever the merged file goes.
-        merged["complete"] = False
-        merged["incomplete_reasons"].append(f"shards not merged: {', '.join(missing)}")
+        reasons.append(f"shards not merged: {', '.join(missing)}")
         warnings.append(f"shards not merged: {', '.join(missing)}")
-    merged["merge_warnings"] = warnings
-    return merged
+    return merged.with_changes(
+        complete=merged.complete and not missing,
+        incomplete_reasons=tuple(reasons),
+        merged_from=tuple(MergedFrom(doc.date, doc.shard, doc.complete) for doc in docs),
+        merge_warnings=tuple(warnings),
+    )
 
 
 def _missing_shards(shards: Sequence[Any]) -> list[str]:
@@ -144,3 +116,12 @@ def _merge_pins(pins: Sequence[dict[str, Any]], warnings: list[str]) -> dict[str
             elif merged[key] != value:
                 warnings.append(f"pins differ between the files: {key}")
     return merged
+
+
+def summary(doc: ResultsDocument, files: int) -> str:
+    """``merged 2 files: 3/4 cases passed, eval gate: BLOCKED (...)``."""
+    reason = f" ({doc.verdict_reason})" if doc.verdict_reason else ""
+    return (
+        f"merged {files} files: {doc.counts.passed}/{doc.counts.total} cases passed, "
+        f"eval gate: {doc.verdict}{reason}"
+    )

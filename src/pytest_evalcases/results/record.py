@@ -97,14 +97,9 @@ class RunRecord:
         return cls(**values)
 
     @property
-    def graded(self) -> bool:
+    def reached_verdict(self) -> bool:
         """A verdict was reached: passed, failed, or an advisory failure (xfailed)."""
         return self.outcome in GRADED
-
-    @property
-    def is_broken_file(self) -> bool:
-        """The record stands for a case file that does not load, not for a run."""
-        return self.kind == "file"
 
 
 #: The record's fields in its dictionary's order (``case_id`` is written as ``id``).

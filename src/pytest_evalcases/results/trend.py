@@ -1,29 +1,27 @@
-"""``evalcases trend [DIR]``: the results files of a directory over time (SPEC 5.3).
+"""The results files of a directory over time (docs/results.md, "evalcases trend").
 
-Over the last K runs (``--last``, default 10): the pass rate of each run; per case,
-how often its outcome flipped from one run to the next (flake rate); calibration —
-cases that always passed (saturated: they no longer tell configurations apart) and
-cases that always failed (testing something no configuration achieves); wall time
-percentiles of passed and of failed runs; tokens and cost per case as mean ± sd,
-with runaway runs (more than 3x the mean of the case's other runs).
+Over the last K runs: the pass rate of each run; per case, how often its outcome
+flipped from one run to the next (flake rate); calibration — cases that always passed
+(saturated: they no longer tell configurations apart) and cases that always failed
+(testing something no configuration achieves); wall time percentiles of passed and of
+failed runs; tokens and cost per case, with runaway runs (more than 3x the mean of the
+case's other runs). Red-first files are authoring runs and are left out.
+:mod:`pytest_evalcases.report.trend` renders it.
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from pytest_evalcases.cases.rootdir import results_dir
-from pytest_evalcases.cli.compare import table
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.kinds import CaseOutcome
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results import gate
+from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.record import RunRecord
 
 DEFAULT_LAST = 10
@@ -32,50 +30,13 @@ RUNAWAY_FACTOR = 3.0
 MIN_RUNS_FOR_CALIBRATION = 2
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "trend",
-        help="Pass rate, flaky and saturated cases, time, tokens and cost over runs",
-        description="Read the results files of DIR (default: where pytest run here "
-        "writes them) and report "
-        "over the last K runs.",
-    )
-    parser.add_argument(
-        "directory",
-        metavar="DIR",
-        nargs="?",
-        type=Path,
-        default=None,
-        help="Directory of results files (default: the eval_results_dir of the pytest "
-        f"configuration here, else {resultsfile.DEFAULT_DIR})",
-    )
-    parser.add_argument(
-        "--last",
-        metavar="K",
-        type=_positive,
-        default=DEFAULT_LAST,
-        help="How many of the latest runs to consider (default: %(default)s)",
-    )
-    parser.set_defaults(func=run)
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
-    return number
-
-
 @dataclass
 class CaseHistory:
     """One case (in one variant) across runs, oldest first."""
 
     case_id: str
     variant: str
-    outcomes: list[str] = field(default_factory=list)
+    outcomes: list[CaseOutcome] = field(default_factory=list)
     records: list[RunRecord] = field(default_factory=list)
 
     @property
@@ -83,25 +44,25 @@ class CaseHistory:
         return f"{self.case_id}[{self.variant}]" if self.variant else self.case_id
 
     @property
-    def graded(self) -> list[str]:
+    def decided(self) -> list[CaseOutcome]:
+        """The outcomes of the runs where the case passed or failed."""
         return [o for o in self.outcomes if o in ("passed", "failed")]
 
     @property
     def flips(self) -> int:
-        graded = self.graded
-        return sum(1 for a, b in itertools.pairwise(graded) if a != b)
+        return sum(1 for a, b in itertools.pairwise(self.decided) if a != b)
 
     @property
     def flake_rate(self) -> float | None:
-        graded = self.graded
-        return self.flips / (len(graded) - 1) if len(graded) > 1 else None
+        decided = self.decided
+        return self.flips / (len(decided) - 1) if len(decided) > 1 else None
 
 
 @dataclass
 class Trend:
     """Everything ``evalcases trend`` prints, computed from the loaded documents."""
 
-    runs: list[dict[str, Any]]
+    runs: list[ResultsDocument]
     cases: list[CaseHistory]
 
     @property
@@ -121,7 +82,7 @@ class Trend:
         other runs (the run itself would inflate its own yardstick)."""
         found = []
         for case in self.cases:
-            for what, values in (("tokens", _tokens(case)), ("cost", _costs(case))):
+            for what, values in (("tokens", tokens(case)), ("cost", costs(case))):
                 for i, (record, value) in enumerate(values):
                     others = [v for j, (_, v) in enumerate(values) if j != i]
                     if not others:
@@ -133,11 +94,11 @@ class Trend:
 
 
 def _always(case: CaseHistory, outcome: str) -> bool:
-    graded = case.graded
-    return len(graded) >= MIN_RUNS_FOR_CALIBRATION and all(o == outcome for o in graded)
+    decided = case.decided
+    return len(decided) >= MIN_RUNS_FOR_CALIBRATION and all(o == outcome for o in decided)
 
 
-def _tokens(case: CaseHistory) -> list[tuple[RunRecord, float]]:
+def tokens(case: CaseHistory) -> list[tuple[RunRecord, float]]:
     return [
         (r, float((r.tokens_in or 0) + (r.tokens_out or 0)))
         for r in case.records
@@ -145,34 +106,36 @@ def _tokens(case: CaseHistory) -> list[tuple[RunRecord, float]]:
     ]
 
 
-def _costs(case: CaseHistory) -> list[tuple[RunRecord, float]]:
+def costs(case: CaseHistory) -> list[tuple[RunRecord, float]]:
     return [(r, r.cost_usd) for r in case.records if r.cost_usd is not None]
 
 
-def load_dir(directory: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every results file of ``directory`` oldest first, and warnings for files skipped."""
+@dataclass(frozen=True)
+class History:
+    """The results files of a directory that a trend is made of, oldest first."""
+
+    documents: list[ResultsDocument]
+    #: Red-first files (authoring runs, their outcomes inverted): left out.
+    red_first: int
+    #: One message per file that did not read.
+    problems: list[str]
+
+
+def history(directory: Path) -> History:
+    """The runs of ``directory`` for a trend: red-first files left out and counted."""
     if not directory.is_dir():
         raise UsageError(f"{directory}: no such directory of results files")
-    docs, warnings = [], []
-    for path in sorted(directory.glob("*.json")):
-        try:
-            doc = resultsfile.load(path)
-        except resultsfile.ResultsFileError as exc:
-            warnings.append(f"skipped {exc}")
-            continue
-        if doc.get("mode") == "red-first":
-            continue  # authoring runs invert outcomes: not part of the trend
-        doc["_path"] = str(path)
-        docs.append(doc)
-    docs.sort(key=lambda d: (str(d.get("date", "")), d["_path"]))
-    return docs, warnings
+    stored = resultsfile.read_dir(directory)
+    docs = stored.documents
+    runs = [d for d in docs if not d.is_red_first]
+    return History(runs, len(docs) - len(runs), [f"skipped {p}" for p in stored.problems])
 
 
-def compute(docs: Sequence[dict[str, Any]]) -> Trend:
+def compute(docs: Sequence[ResultsDocument]) -> Trend:
     """The trend over ``docs`` (oldest first)."""
     histories: dict[tuple[str, str], CaseHistory] = {}
     for doc in docs:
-        records = [r for r in resultsfile.records_of(doc) if r.kind != "file"]
+        records = [r for r in doc.cases if r.kind != "file"]
         for variant, verdicts in gate.case_verdicts(records).items():
             for v in verdicts:
                 key = (variant, v.case_id)
@@ -185,86 +148,6 @@ def compute(docs: Sequence[dict[str, Any]]) -> Trend:
                     (r.variant, r.case_id), CaseHistory(r.case_id, r.variant)
                 ).records.append(r)
     return Trend(list(docs), sorted(histories.values(), key=lambda c: (c.variant, c.case_id)))
-
-
-def run(args: argparse.Namespace) -> int:
-    directory = args.directory or _relative(results_dir(Path.cwd(), resultsfile.DEFAULT_DIR))
-    docs, warnings = load_dir(directory)
-    for warning in warnings:
-        print(f"evalcases trend: warning: {warning}", file=sys.stderr)
-    if not docs:
-        print(f"no results files in {directory}")
-        return 0
-    window = docs[-args.last :]
-    for line in render(compute(window), len(docs)):
-        print(line)
-    return 0
-
-
-def render(trend: Trend, available: int) -> list[str]:
-    out = [f"last {len(trend.runs)} of {available} runs", ""]
-    out += table(
-        ["date", "passed", "pass rate", "verdict", "complete"],
-        [
-            [
-                str(d.get("date", "?")),
-                f"{d.get('passed', 0)}/{d.get('total', 0)}",
-                _pct(d.get("pass_rate")),
-                str(d.get("verdict", "?")),
-                "yes" if d.get("complete", True) else "NO",
-            ]
-            for d in trend.runs
-        ],
-    )
-    out += ["", "flaky cases (outcome changed between runs):"]
-    flaky = sorted(
-        (c for c in trend.cases if c.flips),
-        key=lambda c: (-(c.flake_rate or 0), c.name),
-    )
-    if flaky:
-        out += table(
-            ["case", "passed", "flips", "flake rate"],
-            [
-                [
-                    c.name,
-                    f"{c.graded.count('passed')}/{len(c.graded)}",
-                    str(c.flips),
-                    _pct(c.flake_rate),
-                ]
-                for c in flaky
-            ],
-        )
-    else:
-        out.append("  none")
-    out += ["", f"calibration over the last {len(trend.runs)} runs:"]
-    out += _names("  always passed (saturated, uninformative)", trend.saturated)
-    out += _names("  always failed (no configuration satisfies them?)", trend.always_failing)
-    out += ["", "wall time per run (seconds):"]
-    out += table(
-        ["outcome", "runs", "p50", "p90", "p99"],
-        [
-            [outcome, str(len(d)), *(_secs(percentile(d, p)) for p in (50, 90, 99))]
-            for outcome in ("passed", "failed")
-            for d in [trend.durations(outcome)]
-        ],
-    )
-    usage_rows = []
-    for c in trend.cases:
-        tokens = [v for _, v in _tokens(c)]
-        costs = [v for _, v in _costs(c)]
-        if tokens or costs:
-            usage_rows.append([c.name, _mean_sd(tokens, "{:,.0f}"), _mean_sd(costs, "${:.4f}")])
-    out += ["", "tokens and cost per case (mean ± sd):"]
-    out += table(["case", "tokens", "cost"], usage_rows) if usage_rows else ["  not reported"]
-    runaways = trend.runaways()
-    if runaways:
-        out += ["", f"runaway runs (over {RUNAWAY_FACTOR:g}x the case's mean):"]
-        for case, record, what, value, mean in runaways:
-            shown = (
-                f"${value:.4f} vs ${mean:.4f}" if what == "cost" else f"{value:,.0f} vs {mean:,.0f}"
-            )
-            out.append(f"  {case.name} r{record.repetition}: {what} {shown}")
-    return out
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:
@@ -282,32 +165,3 @@ def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     if len(values) < 2:
         return mean, 0.0
     return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-
-
-def _mean_sd(values: Sequence[float], fmt: str) -> str:
-    if not values:
-        return "n/a"
-    mean, sd = mean_sd(values)
-    return f"{fmt.format(mean)} ± {fmt.format(sd)}"
-
-
-def _names(title: str, cases: Sequence[CaseHistory]) -> list[str]:
-    if not cases:
-        return [f"{title}: none"]
-    return [f"{title}: {len(cases)}", *(f"    {c.name}" for c in cases)]
-
-
-def _pct(value: Any) -> str:
-    return "n/a" if value is None else f"{float(value):.1%}"
-
-
-def _secs(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
-def _relative(path: Path) -> Path:
-    """``path`` relative to the working directory when below it (for messages)."""
-    try:
-        return path.relative_to(Path.cwd())
-    except ValueError:
-        return path

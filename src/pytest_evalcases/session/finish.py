@@ -11,9 +11,9 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import RunRequest
 from pytest_evalcases.errors import EvalcasesError
-from pytest_evalcases.redact import redact
 from pytest_evalcases.results import baseline
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.session import pins
@@ -60,15 +60,17 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
             state.baseline_doc, doc, options.tolerance, label=_display(options.baseline)
         )
         verdict = state.report().verdict
-        doc["verdict"] = verdict.status
-        doc["verdict_reason"] = redact(verdict.reason)
-        doc["baseline"] = state.baseline_result.to_dict()
+        doc = doc.with_changes(
+            verdict=verdict.status,
+            verdict_reason=verdict.reason,
+            baseline=state.baseline_result.to_dict(),
+        )
     if not options.save:
         return
     if options.save_path is not None:
         target, replace = options.save_path, True
     else:
-        directory = options.results_dir or settings.rootdir / resultsfile.DEFAULT_DIR
+        directory = options.results_dir or settings.rootdir / defaults.RESULTS_DIR
         target, replace = directory / f"{resultsfile.file_stem(state.started)}.json", False
     try:
         written = resultsfile.write(doc, target, replace=replace)
@@ -76,7 +78,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         state.results_line = f"results file not written: {target}: {exc}"
         return
     state.results_path = written
-    status = "" if doc["complete"] else " (incomplete: " + "; ".join(state.incomplete) + ")"
+    status = "" if doc.complete else " (incomplete: " + "; ".join(state.incomplete) + ")"
     state.results_line = f"results: {_display(written)}{status}"
 
 

@@ -1,4 +1,4 @@
-"""Pins: what makes two results files comparable (SPEC 5.2).
+"""Pins: what makes two results files comparable (docs/results.md, "Pins").
 
 The agent and its version, the models seen, the sha256 of every configuration file of
 each variant with one combined fingerprint, the sha256 of each fixture tree and case

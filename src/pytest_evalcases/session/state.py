@@ -9,13 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_evalcases.agents.base import Agent, AgentSettings
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.cases.parsecache import ParseCache
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import baseline, gate
+from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.files import ResultsSettings
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant
@@ -76,7 +77,7 @@ class EvalSession:
     #: Why the run did not finish (interrupted, a worker crashed); empty when it did.
     incomplete: list[str] = field(default_factory=list)
     #: ``--eval-baseline``: the stored document, and this run compared with it.
-    baseline_doc: dict[str, Any] | None = None
+    baseline_doc: ResultsDocument | None = None
     baseline_result: baseline.BaselineResult | None = None
     results_path: Path | None = None
     #: What the summary says about the results file.

@@ -1,0 +1,49 @@
+"""``evalcases merge FILE... [-o OUT]``: shard results files into one
+(docs/results.md, "Shards and evalcases merge").
+
+The exit status follows the merged verdict (0 PASS, 1 BLOCKED, 2 INCONCLUSIVE), so a
+CI job can gate on the merge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import gate, merge
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "merge",
+        help="Merge the results files of shards (--eval-shard K/N) into one",
+        description="Merge results files into one and recompute the verdict. Exit "
+        "status: 0 PASS, 1 BLOCKED, 2 INCONCLUSIVE.",
+    )
+    parser.add_argument(
+        "files", metavar="FILE", nargs="+", type=Path, help="Results files of the shards"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        type=Path,
+        default=None,
+        help="Where to write the merged file (default: standard output)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    docs = [resultsfile.load(path) for path in args.files]
+    doc = merge.merge(docs, [str(path) for path in args.files])
+    for warning in doc.merge_warnings or ():
+        print(f"evalcases merge: warning: {warning}", file=sys.stderr)
+    if args.output is None:
+        sys.stdout.write(resultsfile.dumps(doc))
+    else:
+        resultsfile.write(doc, args.output, replace=True)
+    print(merge.summary(doc, len(args.files)), file=sys.stderr)
+    return gate.Verdict(doc.verdict).exit_code or 0

@@ -1,0 +1,33 @@
+"""``evalcases schema [--task]``: print the JSON Schema of case files (authoring/schema.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pytest_evalcases.authoring import schema
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "schema",
+        help="Print the JSON Schema of case files (for editor completion)",
+        description="Print the JSON Schema of case files on standard output. Save it "
+        "(e.g. evals/_schema.json) and point your editor at it: a first line "
+        "`# yaml-language-server: $schema=_schema.json` in a YAML case file, or the VS Code "
+        "setting yaml.schemas. See docs/case-format.md.",
+    )
+    parser.add_argument(
+        "--task",
+        action="store_true",
+        help="The schema of a task directory's checks.yaml instead",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    data = schema.task_schema() if args.task else schema.case_schema()
+    json.dump(data, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0

@@ -1,0 +1,234 @@
+"""The results document, typed (docs/results.md describes every key).
+
+:class:`ResultsDocument` is what a results file holds: built from the run records by
+:func:`pytest_evalcases.results.files.document`, read back by
+:func:`pytest_evalcases.results.files.load`. :meth:`ResultsDocument.to_dict` writes the
+JSON keys in the documented order; the Python names differ only where a key would be
+ambiguous (a case verdict's ``graded`` is :attr:`CaseEntry.graded_runs`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from pytest_evalcases.kinds import CaseOutcome, Status
+from pytest_evalcases.results.record import RunRecord
+
+#: The version of the file format, written as ``format``.
+FORMAT = 1
+
+#: ``run``, or ``red-first`` for an authoring run (``--eval-red-first``), whose
+#: outcomes are inverted: left out of trends and refused as a baseline.
+Mode = Literal["run", "red-first"]
+MODES: tuple[Mode, ...] = ("run", "red-first")
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Case verdicts counted: of the whole document or of one variant."""
+
+    passed: int = 0
+    failed: int = 0
+    #: Cases that reached no verdict, and case files that did not load.
+    errors: int = 0
+    skipped: int = 0
+    #: ``passed + failed + errors``.
+    total: int = 0
+    #: ``passed / (passed + failed)``; ``None`` when nothing was graded.
+    pass_rate: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "failed": self.failed,
+            "errors": self.errors,
+            "skipped": self.skipped,
+            "total": self.total,
+            "pass_rate": self.pass_rate,
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token and cost totals and means per run, over the runs that report them."""
+
+    runs_with_tokens: int = 0
+    tokens_total: int = 0
+    tokens_mean: float | None = None
+    runs_with_cost: int = 0
+    cost_total: float = 0
+    cost_mean: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs_with_tokens": self.runs_with_tokens,
+            "tokens_total": self.tokens_total,
+            "tokens_mean": self.tokens_mean,
+            "runs_with_cost": self.runs_with_cost,
+            "cost_total": self.cost_total,
+            "cost_mean": self.cost_mean,
+        }
+
+
+@dataclass(frozen=True)
+class CaseEntry:
+    """A case's verdict in one variant over its repetitions (a variant's ``cases``)."""
+
+    id: str
+    outcome: CaseOutcome
+    runs: int
+    #: Runs that reached a verdict (the key ``graded``).
+    graded_runs: int
+    passes: int
+    errors: int
+    pass_rate: float | None
+    #: The 95 % Wilson interval of ``pass_rate``, rounded to 4 places.
+    ci95: tuple[float, float] | None
+    min_pass_rate: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "outcome": self.outcome,
+            "runs": self.runs,
+            "graded": self.graded_runs,
+            "passes": self.passes,
+            "errors": self.errors,
+            "pass_rate": self.pass_rate,
+            "ci95": list(self.ci95) if self.ci95 is not None else None,
+            "min_pass_rate": self.min_pass_rate,
+        }
+
+
+@dataclass(frozen=True)
+class VariantEntry:
+    """One variant (configuration or graded directory): counts, verdict, case verdicts."""
+
+    name: str
+    source: str
+    counts: Counts
+    checks_passed: int
+    checks_total: int
+    verdict: Status
+    cases: tuple[CaseEntry, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "source": self.source,
+            **self.counts.to_dict(),
+            "checks_passed": self.checks_passed,
+            "checks_total": self.checks_total,
+            "verdict": self.verdict,
+            "cases": [c.to_dict() for c in self.cases],
+        }
+
+
+@dataclass(frozen=True)
+class ComparisonEntry:
+    """A variant against the baseline variant (the first)."""
+
+    baseline: str
+    variant: str
+    regressed_cases: tuple[str, ...]
+    improved_cases: tuple[str, ...]
+    #: ``(case id, check id)`` pairs.
+    regressed_checks: tuple[tuple[str, str], ...]
+    improved_checks: tuple[tuple[str, str], ...]
+    mcnemar_p: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline,
+            "variant": self.variant,
+            "regressed_cases": list(self.regressed_cases),
+            "improved_cases": list(self.improved_cases),
+            "regressed_checks": [list(pair) for pair in self.regressed_checks],
+            "improved_checks": [list(pair) for pair in self.improved_checks],
+            "mcnemar_p": self.mcnemar_p,
+        }
+
+
+@dataclass(frozen=True)
+class MergedFrom:
+    """One input file of ``evalcases merge``."""
+
+    date: str | None
+    shard: str | None
+    complete: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"date": self.date, "shard": self.shard, "complete": self.complete}
+
+
+@dataclass(frozen=True)
+class ResultsDocument:
+    """One results file."""
+
+    date: str
+    finished: str | None
+    duration: float | None
+    complete: bool
+    incomplete_reasons: tuple[str, ...]
+    mode: Mode
+    counts: Counts
+    checks_passed: int
+    checks_total: int
+    verdict: Status
+    verdict_reason: str
+    min_pass_rate: float
+    #: ``K/N`` of ``--eval-shard``.
+    shard: str | None
+    usage: Usage
+    #: What makes two files comparable (docs/results.md, "Pins"); free-form mapping.
+    pins: dict[str, Any]
+    variants: tuple[VariantEntry, ...]
+    comparisons: tuple[ComparisonEntry, ...]
+    #: Every run, as recorded.
+    cases: tuple[RunRecord, ...]
+    format: int = FORMAT
+    #: The ``--eval-baseline`` comparison (``BaselineResult.to_dict()``), when there was one.
+    baseline: dict[str, Any] | None = None
+    #: Written by ``evalcases merge`` only.
+    merged_from: tuple[MergedFrom, ...] | None = None
+    merge_warnings: tuple[str, ...] | None = None
+
+    @property
+    def is_red_first(self) -> bool:
+        return self.mode == "red-first"
+
+    def with_changes(self, **changes: Any) -> ResultsDocument:
+        """A copy with some fields replaced."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The document as JSON-able data, keys in the documented order."""
+        data: dict[str, Any] = {
+            "format": self.format,
+            "date": self.date,
+            "finished": self.finished,
+            "duration": self.duration,
+            "complete": self.complete,
+            "incomplete_reasons": list(self.incomplete_reasons),
+            "mode": self.mode,
+            **self.counts.to_dict(),
+            "checks_passed": self.checks_passed,
+            "checks_total": self.checks_total,
+            "verdict": self.verdict,
+            "verdict_reason": self.verdict_reason,
+            "min_pass_rate": self.min_pass_rate,
+            "shard": self.shard,
+            "usage": self.usage.to_dict(),
+            "pins": self.pins,
+            "variants": [v.to_dict() for v in self.variants],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "cases": [r.to_dict() for r in self.cases],
+        }
+        if self.baseline is not None:
+            data["baseline"] = self.baseline
+        if self.merged_from is not None:
+            data["merged_from"] = [m.to_dict() for m in self.merged_from]
+        if self.merge_warnings is not None:
+            data["merge_warnings"] = list(self.merge_warnings)
+        return data

@@ -1,0 +1,193 @@
+"""The results document: exactly the documented JSON of a small set of records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results.record import CheckRecord
+
+from .records import FINISHED, doc, run
+
+
+def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_json() -> None:
+    records = [
+        run("alpha", "passed", "main", tokens_in=100, tokens_out=20, cost_usd=0.5),
+        run("beta", "failed", "main", tokens_in=200, tokens_out=40),
+        run("alpha", "passed", "pr", cost_usd=0.25),
+        run("beta", "passed", "pr"),
+    ]
+
+    data = doc(
+        records,
+        finished=FINISHED,
+        sources={"main": "main-dir", "pr": "pr-dir"},
+        order=["main", "pr"],
+    ).to_dict()
+
+    cases = data.pop("cases")
+    assert data == {
+        "format": 1,
+        "date": "2026-12-01T09:30:00.000Z",
+        "finished": "2026-12-01T09:31:02.500Z",
+        "duration": 62.5,
+        "complete": True,
+        "incomplete_reasons": [],
+        "mode": "run",
+        "passed": 3,
+        "failed": 1,
+        "errors": 0,
+        "skipped": 0,
+        "total": 4,
+        "pass_rate": 0.75,
+        "checks_passed": 3,
+        "checks_total": 4,
+        "verdict": "BLOCKED",
+        "verdict_reason": "main: 1 normal case failed: beta",
+        "min_pass_rate": 0.9,
+        "shard": None,
+        "usage": {
+            "runs_with_tokens": 2,
+            "tokens_total": 360,
+            "tokens_mean": 180.0,
+            "runs_with_cost": 2,
+            "cost_total": 0.75,
+            "cost_mean": 0.375,
+        },
+        "pins": {},
+        "variants": [
+            {
+                "name": "main",
+                "source": "main-dir",
+                "passed": 1,
+                "failed": 1,
+                "errors": 0,
+                "skipped": 0,
+                "total": 2,
+                "pass_rate": 0.5,
+                "checks_passed": 1,
+                "checks_total": 2,
+                "verdict": "BLOCKED",
+                "cases": [
+                    {
+                        "id": "alpha",
+                        "outcome": "passed",
+                        "runs": 1,
+                        "graded": 1,
+                        "passes": 1,
+                        "errors": 0,
+                        "pass_rate": 1.0,
+                        "ci95": [0.2065, 1.0],
+                        "min_pass_rate": 1.0,
+                    },
+                    {
+                        "id": "beta",
+                        "outcome": "failed",
+                        "runs": 1,
+                        "graded": 1,
+                        "passes": 0,
+                        "errors": 0,
+                        "pass_rate": 0.0,
+                        "ci95": [0.0, 0.7935],
+                        "min_pass_rate": 1.0,
+                    },
+                ],
+            },
+            {
+                "name": "pr",
+                "source": "pr-dir",
+                "passed": 2,
+                "failed": 0,
+                "errors": 0,
+                "skipped": 0,
+                "total": 2,
+                "pass_rate": 1.0,
+                "checks_passed": 2,
+                "checks_total": 2,
+                "verdict": "PASS",
+                "cases": [
+                    {
+                        "id": "alpha",
+                        "outcome": "passed",
+                        "runs": 1,
+                        "graded": 1,
+                        "passes": 1,
+                        "errors": 0,
+                        "pass_rate": 1.0,
+                        "ci95": [0.2065, 1.0],
+                        "min_pass_rate": 1.0,
+                    },
+                    {
+                        "id": "beta",
+                        "outcome": "passed",
+                        "runs": 1,
+                        "graded": 1,
+                        "passes": 1,
+                        "errors": 0,
+                        "pass_rate": 1.0,
+                        "ci95": [0.2065, 1.0],
+                        "min_pass_rate": 1.0,
+                    },
+                ],
+            },
+        ],
+        "comparisons": [
+            {
+                "baseline": "main",
+                "variant": "pr",
+                "regressed_cases": [],
+                "improved_cases": ["beta"],
+                "regressed_checks": [],
+                "improved_checks": [["beta", "c"]],
+                "mcnemar_p": 1.0,
+            }
+        ],
+    }
+    assert [c["id"] for c in cases] == ["alpha", "beta", "alpha", "beta"]
+    assert cases[0] == records[0].to_dict()
+
+
+def test_a_broken_case_file_counts_as_an_error_everywhere_and_is_not_a_run() -> None:
+    broken = run("broken", "error", kind="file", checks=[])
+
+    data = doc([run("alpha", "passed"), broken]).to_dict()
+
+    assert (data["passed"], data["errors"], data["total"]) == (1, 1, 2)
+    assert [v["errors"] for v in data["variants"]] == [1]
+    assert data["verdict"] == "INCONCLUSIVE"
+    assert data["usage"]["runs_with_tokens"] == 0
+
+
+def test_baseline_and_merge_keys_come_last_and_only_when_present() -> None:
+    plain = doc([run("alpha", "passed")])
+
+    with_baseline = plain.with_changes(baseline={"file": "a.json"}).to_dict()
+
+    assert list(plain.to_dict())[-1] == "cases"
+    assert list(with_baseline)[-2:] == ["cases", "baseline"]
+
+
+def test_a_document_read_back_is_the_document_written(tmp_path: Path) -> None:
+    records = [
+        run("alpha", "passed", "main", tokens_in=3, tokens_out=4),
+        run("alpha", "failed", "pr", checks=[CheckRecord("c", "t", "d", False, "no")]),
+    ]
+    written = doc(records, finished=FINISHED, order=["main", "pr"], shard=(1, 2))
+    path = resultsfile.write(written, tmp_path / "r.json")
+
+    assert resultsfile.load(path).to_dict() == written.to_dict()
+
+
+def test_secrets_are_redacted_when_the_file_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "hunter2-hunter2-hunter2")
+    records = [run("alpha", "failed", error="saw hunter2-hunter2-hunter2 in the output")]
+
+    path = resultsfile.write(doc(records), tmp_path / "r.json")
+
+    text = path.read_text("utf-8")
+    assert "hunter2" not in text
+    assert "saw [REDACTED] in the output" in text
