@@ -31,7 +31,10 @@ _NUMBER: Any = (float | str) if pytest.version_tuple >= (9, 2) else "string"
 
 
 def add_options(parser: pytest.Parser) -> None:
-    """The ``--eval-*`` options and ``eval_*`` ini settings."""
+    """The ``--eval-*`` options and ``eval_*`` ini settings.
+
+    Numeric ini defaults are the strings docs/reference.md shows (``600``, ``0.90``).
+    """
     group = parser.getgroup("evalcases", "eval cases for coding-agent configuration")
     group.addoption(
         "--eval-agent",
@@ -184,13 +187,13 @@ def add_options(parser: pytest.Parser) -> None:
         "eval_timeout",
         "Default seconds for one agent run",
         type=_NUMBER,
-        default=str(defaults.TIMEOUT),
+        default=f"{defaults.TIMEOUT:g}",
     )
     parser.addini(
         "eval_min_pass_rate",
         "Overall case pass rate below which the gate blocks",
         type=_NUMBER,
-        default=str(defaults.MIN_PASS_RATE),
+        default=f"{defaults.MIN_PASS_RATE:.2f}",
     )
     parser.addini(
         "eval_paths", "Directories whose case files are collected, besides evals/", type="paths"
@@ -206,7 +209,7 @@ def add_options(parser: pytest.Parser) -> None:
         "eval_baseline_tolerance",
         "Percentage points the pass rate may drop below --eval-baseline's",
         type=_NUMBER,
-        default=str(defaults.BASELINE_TOLERANCE),
+        default=f"{defaults.BASELINE_TOLERANCE:g}",
     )
     parser.addini(
         "eval_workspaces", "NAME=DIR lines (relative to the rootdir) to grade", type="linelist"

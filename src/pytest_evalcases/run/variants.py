@@ -39,7 +39,6 @@ DEFAULT_CONFIG_FILES = defaults.CONFIG_FILES
 GIT_PREFIX = "git:"
 WORKING_TREE = "."
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
-_GIT_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)
@@ -221,7 +220,7 @@ def _snapshot(root: Path, patterns: Sequence[str], target: Path) -> Overlay:
 
 
 def _git(root: Path, args: Sequence[str], origin: str) -> str:
-    return _checked(lambda: git.run(root, args, timeout=_GIT_TIMEOUT), args, origin).stdout
+    return _checked(lambda: git.run(root, args), args, origin).stdout
 
 
 def _checked(call: Callable[[], ProcessResult], args: Sequence[str], origin: str) -> ProcessResult:
@@ -338,7 +337,7 @@ def extract(root: Path, entries: Sequence[GitEntry], target: Path, *, origin: st
         batch = Path(scratch) / "batch"
         try:
             _checked(
-                lambda: git.run_to_file(root, args, batch, stdin=request, timeout=_GIT_TIMEOUT),
+                lambda: git.run_to_file(root, args, batch, stdin=request),
                 args,
                 origin,
             )
