@@ -395,11 +395,16 @@ def _config_variants(
     )
 
 
+#: The ``workerinput`` key of the directory where an xdist worker makes its workspaces.
+WORKER_WORKSPACES = "evalcases_workspaces"
+
+
 def workspace_dirs(config: pytest.Config) -> WorkspaceDirs:
-    """Where this process makes workspaces: in ``--basetemp`` when given (xdist gives
-    each worker one), else a session directory of our own; pytest's
-    ``tmp_path_retention_count`` says how many of those are kept."""
-    basetemp = config.getoption("basetemp", None)
+    """Where this process makes workspaces: an xdist worker in the directory the
+    controller gave it, else ``--basetemp`` when given, else a session directory of our
+    own; pytest's ``tmp_path_retention_count`` says how many of those are kept."""
+    workerinput = getattr(config, "workerinput", None) or {}
+    basetemp = workerinput.get(WORKER_WORKSPACES) or config.getoption("basetemp", None)
     try:
         keep = int(config.getini("tmp_path_retention_count"))
     except (TypeError, ValueError):
