@@ -14,7 +14,7 @@ from pytest_evalcases.plugin import cache
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, as_reason
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker
 from pytest_evalcases.report import html as html_report
-from pytest_evalcases.report import summary
+from pytest_evalcases.report import messages, summary
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.session import finish
@@ -63,18 +63,10 @@ def outcome_of(report: pytest.TestReport) -> Outcome | None:
 
 
 def header(state: EvalSession) -> str:
-    """``evalcases: agent NAME; ...``: what the run grades or runs, and with what."""
+    """The ``evalcases:`` line of pytest's header."""
     settings = state.settings
-    agent = settings.agent.name if settings.agent else "none"
-    graded = [v.name or v.source for v in settings.variants if v.graded_dir is not None]
-    if graded:
-        return f"evalcases: grading {', '.join(graded)}"
-    configs = [f"{v.name} ({v.source})" for v in settings.variants if v.name]
-    if configs:
-        return f"evalcases: agent {agent}; configurations {', '.join(configs)}"
-    if settings.variants[0].overlays:
-        return f"evalcases: agent {agent}; configuration from the working tree"
-    return f"evalcases: agent {agent}"
+    agent = settings.agent.name if settings.agent else None
+    return messages.session_header(agent, settings.variants)
 
 
 class SessionHooks:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pytest_evalcases.agents.base import AgentResult
     from pytest_evalcases.run.checks import CheckResult
     from pytest_evalcases.run.runner import RunReport
+    from pytest_evalcases.run.workspace import Variant
 
 
 class CaseHead(Protocol):
@@ -46,6 +47,21 @@ def case_file_message(error: CaseFileError, base: Path) -> str:
         where += f":{error.line}"
     field = f" {error.field}:" if error.field else ""
     return f"case file error: {where}:{field} {error.reason}"
+
+
+def session_header(agent: str | None, variants: Sequence[Variant]) -> str:
+    """``evalcases: agent NAME; ...``, pytest's header line: what the run grades or
+    runs, and with which configuration."""
+    name = agent or "none"
+    graded = [v.name or v.source for v in variants if v.graded_dir is not None]
+    if graded:
+        return f"evalcases: grading {', '.join(graded)}"
+    configs = [f"{v.name} ({v.source})" for v in variants if v.name]
+    if configs:
+        return f"evalcases: agent {name}; configurations {', '.join(configs)}"
+    if variants and variants[0].overlays:
+        return f"evalcases: agent {name}; configuration from the working tree"
+    return f"evalcases: agent {name}"
 
 
 def header(case: CaseHead, variant: str) -> str:

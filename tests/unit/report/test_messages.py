@@ -10,6 +10,7 @@ from pytest_evalcases.errors import CaseFileError, RunError
 from pytest_evalcases.report import messages
 from pytest_evalcases.run.checks import CheckResult
 from pytest_evalcases.run.runner import RunReport
+from pytest_evalcases.run.workspace import Overlay, Variant
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,21 @@ FAILED = [
 
 def redact(text: str) -> str:
     return text.replace("s3cret", "[REDACTED]")
+
+
+def test_session_header_says_what_the_run_grades_or_runs() -> None:
+    graded = (Variant(graded_dir=Path("/d"), source="d"), Variant("b", Path("/b"), (), "b"))
+    configs = (Variant("a", source="git:main"), Variant("b", source="cfg/"))
+    tree = (Variant(overlays=(Overlay(Path("/cache")),)),)
+
+    assert messages.session_header("claude", graded) == "evalcases: grading d, b"
+    assert messages.session_header("claude", configs) == (
+        "evalcases: agent claude; configurations a (git:main), b (cfg/)"
+    )
+    assert messages.session_header(None, tree) == (
+        "evalcases: agent none; configuration from the working tree"
+    )
+    assert messages.session_header("codex", (Variant(),)) == "evalcases: agent codex"
 
 
 def test_header_names_case_variant_severity_and_defends() -> None:
