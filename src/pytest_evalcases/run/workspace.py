@@ -111,6 +111,13 @@ class WorkspaceDirs:
         self.temproot = temproot
         self._root: Path | None = None
 
+    def empty_basetemp(self) -> None:
+        """Remove ``basetemp`` and what it holds, as pytest does before its first use
+        (``--basetemp``: "this directory is removed if it exists"), so that the
+        workspaces of an earlier session there do not stay and shift the numbers."""
+        if self.basetemp is not None and self._root is None:
+            shutil.rmtree(self.basetemp, ignore_errors=True)
+
     @property
     def root(self) -> Path:
         """The directory that holds this process's workspaces (made on first use)."""

@@ -28,6 +28,26 @@ def test_workspaces_go_directly_in_basetemp_numbered_per_label(tmp_path: Path) -
     assert dirs.root == base.resolve()
 
 
+def test_empty_basetemp_removes_an_earlier_sessions_workspaces(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    (base / "fails0").mkdir(parents=True)
+    dirs = WorkspaceDirs(base)
+
+    dirs.empty_basetemp()
+
+    assert not base.exists()
+    assert dirs.new("fails") == base / "fails0"
+    assert os.listdir(base) == ["fails0"]
+
+
+def test_empty_basetemp_without_basetemp_removes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "keep").mkdir()
+
+    WorkspaceDirs(temproot=tmp_path).empty_basetemp()
+
+    assert os.listdir(tmp_path) == ["keep"]
+
+
 def test_basetemp_inside_a_git_repository_is_not_used(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
