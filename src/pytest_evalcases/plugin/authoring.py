@@ -1,5 +1,5 @@
 """pytest side of the authoring workflow: ``--eval-lint``, ``--eval-red-first`` and
-``--eval-changed``. Small hook classes that :mod:`.plugin` registers only when their
+``--eval-changed``. Small hook classes that :mod:`.hooks` registers only when their
 option is given; the substance is in :mod:`.lint` and :mod:`.changed`."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.authoring import lint
-from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalFile, EvalItem, session_of
+from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalFile, EvalItem
+from pytest_evalcases.plugin.stash import is_worker, session_of
 from pytest_evalcases.session.changed import ChangedFiles
 from pytest_evalcases.text import plural
 
@@ -97,7 +98,7 @@ class LintHooks:
                 self.lines.extend(str(line) for line in value)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if hasattr(terminalreporter.config, "workerinput"):
+        if is_worker(terminalreporter.config):
             return
         terminalreporter.section("eval lint")
         for line in self.lines:
@@ -117,7 +118,7 @@ class RedFirstHooks:
         self.config = config
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if hasattr(self.config, "workerinput"):
+        if is_worker(self.config):
             return
         records = [r for r in session_of(self.config).records if r.kind != "file"]
         red = sorted({r.case_id for r in records if r.outcome == "passed"})

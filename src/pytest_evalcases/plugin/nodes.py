@@ -3,10 +3,7 @@ repetition; a broken case file becomes one erroring item."""
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,44 +13,18 @@ import pytest
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, RunError, UsageError
 from pytest_evalcases.kinds import Outcome
-from pytest_evalcases.results.record import CheckRecord, RunRecord
-from pytest_evalcases.run.workspace import Variant, inside_git_repository
+from pytest_evalcases.plugin.stash import session_of
+from pytest_evalcases.report import messages
+from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.run.workspace import Variant
+from pytest_evalcases.session.record import file_record, run_record
 from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
     # Loading and running need pydantic and PyYAML; they are imported when the first
     # case file is collected, so that pytest runs without eval cases start fast.
     from pytest_evalcases.cases.loading import LoadedCase
-    from pytest_evalcases.cases.registry import CheckResult
     from pytest_evalcases.run.runner import RunReport
-
-#: Where the plugin keeps the session object.
-SESSION_KEY = pytest.StashKey[EvalSession]()
-
-
-def session_of(config: pytest.Config) -> EvalSession:
-    """The :class:`EvalSession` of this pytest run."""
-    return config.stash[SESSION_KEY]
-
-
-def new_workspace(config: pytest.Config, label: str) -> Path:
-    """A fresh, empty directory in pytest's temporary directory for one run.
-
-    pytest has no public way for a non-Python item to reach ``tmp_path_factory``; its
-    factory is on the config from pytest 3.x to today. Outside a git repository when
-    pytest's basetemp is not (agents read configuration from parent directories).
-    """
-    factory = getattr(config, "_tmp_path_factory", None)
-    if factory is not None:
-        path: Path = factory.mktemp(_safe(label), numbered=True)
-        if not inside_git_repository(path):
-            return path
-        path.rmdir()
-    return Path(tempfile.mkdtemp(prefix=f"evalcases-{_safe(label)}-"))
-
-
-def _safe(label: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", label)[:60] or "case"
 
 
 class CheckFailure(Exception):
@@ -167,7 +138,8 @@ class EvalFile(pytest.File):
 
 
 class TaskDirFile(EvalFile):
-    """A task directory's ``checks.yaml`` (SPEC 2.4): one case named after the directory."""
+    """A task directory's ``checks.yaml``: one case named after the directory
+    (docs/case-format.md)."""
 
     indexed = False
 
@@ -178,20 +150,13 @@ class TaskDirFile(EvalFile):
 
 
 def _display(config: pytest.Config, path: Path | str) -> str:
-    try:
-        return os.path.relpath(path, config.invocation_params.dir)
-    except ValueError:
-        return str(path)
+    return messages.display_path(path, config.invocation_params.dir)
 
 
 def case_file_message(config: pytest.Config, error: CaseFileError) -> str:
     """``case file error: FILE:LINE: FIELD: reason``, the file relative to the
     invocation directory."""
-    where = _display(config, error.path)
-    if error.line is not None:
-        where += f":{error.line}"
-    field = f" {error.field}:" if error.field else ""
-    return f"case file error: {where}:{field} {error.reason}"
+    return messages.case_file_message(error, config.invocation_params.dir)
 
 
 def as_reason(longrepr: Any, item: pytest.Item, text: str) -> Any:
@@ -223,17 +188,12 @@ class BrokenFileItem(pytest.Item):
         return case_file_message(self.config, self.error)
 
     def record(self) -> RunRecord:
-        return RunRecord(
-            case_id=self.path.name,
+        return file_record(
+            self.error,
+            name=self.path.name,
             file=_display(self.config, self.path),
-            line=(self.error.line or 1) - 1,
-            defends="",
-            severity="normal",
-            outcome="error",
-            kind="file",
-            error_kind="case-file",
-            error=self.message,
             nodeid=self.nodeid,
+            message=self.message,
         )
 
     def setup(self) -> None:
@@ -273,12 +233,8 @@ class EvalItem(pytest.Item):
         """The validated case, loaded with its file when first needed."""
         return self.parent.case(self.entry.id)
 
-    @property
-    def session_state(self) -> EvalSession:
-        return session_of(self.config)
-
     def setup(self) -> None:
-        state = self.session_state
+        state = session_of(self.config)
         load_error = None
         try:
             self.case  # noqa: B018 - loads the case file, when collection did not
@@ -299,39 +255,46 @@ class EvalItem(pytest.Item):
                 self.case,
                 self.variant,
                 state.run_context,
-                lambda: new_workspace(self.config, label),
+                lambda: state.workspaces.new(label),
             )
         except RunError as exc:
             self.run_error = exc
         if self.run_error is not None:
             # Outside the except block, so that no exception chain is shown.
-            pytest.fail(self._error_text(self.run_error), pytrace=False)
+            text = messages.error_text(self._header(), self.run_error, state.redact)
+            pytest.fail(text, pytrace=False)
 
     def runtest(self) -> None:
         report = self.run_report
         assert report is not None
         failed = report.failed_checks
-        if self.session_state.settings.red_first:
-            red_first(report, failed, self._header())
+        state = session_of(self.config)
+        if state.settings.red_first:
+            if not failed:
+                raise CheckFailure(messages.red_first_text(self._header(), len(report.checks)))
             return
         if not failed:
             if self._disposable(report):
                 shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
             return
         if self.case.severity == "advisory":
-            pytest.xfail(
-                self.session_state.redact(
-                    "advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed)
-                )
-            )
-        raise CheckFailure(self._failure_text(report, failed))
+            pytest.xfail(messages.advisory_text(failed, state.redact))
+        text = messages.failure_text(
+            self._header(),
+            self.case.description,
+            report,
+            failed,
+            graded=self.variant.graded_dir is not None,
+            redact=state.redact,
+        )
+        raise CheckFailure(text)
 
     def _disposable(self, report: RunReport) -> bool:
         """A passed run's workspace goes, unless it is a graded directory or kept."""
         return (
             report.workspace is not None
             and self.variant.graded_dir is None
-            and not self.session_state.settings.keep_workspaces
+            and not session_of(self.config).settings.keep_workspaces
         )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -343,109 +306,25 @@ class EvalItem(pytest.Item):
         return self.path, self.entry.line, f"eval case {self.name}"
 
     def _header(self) -> str:
-        defends = f" defends {self.case.defends}" if self.case.defends else ""
-        variant = f" [{self.variant.name}]" if self.variant.name else ""
-        return f"case {self.case.id}{variant} ({self.case.severity}){defends}"
-
-    def _failure_text(self, report: RunReport, failed: list[CheckResult]) -> str:
-        lines = [self._header()]
-        if self.case.description:
-            lines.append(f"  {self.case.description}")
-        lines.append(f"{len(failed)} of {len(report.checks)} checks failed:")
-        for check in failed:
-            desc = f" ({check.description})" if check.description else ""
-            lines.append(f"  FAILED {check.id} [{check.type}]{desc}: {check.message}")
-        if report.workspace is not None:
-            kept = "graded directory" if self.variant.graded_dir else "workspace kept"
-            lines.append(f"{kept}: {report.workspace}")
-        usage = _usage_line(report)
-        if usage:
-            lines.append(usage)
-        if report.attempts > 1:
-            lines.append(f"attempts: {report.attempts} (earlier ones errored)")
-        return self.session_state.redact("\n".join(lines))
-
-    def _error_text(self, exc: RunError) -> str:
-        lines = [f"{self._header()}: no verdict ({exc.kind})", str(exc)]
-        if exc.workspace:
-            lines.append(f"workspace kept: {exc.workspace}")
-        return self.session_state.redact("\n".join(lines))
+        return messages.header(self.case, self.variant.name)
 
     def record(self, outcome: Outcome = "error") -> RunRecord:
         """This run as a record, with ``outcome`` as the controller will count it."""
-        entry = self.entry
-        rec = RunRecord(
-            case_id=entry.id,
-            file=_display(self.config, self.path),
-            line=entry.line,
-            defends=entry.defends,
-            severity=entry.severity,
-            variant=self.variant.name,
-            repetition=self.repetition,
-            outcome=outcome,
-            tags=list(entry.tags),
-            nodeid=self.nodeid,
-        )
+        case: LoadedCase | CaseFileError
         try:
             case = self.case
         except CaseFileError as exc:
             # The case file stopped loading after collection.
-            rec.error_kind = "case-file"
-            rec.error = case_file_message(self.config, exc)
-            return rec
-        rec.kind = case.kind
-        rec.description = case.description
-        rec.min_pass_rate = case.min_pass_rate
-        if case.fixture is not None:
-            rec.fixture = str(case.fixture)
-        report = self.run_report
-        if report is not None:
-            # The one place records are made: secrets quoted from the agent's
-            # answer go here, before any report, file or terminal sees them.
-            redact = self.session_state.redact
-            rec.checks = [
-                CheckRecord(c.id, c.type, c.description, c.passed, redact(c.message))
-                for c in report.checks
-            ]
-            rec.duration = report.duration
-            rec.attempts = report.attempts
-            if report.workspace is not None:
-                rec.workspace = str(report.workspace)
-            agent = report.agent
-            if agent is not None:
-                rec.tokens_in = agent.usage.input_tokens
-                rec.tokens_out = agent.usage.output_tokens
-                rec.cost_usd = agent.cost_usd
-                rec.model = ", ".join(agent.models) or None
-        if self.run_error is not None:
-            rec.error_kind = self.run_error.kind
-            rec.error = self.session_state.redact(str(self.run_error))
-            rec.workspace = self.run_error.workspace
-            rec.attempts = self.run_error.attempts
-        return rec
-
-
-def red_first(report: RunReport, failed: list[CheckResult], header: str) -> None:
-    """``--eval-red-first``: a new case must fail against the current configuration;
-    one that passes tests nothing, so it is the failure."""
-    if not failed:
-        raise CheckFailure(
-            f"{header}\npasses on first write: it tests nothing "
-            f"(all {len(report.checks)} checks hold against the current configuration)"
+            case = exc
+        return run_record(
+            self.entry,
+            case,
+            self.variant,
+            self.repetition,
+            outcome,
+            self.run_error or self.run_report,
+            redact=session_of(self.config).redact,
+            file=_display(self.config, self.path),
+            nodeid=self.nodeid,
+            invocation_dir=self.config.invocation_params.dir,
         )
-
-
-def _usage_line(report: RunReport) -> str:
-    agent = report.agent
-    if agent is None:
-        return ""
-    parts = []
-    if agent.usage.input_tokens is not None or agent.usage.output_tokens is not None:
-        parts.append(
-            f"tokens {agent.usage.input_tokens or 0} in / {agent.usage.output_tokens or 0} out"
-        )
-    if agent.cost_usd is not None:
-        parts.append(f"cost ${agent.cost_usd:.4f}")
-    if agent.models:
-        parts.append("model " + ", ".join(agent.models))
-    return " · ".join(parts)

@@ -38,7 +38,6 @@ from pytest_evalcases.results.record import RunRecord
 
 #: Kept for the plugin's ``eval_results_dir`` default until it reads
 #: :data:`pytest_evalcases.defaults.RESULTS_DIR` itself; defined there, not here.
-DEFAULT_DIR = defaults.RESULTS_DIR
 
 _CASE_OUTCOMES = ("passed", "failed", "error", "skipped")
 _STATUSES = ("PASS", "BLOCKED", "INCONCLUSIVE", "NONE")

@@ -31,8 +31,6 @@ class RunReport:
     workspace: Path | None = None
     attempts: int = 1
     duration: float = 0.0
-    #: Errors of earlier attempts, when retried.
-    retried_errors: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -63,7 +61,6 @@ def execute(
 ) -> RunReport:
     """Run ``case`` for ``variant``; retry errored attempts up to ``ctx.retries`` times."""
     start = time.monotonic()
-    errors: list[str] = []
     for attempt in range(1, ctx.retries + 2):
         workspace: Path | None = None
         try:
@@ -73,7 +70,6 @@ def execute(
                 workspace = new_workspace()
                 report = _run_live(case, variant, ctx, workspace)
         except RunError as exc:
-            errors.append(str(exc))
             if attempt > ctx.retries:
                 if ctx.retries:
                     exc.args = (f"{exc} (after {attempt} attempts)",)
@@ -82,7 +78,6 @@ def execute(
                 raise
             continue
         report.attempts = attempt
-        report.retried_errors = errors
         report.duration = time.monotonic() - start
         return report
     raise AssertionError("unreachable")

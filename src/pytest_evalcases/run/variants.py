@@ -1,4 +1,4 @@
-"""Configuration variants for A/B runs: ``--eval-config NAME=SOURCE`` (SPEC 3.4).
+"""Configuration variants for A/B runs: ``--eval-config NAME=SOURCE`` (docs/variants.md).
 
 A SOURCE is turned into the overlays that :func:`~pytest_evalcases.run.workspace.populate`
 lays over every workspace of the variant:
@@ -23,31 +23,22 @@ import fnmatch
 import os
 import re
 import shutil
-import subprocess
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
+from pytest_evalcases import defaults, git
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.process import ProcessResult
 from pytest_evalcases.run.workspace import Overlay, Variant
 
 #: The ini option ``eval_config_files``: what counts as agent configuration.
-DEFAULT_CONFIG_FILES: tuple[str, ...] = (
-    "AGENTS.md",
-    "CLAUDE.md",
-    "GEMINI.md",
-    ".claude/**",
-    ".codex/**",
-    ".gemini/**",
-    "rules/**",
-    "skills/**",
-    "hooks/**",
-)
+DEFAULT_CONFIG_FILES = defaults.CONFIG_FILES
 GIT_PREFIX = "git:"
 WORKING_TREE = "."
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
-_GIT_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)
@@ -228,23 +219,23 @@ def _snapshot(root: Path, patterns: Sequence[str], target: Path) -> Overlay:
     return Overlay(target, "")
 
 
-def _git(root: Path, args: Sequence[str], origin: str, stdin: bytes | None = None) -> bytes:
+def _git(root: Path, args: Sequence[str], origin: str) -> str:
+    return _checked(lambda: git.run(root, args), args, origin).stdout
+
+
+def _checked(call: Callable[[], ProcessResult], args: Sequence[str], origin: str) -> ProcessResult:
+    """``call``'s git result; a failure to run as :class:`UsageError`, a non-zero exit
+    as :class:`_GitFailed`."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args],
-            input=stdin,
-            capture_output=True,
-            timeout=_GIT_TIMEOUT,
-            check=False,
-        )
-    except FileNotFoundError:
+        done = call()
+    except git.GitNotFound:
         raise UsageError(f"{origin}: git is not installed") from None
-    except subprocess.TimeoutExpired:
+    except git.GitTimedOut:
         raise UsageError(f"{origin}: `git {' '.join(args)}` timed out") from None
     if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        message = done.stderr.strip().splitlines()
         raise _GitFailed(message[-1] if message else f"exit status {done.returncode}")
-    return done.stdout
+    return done
 
 
 class _GitFailed(Exception):
@@ -257,14 +248,14 @@ def git_entries(
     """The files that ``git:REF[:PATH]`` overlays, read from the repository holding
     ``root``; ``PATH`` is relative to ``root``. Sorted by destination."""
     try:
-        prefix = _git(root, ["rev-parse", "--show-prefix"], origin).decode().strip()
+        prefix = _git(root, ["rev-parse", "--show-prefix"], origin).strip()
     except _GitFailed:
         raise UsageError(f"{origin}: {root} is not inside a git repository") from None
     try:
         commit = _git(root, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], origin)
     except _GitFailed:
         raise UsageError(f"{origin}: {ref!r} is not a revision of the repository") from None
-    sha = commit.decode().strip()
+    sha = commit.strip()
     if path is None:
         listed = _ls_tree(root, sha, prefix.rstrip("/"), origin)
         entries = [GitEntry(rel, mode, blob) for rel, mode, blob in listed]
@@ -273,7 +264,7 @@ def git_entries(
     if full is None:
         raise UsageError(f"{origin}: the path {path!r} leaves the repository")
     try:
-        kind = _git(root, ["cat-file", "-t", f"{sha}:{full}"], origin).decode().strip()
+        kind = _git(root, ["cat-file", "-t", f"{sha}:{full}"], origin).strip()
     except _GitFailed:
         raise UsageError(f"{origin}: {path!r} does not exist at {ref!r}") from None
     if kind == "blob":
@@ -315,7 +306,7 @@ def _ls_tree(
     except _GitFailed as exc:
         raise UsageError(f"{origin}: git ls-tree failed: {exc}") from None
     found: list[tuple[str, str, str]] = []
-    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+    for record in out.split("\0"):
         if not record:
             continue
         meta, _, full = record.partition("\t")
@@ -339,11 +330,20 @@ def extract(root: Path, entries: Sequence[GitEntry], target: Path, *, origin: st
     target.mkdir(parents=True, exist_ok=True)
     if not entries:
         return
-    request = "".join(f"{e.sha}\n" for e in entries).encode()
-    try:
-        out = _git(root, ["cat-file", "--batch"], origin, stdin=request)
-    except _GitFailed as exc:
-        raise UsageError(f"{origin}: git cat-file failed: {exc}") from None
+    request = "".join(f"{e.sha}\n" for e in entries)
+    args = ["cat-file", "--batch"]
+    # The blobs' bytes, binary files included: through a file, not decoded as text.
+    with tempfile.TemporaryDirectory(prefix="evalcases-git-") as scratch:
+        batch = Path(scratch) / "batch"
+        try:
+            _checked(
+                lambda: git.run_to_file(root, args, batch, stdin=request),
+                args,
+                origin,
+            )
+        except _GitFailed as exc:
+            raise UsageError(f"{origin}: git cat-file failed: {exc}") from None
+        out = batch.read_bytes()
     pos = 0
     for entry in entries:
         header_end = out.index(b"\n", pos)

@@ -1,23 +1,27 @@
 """A fresh workspace per run: the fixture copied in, configuration overlaid, ``setup`` run.
 
-The source fixture is only ever read. Workspaces live in pytest's temporary directory,
-outside the user's repository, so agents that discover configuration by walking up
-parent directories (Claude Code reads every CLAUDE.md up to ``/``) see only what the
-case put there.
+The source fixture is only ever read. Workspaces live in a temporary directory of the
+session (:class:`WorkspaceDirs`), outside the user's repository, so agents that discover
+configuration by walking up parent directories (Claude Code reads every CLAUDE.md up to
+``/``) see only what the case put there (docs/agents.md).
 """
 
 from __future__ import annotations
 
+import getpass
+import os
+import re
 import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_evalcases import process
+from pytest_evalcases import defaults, process
 from pytest_evalcases.errors import SetupError
-from pytest_evalcases.process import tail
 
-DEFAULT_SETUP_TIMEOUT = 300.0
+#: The prefix of the session directories below the system's temporary directory.
+SESSION_PREFIX = "session-"
 
 
 @dataclass(frozen=True)
@@ -69,13 +73,13 @@ def run_setup(
         command,
         cwd=workspace,
         env=env,
-        timeout=timeout or DEFAULT_SETUP_TIMEOUT,
+        timeout=timeout or defaults.SETUP_TIMEOUT,
         max_output=64 * 1024,
     )
     if result.timed_out:
         raise SetupError(f"setup timed out: `{command}`")
     if result.returncode != 0:
-        output = tail(result.stderr) or tail(result.stdout) or "(no output)"
+        output = result.said()
         raise SetupError(
             f"setup failed with exit status {result.returncode}: `{command}`\n{output}"
         )
@@ -84,3 +88,96 @@ def run_setup(
 def inside_git_repository(path: Path) -> bool:
     """Whether ``path`` or one of its parents holds a ``.git``."""
     return any((p / ".git").exists() for p in (path, *path.parents))
+
+
+class WorkspaceDirs:
+    """Where one process makes the workspaces of its runs: a fresh directory each.
+
+    With ``basetemp`` (pytest's ``--basetemp``, which xdist also gives each worker)
+    workspaces are made directly in it, as pytest makes ``tmp_path``; otherwise in a
+    numbered session directory of our own, ``evalcases-of-USER/session-N`` below the
+    system's temporary directory, of which the newest ``keep`` are kept, the way pytest
+    keeps its last three. Never inside a git repository: agents read configuration from
+    parent directories, so a workspace there falls back to the temporary directory.
+    The session directory is made when the first workspace is needed.
+    """
+
+    def __init__(
+        self, basetemp: Path | None = None, *, keep: int = 3, temproot: Path | None = None
+    ) -> None:
+        self.basetemp = basetemp
+        self.keep = keep
+        self.temproot = temproot
+        self._root: Path | None = None
+
+    def empty_basetemp(self) -> None:
+        """Remove ``basetemp`` and what it holds, as pytest does before its first use
+        (``--basetemp``: "this directory is removed if it exists"), so that the
+        workspaces of an earlier session there do not stay and shift the numbers."""
+        if self.basetemp is not None and self._root is None:
+            shutil.rmtree(self.basetemp, ignore_errors=True)
+
+    @property
+    def root(self) -> Path:
+        """The directory that holds this process's workspaces (made on first use)."""
+        if self._root is None:
+            root = self.basetemp
+            if root is not None:
+                root.mkdir(parents=True, exist_ok=True)
+                root = root.resolve()
+            if root is None or inside_git_repository(root):
+                root = self._new_session()
+            self._root = root
+        return self._root
+
+    def new(self, label: str) -> Path:
+        """A new, empty directory named after ``label``: ``LABEL0``, ``LABEL1``, ..."""
+        prefix = _safe(label)
+        for _ in range(1000):
+            number = 1 + max(_numbers(self.root, prefix), default=-1)
+            path = self.root / f"{prefix}{number}"
+            try:
+                path.mkdir(mode=0o700)
+            except FileExistsError:
+                # Another process of the session took the number first.
+                continue
+            return path
+        raise SetupError(f"could not make a workspace for {label!r} in {self.root}")
+
+    def _new_session(self) -> Path:
+        temproot = (self.temproot or Path(tempfile.gettempdir())).resolve()
+        parent = temproot / f"evalcases-of-{_user()}"
+        parent.mkdir(mode=0o700, exist_ok=True)
+        while True:
+            number = 1 + max(_numbers(parent, SESSION_PREFIX), default=-1)
+            session = parent / f"{SESSION_PREFIX}{number}"
+            try:
+                session.mkdir(mode=0o700)
+            except FileExistsError:
+                continue
+            break
+        for old in sorted(_numbers(parent, SESSION_PREFIX))[: -self.keep or None]:
+            if old != number:
+                shutil.rmtree(parent / f"{SESSION_PREFIX}{old}", ignore_errors=True)
+        return session
+
+
+def _numbers(directory: Path, prefix: str) -> list[int]:
+    """The N of the ``PREFIXN`` entries of ``directory``."""
+    pattern = re.compile(re.escape(prefix) + r"(\d+)\Z")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    return [int(m.group(1)) for m in map(pattern.match, names) if m]
+
+
+def _safe(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", label)[:60] or "case"
+
+
+def _user() -> str:
+    try:
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", getpass.getuser()) or "unknown"
+    except (ImportError, KeyError, OSError):
+        return "unknown"

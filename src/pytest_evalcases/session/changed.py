@@ -1,19 +1,19 @@
 """``--eval-changed[=REF]``: which files changed since a git revision, and which cases
 defend one of them.
 
-Plain git through subprocesses (no pytest). "Changed" is everything a pull request would
-show plus the work in progress: commits since the merge base of REF and ``HEAD``, staged
-and unstaged changes, and untracked files (not ignored ones).
+Plain git through :mod:`pytest_evalcases.git` (no pytest). "Changed" is everything a
+pull request would show plus the work in progress: commits since the merge base of REF
+and ``HEAD``, staged and unstaged changes, and untracked files (not ignored ones).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from pytest_evalcases import git
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.process import ProcessResult
 
 #: Candidates for the default branch, in order; the first that exists is used.
 DEFAULT_BRANCHES = ("origin/HEAD", "main", "master")
@@ -48,21 +48,12 @@ class ChangedFiles:
         return f"{self.ref} (merge base {self.base[:8]})"
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+def _git(repo: Path, *args: str) -> ProcessResult:
     try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except FileNotFoundError:
+        return git.run(repo, args, timeout=GIT_TIMEOUT)
+    except git.GitNotFound:
         raise UsageError("--eval-changed needs git, which is not on PATH") from None
-    except subprocess.TimeoutExpired:
+    except git.GitTimedOut:
         raise UsageError(f"--eval-changed: git {' '.join(args)} timed out in {repo}") from None
 
 

@@ -77,7 +77,6 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     except (OSError, EvalcasesError) as exc:
         state.results_line = f"results file not written: {target}: {exc}"
         return
-    state.results_path = written
     status = "" if doc.complete else " (incomplete: " + "; ".join(state.incomplete) + ")"
     state.results_line = f"results: {_display(written)}{status}"
 

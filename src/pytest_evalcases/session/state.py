@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import Agent, AgentSettings
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.cases.parsecache import ParseCache
@@ -19,7 +20,7 @@ from pytest_evalcases.results import baseline, gate
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.files import ResultsSettings
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run.workspace import Variant
+from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.session.changed import ChangedFiles
 
 if TYPE_CHECKING:
@@ -35,8 +36,8 @@ class Settings:
 
     rootdir: Path
     agent: AgentSettings | None = None
-    timeout: float = 600.0
-    min_pass_rate: float = 0.9
+    timeout: float = defaults.TIMEOUT
+    min_pass_rate: float = defaults.MIN_PASS_RATE
     retries: int = 0
     transcript: bool = False
     variants: tuple[Variant, ...] = (Variant(),)
@@ -79,9 +80,10 @@ class EvalSession:
     #: ``--eval-baseline``: the stored document, and this run compared with it.
     baseline_doc: ResultsDocument | None = None
     baseline_result: baseline.BaselineResult | None = None
-    results_path: Path | None = None
     #: What the summary says about the results file.
     results_line: str = ""
+    #: Where this process makes the workspaces of its runs.
+    workspaces: WorkspaceDirs = field(default_factory=WorkspaceDirs)
 
     @functools.cached_property
     def discovery(self) -> Discovery:

@@ -1,0 +1,412 @@
+"""The options and ini settings of the plugin, and the frozen :class:`Settings` built
+from them in one place: each value read once, every default from
+:mod:`pytest_evalcases.defaults` (docs/reference.md lists them)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases import defaults
+from pytest_evalcases.agents.base import AgentSettings
+from pytest_evalcases.errors import UsageError
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.run import variants
+from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
+from pytest_evalcases.session import shard
+from pytest_evalcases.session.changed import ChangedFiles, changed_files
+from pytest_evalcases.session.state import Settings
+
+#: The type of numeric ini options: from pytest 9.2 a number or a string, so that native
+#: TOML (`eval_timeout = 300`) and INI files both work (the plugin checks the value,
+#: naming the option); before, a string (quote numbers in pytest.toml).
+_NUMBER: Any = (float | str) if pytest.version_tuple >= (9, 2) else "string"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """The ``--eval-*`` options and ``eval_*`` ini settings.
+
+    Numeric ini defaults are the strings docs/reference.md shows (``600``, ``0.90``).
+    """
+    group = parser.getgroup("evalcases", "eval cases for coding-agent configuration")
+    group.addoption(
+        "--eval-agent",
+        dest="eval_agent",
+        metavar="NAME",
+        default=None,
+        help="Agent that runs the cases: claude, codex, gemini, command (ini: eval_agent)",
+    )
+    group.addoption(
+        "--eval-agent-command",
+        dest="eval_agent_command",
+        metavar="CMD",
+        default=None,
+        help="Command line of the command agent; {prompt} is one argument, else stdin "
+        "(ini: eval_agent_command)",
+    )
+    group.addoption(
+        "--eval-model",
+        dest="eval_model",
+        metavar="MODEL",
+        default=None,
+        help="Model passed to the agent (ini: eval_model)",
+    )
+    group.addoption(
+        "--eval-workspace",
+        dest="eval_workspace",
+        metavar="[NAME=]DIR",
+        action="append",
+        default=[],
+        type=_name_value("--eval-workspace"),
+        help="Grade an existing directory instead of running an agent; repeatable, "
+        "one item per directory (ini: eval_workspaces)",
+    )
+    group.addoption(
+        "--eval-config",
+        dest="eval_config",
+        metavar="NAME=SOURCE",
+        action="append",
+        default=[],
+        help="A configuration variant: a directory, a file, '.' (the working tree's "
+        "config files) or git:REF[:PATH]; repeatable, the first is the baseline",
+    )
+    group.addoption(
+        "--eval-repeat",
+        dest="eval_repeat",
+        metavar="N",
+        type=_positive_int,
+        default=1,
+        help="Run every case N times; verdicts follow each case's min_pass_rate",
+    )
+    group.addoption(
+        "--eval-html",
+        dest="eval_html",
+        metavar="PATH",
+        default=None,
+        help="Write a self-contained HTML report (case x variant matrix, trend) to PATH",
+    )
+    group.addoption(
+        "--eval-transcript",
+        dest="eval_transcript",
+        action="store_true",
+        default=False,
+        help="Ask the agent for a transcript of tool calls even without tool checks",
+    )
+    group.addoption(
+        "--eval-retry-errors",
+        dest="eval_retry_errors",
+        metavar="N",
+        type=_non_negative_int,
+        default=0,
+        help="Retry errored runs up to N times, each in a fresh workspace",
+    )
+    group.addoption(
+        "--eval-tags",
+        dest="eval_tags",
+        metavar="TAG[,TAG]",
+        action="append",
+        default=[],
+        help="Run only the eval cases that carry one of these tags",
+    )
+    group.addoption(
+        "--eval-defends",
+        dest="eval_defends",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="Run only the eval cases that defend PATH (a file, or a directory prefix)",
+    )
+    group.addoption(
+        "--eval-red-first",
+        dest="eval_red_first",
+        action="store_true",
+        default=False,
+        help="Authoring: a case that passes is reported failed (it tests nothing), one "
+        "that fails is reported passed",
+    )
+    group.addoption(
+        "--eval-changed",
+        dest="eval_changed",
+        metavar="REF",
+        nargs="?",
+        const="",
+        default=None,
+        help="Run only the eval cases whose defends path changed since REF (default: the "
+        "merge base with origin/HEAD, main or master, else HEAD), uncommitted changes "
+        "included; write --eval-changed=REF",
+    )
+    group.addoption(
+        "--eval-lint",
+        dest="eval_lint",
+        action="store_true",
+        default=False,
+        help="Lint the collected case files too (evalcases lint); lint errors fail the run",
+    )
+    group.addoption(
+        "--eval-save",
+        dest="eval_save",
+        metavar="PATH",
+        default=None,
+        help="Write the results file to PATH instead of eval_results_dir",
+    )
+    group.addoption(
+        "--eval-no-save",
+        dest="eval_no_save",
+        action="store_true",
+        default=False,
+        help="Write no results file",
+    )
+    group.addoption(
+        "--eval-baseline",
+        dest="eval_baseline",
+        metavar="FILE",
+        default=None,
+        help="Block when this run falls behind a stored results file "
+        "(the tolerance: ini eval_baseline_tolerance)",
+    )
+    group.addoption(
+        "--eval-shard",
+        dest="eval_shard",
+        metavar="K/N",
+        type=shard.parse,
+        default=None,
+        help="Run only the K-th of N shards of the eval cases (merge with evalcases merge)",
+    )
+    parser.addini("eval_agent", "Agent that runs the cases (claude, codex, gemini, command)")
+    parser.addini("eval_agent_command", "Command line of the command agent")
+    parser.addini("eval_agent_args", "Extra arguments for the agent CLI", type="args")
+    parser.addini("eval_model", "Model passed to the agent")
+    parser.addini(
+        "eval_timeout",
+        "Default seconds for one agent run",
+        type=_NUMBER,
+        default=f"{defaults.TIMEOUT:g}",
+    )
+    parser.addini(
+        "eval_min_pass_rate",
+        "Overall case pass rate below which the gate blocks",
+        type=_NUMBER,
+        default=f"{defaults.MIN_PASS_RATE:.2f}",
+    )
+    parser.addini(
+        "eval_paths", "Directories whose case files are collected, besides evals/", type="paths"
+    )
+    parser.addini(
+        "eval_ignore", "Paths never collected as case files (tests there still are)", type="paths"
+    )
+    parser.addini("eval_config_root", "Directory that `defends` paths are relative to")
+    parser.addini(
+        "eval_results_dir", "Directory of the results files", default=str(defaults.RESULTS_DIR)
+    )
+    parser.addini(
+        "eval_baseline_tolerance",
+        "Percentage points the pass rate may drop below --eval-baseline's",
+        type=_NUMBER,
+        default=f"{defaults.BASELINE_TOLERANCE:g}",
+    )
+    parser.addini(
+        "eval_workspaces", "NAME=DIR lines (relative to the rootdir) to grade", type="linelist"
+    )
+    parser.addini(
+        "eval_config_files",
+        "Glob patterns of the agent configuration files, relative to the config root",
+        type="args",
+        default=list(defaults.CONFIG_FILES),
+    )
+
+
+def _name_value(option: str) -> type:
+    """An argparse ``type=`` for ``[NAME=]VALUE``, quoting the bad value."""
+
+    def parse(value: str) -> tuple[str, str]:
+        name, sep, rest = value.partition("=")
+        if not sep:
+            return "", value
+        if not name or not rest:
+            raise argparse.ArgumentTypeError(f"{option} expects [NAME=]VALUE, got {value!r}")
+        return name, rest
+
+    return parse  # type: ignore[return-value]
+
+
+def _non_negative_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
+    return number
+
+
+def _positive_int(value: str) -> int:
+    number = _non_negative_int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
+    return number
+
+
+def build_settings(config: pytest.Config) -> Settings:
+    """The settings of this run, from the options and ini values; :class:`UsageError`
+    names a bad one."""
+    rootdir = config.rootpath
+    given_root = config.getini("eval_config_root")
+    config_root = rootdir / given_root if given_root else None
+    # `defends` paths, the configuration files and --eval-changed start from here.
+    defends_root = config_root or rootdir
+    agent_name = config.getoption("eval_agent") or config.getini("eval_agent") or None
+    command = config.getoption("eval_agent_command") or config.getini("eval_agent_command")
+    if command and not agent_name:
+        agent_name = "command"
+    agent = None
+    if agent_name:
+        agent = AgentSettings(
+            name=agent_name,
+            args=tuple(config.getini("eval_agent_args")),
+            command=command or None,
+            model=config.getoption("eval_model") or config.getini("eval_model") or None,
+            transcript=config.getoption("eval_transcript"),
+            placeholders={"python": shlex.quote(sys.executable), "rootdir": str(rootdir)},
+        )
+    return Settings(
+        rootdir=rootdir,
+        agent=agent,
+        timeout=_float_ini(config, "eval_timeout", positive=True),
+        min_pass_rate=_float_ini(config, "eval_min_pass_rate", unit=True),
+        retries=config.getoption("eval_retry_errors"),
+        transcript=config.getoption("eval_transcript"),
+        variants=_variants(config, defends_root),
+        repeat=config.getoption("eval_repeat"),
+        eval_paths=tuple(Path(p) for p in config.getini("eval_paths")),
+        ignore=tuple(Path(p) for p in config.getini("eval_ignore")),
+        tags=frozenset(
+            t.strip() for arg in config.getoption("eval_tags") for t in arg.split(",") if t.strip()
+        ),
+        defends=tuple(config.getoption("eval_defends")),
+        config_root=config_root,
+        # pytest's own retention policy for tmp_path decides for workspaces too.
+        keep_workspaces=config.getini("tmp_path_retention_policy") == "all",
+        red_first=config.getoption("eval_red_first"),
+        changed=_changed(config, defends_root),
+        lint=config.getoption("eval_lint"),
+        results=_results_settings(config),
+    )
+
+
+def _changed(config: pytest.Config, defends_root: Path) -> ChangedFiles | None:
+    ref = config.getoption("eval_changed")
+    if ref is None:
+        return None
+    return changed_files(config.rootpath, ref or None, defends_root)
+
+
+def _results_settings(config: pytest.Config) -> resultsfile.ResultsSettings:
+    here = config.invocation_params.dir
+    save, baseline = config.getoption("eval_save"), config.getoption("eval_baseline")
+    tolerance = _float_ini(config, "eval_baseline_tolerance")
+    if tolerance < 0:
+        raise UsageError(f"ini option eval_baseline_tolerance expects a number >= 0: {tolerance}")
+    return resultsfile.ResultsSettings(
+        save=not config.getoption("eval_no_save"),
+        results_dir=config.rootpath / config.getini("eval_results_dir"),
+        save_path=here / save if save else None,
+        baseline=here / baseline if baseline else None,
+        tolerance=tolerance,
+        config_patterns=tuple(config.getini("eval_config_files")),
+        shard=config.getoption("eval_shard"),
+    )
+
+
+def _float_ini(
+    config: pytest.Config, name: str, *, positive: bool = False, unit: bool = False
+) -> float:
+    raw = config.getini(name)
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise UsageError(f"ini option {name} expects a number, got {raw!r}") from None
+    if positive and value <= 0:
+        raise UsageError(f"ini option {name} expects a number > 0, got {raw!r}")
+    if unit and not 0 <= value <= 1:
+        raise UsageError(f"ini option {name} expects a number from 0 to 1, got {raw!r}")
+    return value
+
+
+def _variants(config: pytest.Config, config_root: Path) -> tuple[Variant, ...]:
+    if config.getoption("eval_config"):
+        return _config_variants(config, config_root)
+    given: list[tuple[str, Path, str]] = []
+    for line in config.getini("eval_workspaces"):
+        name, _, rest = line.rpartition("=") if "=" in line else ("", "", line)
+        given.append((name, config.rootpath / rest.strip(), f"{line} (ini eval_workspaces)"))
+    if config.getoption("eval_workspace"):
+        given = [
+            (name, config.invocation_params.dir / path, f"--eval-workspace {path}")
+            for name, path in config.getoption("eval_workspace")
+        ]
+    if not given:
+        return _working_tree_variant(config, config_root)
+    variants: list[Variant] = []
+    for name, path, origin in given:
+        name = name.strip() or path.name
+        if not path.is_dir():
+            raise UsageError(f"{origin}: directory {path} does not exist")
+        if any(v.name == name for v in variants):
+            raise UsageError(f"{origin}: the name {name!r} is given twice; use NAME=DIR")
+        variants.append(Variant(name=name, graded_dir=path.resolve(), source=str(path)))
+    if len(variants) == 1 and not given[0][0]:
+        variants = [Variant(graded_dir=variants[0].graded_dir, source=variants[0].source)]
+    return tuple(variants)
+
+
+def _working_tree_variant(config: pytest.Config, config_root: Path) -> tuple[Variant, ...]:
+    """No ``--eval-config``: every workspace gets the working tree's configuration
+    files as they are now (``eval_config_files``), since workspaces live outside the
+    repository and the agent would otherwise see none of it."""
+    if not variants.config_files(config_root, config.getini("eval_config_files")):
+        return (Variant(),)
+    return _config_variants(config, config_root, [variants.ConfigSpec("", variants.WORKING_TREE)])
+
+
+def _config_variants(
+    config: pytest.Config, config_root: Path, specs: list[variants.ConfigSpec] | None = None
+) -> tuple[Variant, ...]:
+    """``--eval-config``: extracted once per process (controller and each xdist worker)
+    into a temporary cache that goes when pytest ends."""
+    if config.getoption("eval_workspace"):
+        raise UsageError("--eval-config and --eval-workspace cannot be combined")
+    if specs is None:
+        specs = [variants.parse_spec(value) for value in config.getoption("eval_config")]
+    cache = Path(tempfile.mkdtemp(prefix="evalcases-config-"))
+    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
+    return variants.build_variants(
+        specs,
+        config_root=config_root,
+        invocation_dir=config.invocation_params.dir,
+        cache_dir=cache,
+        patterns=config.getini("eval_config_files"),
+    )
+
+
+#: The ``workerinput`` key of the directory where an xdist worker makes its workspaces.
+WORKER_WORKSPACES = "evalcases_workspaces"
+
+
+def workspace_dirs(config: pytest.Config) -> WorkspaceDirs:
+    """Where this process makes workspaces: an xdist worker in the directory the
+    controller gave it, else ``--basetemp`` when given, else a session directory of our
+    own; pytest's ``tmp_path_retention_count`` says how many of those are kept."""
+    workerinput = getattr(config, "workerinput", None) or {}
+    basetemp = workerinput.get(WORKER_WORKSPACES) or config.getoption("basetemp", None)
+    try:
+        keep = int(config.getini("tmp_path_retention_count"))
+    except (TypeError, ValueError):
+        keep = 3
+    return WorkspaceDirs(Path(basetemp) if basetemp else None, keep=max(keep, 1))

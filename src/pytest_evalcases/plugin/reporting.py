@@ -1,0 +1,147 @@
+"""What the plugin reports: each eval item's record on its test report, the records
+gathered on the controller, the ``eval gate`` terminal summary, the header line, the
+results file and the HTML report when the session ends."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases import defaults
+from pytest_evalcases.kinds import Outcome
+from pytest_evalcases.plugin import cache
+from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, as_reason
+from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker
+from pytest_evalcases.report import html as html_report
+from pytest_evalcases.report import messages, summary
+from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.session import finish
+from pytest_evalcases.session.state import EvalSession
+
+
+def make_report(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """The ``pytest_runtest_makereport`` wrapper: an eval item's report says why in the
+    user's terms and carries the run's record."""
+    report = yield
+    if not isinstance(item, (EvalItem, BrokenFileItem)):
+        return report
+    excinfo = call.excinfo
+    if (
+        report.when == "setup"
+        and report.failed
+        and excinfo is not None
+        and isinstance(excinfo.value, pytest.fail.Exception)
+    ):
+        # The reason without the "Failed: " of the pytest.fail that made it an error.
+        as_reason(report.longrepr, item, excinfo.value.msg or "")
+    if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
+        # Point skip reasons at the case, not at the plugin line that skipped it.
+        report.longrepr = (str(item.path), item.entry.line + 1, report.longrepr[2])
+    outcome = outcome_of(report)
+    if outcome is not None:
+        record = item.record(outcome) if isinstance(item, EvalItem) else item.record()
+        # A plain dict: xdist sends report attributes from workers to the controller.
+        report.evalcases = record.to_dict()  # type: ignore[attr-defined]
+    return report
+
+
+def outcome_of(report: pytest.TestReport) -> Outcome | None:
+    """The run's outcome as results files count it, from the phase that decides it."""
+    if report.when == "setup":
+        if report.failed:
+            return "error"
+        return "skipped" if report.skipped else None
+    if report.when == "call":
+        if hasattr(report, "wasxfail"):
+            return "xfailed"
+        return "passed" if report.passed else "failed"
+    return None
+
+
+def header(state: EvalSession) -> str:
+    """The ``evalcases:`` line of pytest's header."""
+    settings = state.settings
+    agent = settings.agent.name if settings.agent else None
+    return messages.session_header(agent, settings.variants)
+
+
+class SessionHooks:
+    """The hooks that feed and read the session object; registered per config."""
+
+    def __init__(self, config: pytest.Config, state: EvalSession) -> None:
+        self.config = config
+        self.state = state
+        self.is_worker = is_worker(config)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "evalcases", None)
+        if data is not None:
+            self.state.records.append(RunRecord.from_dict(data))
+        elif report.failed:
+            # Setup, call or teardown of a normal test: pytest counts each as a failure.
+            self.state.other_failures += 1
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # A module that does not import fails the run, whatever the gate says.
+        if report.failed:
+            self.state.other_failures += 1
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        writer = is_first_worker_or_controller(self.config)
+        cache.save(self.config, self.state.parse_cache, writer=writer)
+        if self.is_worker or not self.state.records:
+            return
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            self.state.incomplete.append("interrupted")
+        elif session.shouldfail or session.shouldstop:
+            stopped = session.shouldfail or session.shouldstop
+            self.state.incomplete.append(f"stopped early: {stopped}")
+        finish.finish(self.state, self.config.invocation_params.dir)
+        session.exitstatus = self.state.exit_status(int(exitstatus))
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.is_worker or not self.state.records:
+            return
+        hint = ""
+        if self.state.agent is None:
+            hint = "no agent configured: --eval-agent, or --eval-workspace to grade directories"
+        terminalreporter.section("eval gate")
+        for line in summary.lines(self.state.report(), hint):
+            terminalreporter.write_line(line)
+        if self.state.results_line:
+            terminalreporter.write_line(self.state.results_line)
+
+
+class HtmlHooks:
+    """``--eval-html``: the controller writes the report when the session ends."""
+
+    def __init__(self, config: pytest.Config, state: EvalSession, path: Path) -> None:
+        self.config = config
+        self.state = state
+        self.path = path
+        self.line = ""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self) -> None:
+        results = self.state.settings.results
+        results_dir = results.results_dir or self.config.rootpath / defaults.RESULTS_DIR
+        try:
+            html_report.write(
+                self.path,
+                self.state.report(),
+                html_report.read_trend(results_dir),
+                title=f"eval gate: {self.config.rootpath.name}",
+            )
+        except OSError as exc:
+            self.line = f"html report not written: {self.path}: {exc}"
+        else:
+            self.line = f"html report: {self.path}"
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.line:
+            terminalreporter.write_line(self.line)

@@ -1,0 +1,139 @@
+"""The texts a run's item reports: its header, why it failed, why it reached no
+verdict, its usage line, the red-first verdict and a case file's load error.
+
+Plain functions of plain values, so that what the user reads is unit-tested without
+pytest. The texts are the ones docs/writing-cases.md and docs/agents.md show.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from pytest_evalcases.errors import CaseFileError, RunError
+
+if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import AgentResult
+    from pytest_evalcases.cases.registry import CheckResult
+    from pytest_evalcases.run.runner import RunReport
+    from pytest_evalcases.run.workspace import Variant
+
+
+class CaseHead(Protocol):
+    """What the header names of a case (a loaded case has these)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def severity(self) -> str: ...
+    @property
+    def defends(self) -> str: ...
+
+
+def display_path(path: Path | str, base: Path) -> str:
+    """``path`` relative to ``base`` (the invocation directory) when it can be."""
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:
+        return str(path)
+
+
+def case_file_message(error: CaseFileError, base: Path) -> str:
+    """``case file error: FILE:LINE: FIELD: reason``, the file relative to ``base``."""
+    where = display_path(error.path, base)
+    if error.line is not None:
+        where += f":{error.line}"
+    field = f" {error.field}:" if error.field else ""
+    return f"case file error: {where}:{field} {error.reason}"
+
+
+def session_header(agent: str | None, variants: Sequence[Variant]) -> str:
+    """``evalcases: agent NAME; ...``, pytest's header line: what the run grades or
+    runs, and with which configuration."""
+    name = agent or "none"
+    graded = [v.name or v.source for v in variants if v.graded_dir is not None]
+    if graded:
+        return f"evalcases: grading {', '.join(graded)}"
+    configs = [f"{v.name} ({v.source})" for v in variants if v.name]
+    if configs:
+        return f"evalcases: agent {name}; configurations {', '.join(configs)}"
+    if variants and variants[0].overlays:
+        return f"evalcases: agent {name}; configuration from the working tree"
+    return f"evalcases: agent {name}"
+
+
+def header(case: CaseHead, variant: str) -> str:
+    """``case ID [VARIANT] (SEVERITY) defends PATH``: the first line of every text."""
+    defends = f" defends {case.defends}" if case.defends else ""
+    shown = f" [{variant}]" if variant else ""
+    return f"case {case.id}{shown} ({case.severity}){defends}"
+
+
+def usage_line(agent: AgentResult | None) -> str:
+    """``tokens 10 in / 5 out · cost $0.0100 · model M``; empty without usage."""
+    if agent is None:
+        return ""
+    parts = []
+    if agent.usage.input_tokens is not None or agent.usage.output_tokens is not None:
+        parts.append(
+            f"tokens {agent.usage.input_tokens or 0} in / {agent.usage.output_tokens or 0} out"
+        )
+    if agent.cost_usd is not None:
+        parts.append(f"cost ${agent.cost_usd:.4f}")
+    if agent.models:
+        parts.append("model " + ", ".join(agent.models))
+    return " · ".join(parts)
+
+
+def failure_text(
+    head: str,
+    description: str | None,
+    report: RunReport,
+    failed: Sequence[CheckResult],
+    *,
+    graded: bool,
+    redact: Callable[[str], str],
+) -> str:
+    """Why a run failed: every failed check, the workspace, usage and attempts.
+
+    ``graded`` is whether the workspace is a graded directory (``--eval-workspace``).
+    """
+    lines = [head]
+    if description:
+        lines.append(f"  {description}")
+    lines.append(f"{len(failed)} of {len(report.checks)} checks failed:")
+    for check in failed:
+        desc = f" ({check.description})" if check.description else ""
+        lines.append(f"  FAILED {check.id} [{check.type}]{desc}: {check.message}")
+    if report.workspace is not None:
+        kept = "graded directory" if graded else "workspace kept"
+        lines.append(f"{kept}: {report.workspace}")
+    usage = usage_line(report.agent)
+    if usage:
+        lines.append(usage)
+    if report.attempts > 1:
+        lines.append(f"attempts: {report.attempts} (earlier ones errored)")
+    return redact("\n".join(lines))
+
+
+def error_text(head: str, error: RunError, redact: Callable[[str], str]) -> str:
+    """Why a run reached no verdict: the error's kind and message, the workspace."""
+    lines = [f"{head}: no verdict ({error.kind})", str(error)]
+    if error.workspace:
+        lines.append(f"workspace kept: {error.workspace}")
+    return redact("\n".join(lines))
+
+
+def advisory_text(failed: Sequence[CheckResult], redact: Callable[[str], str]) -> str:
+    """The xfail reason of an advisory case whose checks failed."""
+    return redact("advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
+
+
+def red_first_text(head: str, checks: int) -> str:
+    """``--eval-red-first``: the failure of a case that passes on first write."""
+    return (
+        f"{head}\npasses on first write: it tests nothing "
+        f"(all {checks} checks hold against the current configuration)"
+    )

@@ -1,0 +1,106 @@
+"""The record of one run, built from what the run left: the one place records are
+made (docs/results.md describes them).
+
+In ``session/`` rather than ``run/``: a record that stands for a case file that stopped
+loading carries the case-file error text of :mod:`pytest_evalcases.report.messages`,
+and ``report/`` sits above ``run/`` in the stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_evalcases.cases.parsecache import CaseEntry
+from pytest_evalcases.errors import CaseFileError, RunError
+from pytest_evalcases.kinds import Outcome
+from pytest_evalcases.report.messages import case_file_message
+from pytest_evalcases.results.record import CheckRecord, RunRecord
+from pytest_evalcases.run.workspace import Variant
+
+if TYPE_CHECKING:
+    from pytest_evalcases.cases.loading import LoadedCase
+    from pytest_evalcases.run.runner import RunReport
+
+
+def run_record(
+    entry: CaseEntry,
+    case: LoadedCase | CaseFileError,
+    variant: Variant,
+    repetition: int,
+    outcome: Outcome,
+    result: RunReport | RunError | None,
+    *,
+    redact: Callable[[str], str],
+    file: str,
+    nodeid: str,
+    invocation_dir: Path,
+) -> RunRecord:
+    """One run of ``entry`` as a record, with ``outcome`` as the controller counts it.
+
+    ``case`` is the validated case, or the error of its file that stopped loading after
+    collection; ``result`` is the run's report, the error that left it without a
+    verdict, or ``None`` when it did not run. Secrets quoted in check messages and
+    errors are redacted here, before any report, file or terminal sees them.
+    """
+    rec = RunRecord(
+        case_id=entry.id,
+        file=file,
+        line=entry.line,
+        defends=entry.defends,
+        severity=entry.severity,
+        variant=variant.name,
+        repetition=repetition,
+        outcome=outcome,
+        tags=list(entry.tags),
+        nodeid=nodeid,
+    )
+    if isinstance(case, CaseFileError):
+        rec.error_kind = "case-file"
+        rec.error = case_file_message(case, invocation_dir)
+        return rec
+    rec.kind = case.kind
+    rec.description = case.description
+    rec.min_pass_rate = case.min_pass_rate
+    if case.fixture is not None:
+        rec.fixture = str(case.fixture)
+    if isinstance(result, RunError):
+        rec.error_kind = result.kind
+        rec.error = redact(str(result))
+        rec.workspace = result.workspace
+        rec.attempts = result.attempts
+    elif result is not None:
+        rec.checks = [
+            CheckRecord(c.id, c.type, c.description, c.passed, redact(c.message))
+            for c in result.checks
+        ]
+        rec.duration = result.duration
+        rec.attempts = result.attempts
+        if result.workspace is not None:
+            rec.workspace = str(result.workspace)
+        agent = result.agent
+        if agent is not None:
+            rec.tokens_in = agent.usage.input_tokens
+            rec.tokens_out = agent.usage.output_tokens
+            rec.cost_usd = agent.cost_usd
+            rec.model = ", ".join(agent.models) or None
+    return rec
+
+
+def file_record(
+    error: CaseFileError, *, name: str, file: str, nodeid: str, message: str
+) -> RunRecord:
+    """A case file ``name`` that does not load, as an erroring record of kind ``file``."""
+    return RunRecord(
+        case_id=name,
+        file=file,
+        line=(error.line or 1) - 1,
+        defends="",
+        severity="normal",
+        outcome="error",
+        kind="file",
+        error_kind="case-file",
+        error=message,
+        nodeid=nodeid,
+    )

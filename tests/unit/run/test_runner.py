@@ -1,0 +1,274 @@
+"""run/runner.py with a real ``command`` agent: a subprocess per run, no pytester."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases.agents import make_agent
+from pytest_evalcases.agents.base import AgentSettings
+from pytest_evalcases.cases.loading import LoadedCase, load_case_file
+from pytest_evalcases.errors import RunError
+from pytest_evalcases.run.checks import default_registry
+from pytest_evalcases.run.runner import RunContext, execute
+from pytest_evalcases.run.workspace import Overlay, Variant
+
+AGENT = """
+import os, pathlib, sys
+prompt = sys.argv[1]
+if prompt == "sleep":
+    import time
+    time.sleep(30)
+if prompt == "flaky":
+    counter = pathlib.Path(os.environ["COUNTER"])
+    runs = int(counter.read_text()) if counter.exists() else 0
+    counter.write_text(str(runs + 1))
+    if runs < 2:
+        sys.exit(3)
+pathlib.Path("answer.txt").write_text(prompt)
+print("I did:", prompt, "as", os.environ["EVALCASES_CASE_ID"], os.environ["EVALCASES_VARIANT"])
+"""
+
+
+def load(tmp_path: Path, body: str) -> LoadedCase:
+    evals = tmp_path / "evals"
+    evals.mkdir(exist_ok=True)
+    case_file = evals / "case.yaml"
+    case_file.write_text(textwrap.dedent(body))
+    (case,) = load_case_file(case_file, evals, default_registry())
+    return case
+
+
+def context(tmp_path: Path, retries: int = 0, env: dict[str, str] | None = None) -> RunContext:
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {{prompt}}"
+    agent = make_agent(AgentSettings(name="command", command=command))
+    return RunContext(
+        registry=default_registry(),
+        agent=agent,
+        default_timeout=60.0,
+        retries=retries,
+        base_env={**(env or {}), "PATH": "/usr/bin:/bin"},
+    )
+
+
+class Workspaces:
+    """Numbered fresh directories, as the plugin gives the runner."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.made: list[Path] = []
+
+    def __call__(self) -> Path:
+        path = self.root / f"ws{len(self.made)}"
+        path.mkdir(parents=True)
+        self.made.append(path)
+        return path
+
+
+def test_passing_run_reports_every_check_and_the_agent_output(tmp_path: Path) -> None:
+    case = load(
+        tmp_path,
+        """
+        id: good
+        defends: AGENTS.md
+        prompt: add it
+        checks:
+          - type: output_matches
+            pattern: "^I did: add it as good cfg"
+          - type: file_exists
+            path: answer.txt
+        """,
+    )
+    workspaces = Workspaces(tmp_path / "ws")
+
+    report = execute(case, Variant(name="cfg"), context(tmp_path), workspaces)
+
+    assert [(c.id, c.passed) for c in report.checks] == [
+        ("output_matches-0", True),
+        ("file_exists-1", True),
+    ]
+    assert report.passed is True
+    assert report.failed_checks == []
+    assert report.workspace == workspaces.made[0]
+    assert (workspaces.made[0] / "answer.txt").read_text() == "add it"
+    assert report.attempts == 1
+    assert report.agent is not None
+    assert report.agent.text == "I did: add it as good cfg\n"
+
+
+def test_failing_check_is_reported_without_stopping_the_others(tmp_path: Path) -> None:
+    case = load(
+        tmp_path,
+        """
+        id: bad
+        defends: AGENTS.md
+        prompt: x
+        checks:
+          - {id: absent, type: file_absent, path: answer.txt}
+          - {id: present, type: file_exists, path: answer.txt}
+        """,
+    )
+
+    report = execute(case, Variant(), context(tmp_path), Workspaces(tmp_path / "ws"))
+
+    assert report.passed is False
+    assert [(c.id, c.passed) for c in report.checks] == [("absent", False), ("present", True)]
+    assert [c.id for c in report.failed_checks] == ["absent"]
+
+
+def test_overlays_and_setup_run_before_the_agent(tmp_path: Path) -> None:
+    overlay = tmp_path / "config"
+    overlay.mkdir()
+    (overlay / "AGENTS.md").write_text("be brief")
+    case = load(
+        tmp_path,
+        """
+        id: setup
+        defends: AGENTS.md
+        prompt: x
+        setup: cat AGENTS.md > seen.txt
+        checks:
+          - {type: file_matches, path: seen.txt, pattern: "^be brief$"}
+        """,
+    )
+
+    report = execute(
+        case,
+        Variant(name="b", overlays=(Overlay(overlay),)),
+        context(tmp_path),
+        Workspaces(tmp_path / "ws"),
+    )
+
+    assert [(c.id, c.passed) for c in report.checks] == [("file_matches-0", True)]
+
+
+def test_failing_setup_is_a_setup_error_with_its_workspace(tmp_path: Path) -> None:
+    case = load(
+        tmp_path,
+        """
+        id: broken-setup
+        defends: AGENTS.md
+        prompt: x
+        setup: echo nope >&2; exit 4
+        checks: [{type: file_exists, path: answer.txt}]
+        """,
+    )
+    workspaces = Workspaces(tmp_path / "ws")
+
+    with pytest.raises(RunError) as caught:
+        execute(case, Variant(), context(tmp_path), workspaces)
+
+    assert caught.value.kind == "setup"
+    assert str(caught.value) == "setup failed with exit status 4: `echo nope >&2; exit 4`\nnope"
+    assert caught.value.workspace == str(workspaces.made[0])
+    assert caught.value.attempts == 1
+
+
+def test_timeout_is_an_error_of_kind_timeout(tmp_path: Path) -> None:
+    case = load(
+        tmp_path,
+        """
+        id: slow
+        defends: AGENTS.md
+        prompt: sleep
+        timeout: 0.5
+        checks: [{type: file_exists, path: answer.txt}]
+        """,
+    )
+
+    with pytest.raises(RunError) as caught:
+        execute(case, Variant(), context(tmp_path), Workspaces(tmp_path / "ws"))
+
+    assert caught.value.kind == "timeout"
+    assert "timed out after 0.5s" in str(caught.value)
+
+
+def test_errored_attempts_are_retried_in_fresh_workspaces(tmp_path: Path) -> None:
+    case = load(
+        tmp_path,
+        """
+        id: flaky
+        defends: AGENTS.md
+        prompt: flaky
+        checks: [{type: file_exists, path: answer.txt}]
+        """,
+    )
+    workspaces = Workspaces(tmp_path / "ws")
+    ctx = context(tmp_path, retries=2, env={"COUNTER": str(tmp_path / "counter")})
+
+    report = execute(case, Variant(), ctx, workspaces)
+
+    assert report.attempts == 3
+    assert report.passed is True
+    assert workspaces.made == [tmp_path / "ws" / f"ws{i}" for i in range(3)]
+    assert report.workspace == workspaces.made[2]
+
+
+def test_last_error_names_the_attempts_when_retries_run_out(tmp_path: Path) -> None:
+    case = load(
+        tmp_path,
+        """
+        id: flaky
+        defends: AGENTS.md
+        prompt: flaky
+        checks: [{type: file_exists, path: answer.txt}]
+        """,
+    )
+    ctx = context(tmp_path, retries=1, env={"COUNTER": str(tmp_path / "counter")})
+
+    with pytest.raises(RunError) as caught:
+        execute(case, Variant(), ctx, Workspaces(tmp_path / "ws"))
+
+    assert caught.value.attempts == 2
+    assert str(caught.value).endswith(" (after 2 attempts)")
+    assert caught.value.workspace == str(tmp_path / "ws" / "ws1")
+
+
+def test_graded_directory_is_checked_as_it_is(tmp_path: Path) -> None:
+    graded = tmp_path / "done"
+    (graded / ".evalcases").mkdir(parents=True)
+    (graded / ".evalcases" / "output.txt").write_text("all done")
+    case = load(
+        tmp_path,
+        """
+        id: graded
+        defends: AGENTS.md
+        checks:
+          - {type: output_matches, pattern: "^all done$"}
+          - {type: file_exists, path: answer.txt}
+        """,
+    )
+    ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
+
+    report = execute(case, Variant(graded_dir=graded), ctx, Workspaces(tmp_path / "ws"))
+
+    assert report.workspace == graded
+    assert [(c.id, c.passed) for c in report.checks] == [
+        ("output_matches-0", True),
+        ("file_exists-1", False),
+    ]
+
+
+def test_no_agent_is_an_error_of_kind_no_agent(tmp_path: Path) -> None:
+    case = load(
+        tmp_path,
+        """
+        id: live
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: file_exists, path: answer.txt}]
+        """,
+    )
+    ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
+
+    with pytest.raises(RunError) as caught:
+        execute(case, Variant(), ctx, Workspaces(tmp_path / "ws"))
+
+    assert caught.value.kind == "no-agent"
+    assert str(caught.value) == "no agent configured (--eval-agent)"

@@ -1,0 +1,136 @@
+"""run/workspace.py: where workspaces are made, how they are filled, ``setup``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases.errors import SetupError
+from pytest_evalcases.run.workspace import (
+    Overlay,
+    WorkspaceDirs,
+    inside_git_repository,
+    populate,
+    run_setup,
+)
+
+
+def test_workspaces_go_directly_in_basetemp_numbered_per_label(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    dirs = WorkspaceDirs(base)
+
+    made = [dirs.new("fails"), dirs.new("fails"), dirs.new("case-id[v1-r0]")]
+
+    assert made == [base / "fails0", base / "fails1", base / "case-id-v1-r0-0"]
+    assert all(p.is_dir() and not any(p.iterdir()) for p in made)
+    assert dirs.root == base.resolve()
+
+
+def test_empty_basetemp_removes_an_earlier_sessions_workspaces(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    (base / "fails0").mkdir(parents=True)
+    dirs = WorkspaceDirs(base)
+
+    dirs.empty_basetemp()
+
+    assert not base.exists()
+    assert dirs.new("fails") == base / "fails0"
+    assert os.listdir(base) == ["fails0"]
+
+
+def test_empty_basetemp_without_basetemp_removes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "keep").mkdir()
+
+    WorkspaceDirs(temproot=tmp_path).empty_basetemp()
+
+    assert os.listdir(tmp_path) == ["keep"]
+
+
+def test_basetemp_inside_a_git_repository_is_not_used(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    temproot = tmp_path / "tmp"
+    temproot.mkdir()
+    dirs = WorkspaceDirs(repo / "tmp", temproot=temproot)
+
+    made = dirs.new("x")
+
+    assert made.parent.parent.parent == temproot.resolve()
+    assert made.parent.name == "session-0"
+    assert made.name == "x0"
+    assert not inside_git_repository(made)
+
+
+def test_session_directories_are_numbered_and_the_newest_kept(tmp_path: Path) -> None:
+    sessions = []
+    for _ in range(5):
+        dirs = WorkspaceDirs(temproot=tmp_path, keep=3)
+        dirs.new("case")
+        sessions.append(dirs.root)
+
+    parent = sessions[0].parent
+    assert parent.name.startswith("evalcases-of-")
+    assert [p.name for p in sessions] == [f"session-{n}" for n in range(5)]
+    assert sorted(os.listdir(parent)) == ["session-2", "session-3", "session-4"]
+    assert os.listdir(sessions[-1]) == ["case0"]
+
+
+def test_no_directory_is_made_before_the_first_workspace(tmp_path: Path) -> None:
+    WorkspaceDirs(tmp_path / "base", temproot=tmp_path)
+
+    assert os.listdir(tmp_path) == []
+
+
+def test_inside_git_repository_looks_at_the_parents(tmp_path: Path) -> None:
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+
+    assert inside_git_repository(tmp_path / "repo" / "a" / "b") is True
+    assert inside_git_repository(tmp_path / "other") is False
+
+
+def test_populate_copies_the_fixture_then_lays_the_overlays(tmp_path: Path) -> None:
+    fixture = tmp_path / "fixture"
+    (fixture / "src").mkdir(parents=True)
+    (fixture / "src" / "app.py").write_text("app")
+    (fixture / "AGENTS.md").write_text("fixture's")
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "AGENTS.md").write_text("variant's")
+    single = tmp_path / "rule.md"
+    single.write_text("rule")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+
+    populate(workspace, fixture, [Overlay(config), Overlay(single, "rules/rule.md")])
+
+    assert (workspace / "src" / "app.py").read_text() == "app"
+    assert (workspace / "AGENTS.md").read_text() == "variant's"
+    assert (workspace / "rules" / "rule.md").read_text() == "rule"
+    assert (fixture / "AGENTS.md").read_text() == "fixture's"
+
+
+def test_populate_names_the_workspace_when_it_cannot_copy(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+
+    with pytest.raises(SetupError) as caught:
+        populate(workspace, None, [Overlay(tmp_path / "missing.md", "x.md")])
+
+    assert str(caught.value).startswith(f"could not prepare the workspace {workspace}: ")
+
+
+def test_setup_runs_in_the_workspace_with_the_env(tmp_path: Path) -> None:
+    run_setup(tmp_path, 'echo "$GREETING" > out.txt', {"GREETING": "hi", "PATH": "/usr/bin:/bin"})
+
+    assert (tmp_path / "out.txt").read_text() == "hi\n"
+
+
+def test_setup_timeout_is_a_setup_error(tmp_path: Path) -> None:
+    with pytest.raises(SetupError) as caught:
+        run_setup(tmp_path, "sleep 5", {"PATH": "/usr/bin:/bin"}, timeout=0.2)
+
+    assert str(caught.value) == "setup timed out: `sleep 5`"
