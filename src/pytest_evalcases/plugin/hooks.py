@@ -55,10 +55,6 @@ def pytest_configure(config: pytest.Config) -> None:
         workspaces=options.workspace_dirs(config),
     )
     config.stash[SESSION_KEY] = state
-    if not is_worker(config):
-        # Now, before any test: pytest empties --basetemp too, but only when a test
-        # first asks for tmp_path, which may be never.
-        state.workspaces.empty_basetemp()
     config.pluginmanager.register(reporting.SessionHooks(config, state), "evalcases-session")
     html = config.getoption("eval_html")
     if html and not is_worker(config):

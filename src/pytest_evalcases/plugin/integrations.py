@@ -7,22 +7,14 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.plugin.nodes import EvalItem
-from pytest_evalcases.plugin.options import WORKER_WORKSPACES
 from pytest_evalcases.session.state import EvalSession
 
 
 class XdistHooks:
-    """A crashed worker leaves the run incomplete; the results file says so. Each worker
-    makes its workspaces in a directory of the controller's."""
+    """A crashed worker leaves the run incomplete; the results file says so."""
 
     def __init__(self, state: EvalSession) -> None:
         self.state = state
-
-    def pytest_configure_node(self, node: Any) -> None:
-        # Not in the basetemp xdist gives the worker: pytest empties that when a test
-        # there first asks for tmp_path, which would take failed runs' workspaces along.
-        root = self.state.workspaces.root
-        node.workerinput[WORKER_WORKSPACES] = str(root / node.gateway.id)
 
     def pytest_handlecrashitem(self, crashitem: str) -> None:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")

@@ -395,18 +395,21 @@ def _config_variants(
     )
 
 
-#: The ``workerinput`` key of the directory where an xdist worker makes its workspaces.
-WORKER_WORKSPACES = "evalcases_workspaces"
-
-
 def workspace_dirs(config: pytest.Config) -> WorkspaceDirs:
-    """Where this process makes workspaces: an xdist worker in the directory the
-    controller gave it, else ``--basetemp`` when given, else a session directory of our
-    own; pytest's ``tmp_path_retention_count`` says how many of those are kept."""
-    workerinput = getattr(config, "workerinput", None) or {}
-    basetemp = workerinput.get(WORKER_WORKSPACES) or config.getoption("basetemp", None)
+    """Where this process makes workspaces: in pytest's temporary directory, as
+    ``tmp_path`` is (docs/agents.md, "Where workspaces live")."""
+
+    # pytest gives a non-Python item no public way to its tmp_path_factory; the attribute
+    # has been on the config since pytest 3. Without it (-p no:tmpdir) the workspaces go
+    # in a session directory of our own, kept as pytest's retention count says.
+    # Looked up at the first run: pytest's tmpdir plugin sets it in a pytest_configure
+    # that runs after ours.
+    def mktemp(label: str) -> Path | None:
+        factory = getattr(config, "_tmp_path_factory", None)
+        return None if factory is None else Path(factory.mktemp(label, numbered=True))
+
     try:
         keep = int(config.getini("tmp_path_retention_count"))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, KeyError):
         keep = 3
-    return WorkspaceDirs(Path(basetemp) if basetemp else None, keep=max(keep, 1))
+    return WorkspaceDirs(mktemp, keep=max(keep, 1))

@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,46 +93,35 @@ def inside_git_repository(path: Path) -> bool:
 class WorkspaceDirs:
     """Where one process makes the workspaces of its runs: a fresh directory each.
 
-    With ``basetemp`` (pytest's ``--basetemp``, which xdist also gives each worker)
-    workspaces are made directly in it, as pytest makes ``tmp_path``; otherwise in a
-    numbered session directory of our own, ``evalcases-of-USER/session-N`` below the
-    system's temporary directory, of which the newest ``keep`` are kept, the way pytest
-    keeps its last three. Never inside a git repository: agents read configuration from
-    parent directories, so a workspace there falls back to the temporary directory.
-    The session directory is made when the first workspace is needed.
+    ``mktemp`` is pytest's own (``tmp_path_factory.mktemp``), so that workspaces live in
+    pytest's temporary directory with its retention policy, ``--basetemp`` included.
+    Without it, or when it returns ``None`` (pytest's tmpdir plugin disabled), they go
+    in a numbered session directory of our own, ``evalcases-of-USER/session-N`` below
+    the system's temporary directory, of which the newest ``keep`` are kept. Never inside
+    a git repository: agents read configuration from parent directories, so a workspace
+    there falls back to the session directory.
     """
 
     def __init__(
-        self, basetemp: Path | None = None, *, keep: int = 3, temproot: Path | None = None
+        self,
+        mktemp: Callable[[str], Path | None] | None = None,
+        *,
+        keep: int = 3,
+        temproot: Path | None = None,
     ) -> None:
-        self.basetemp = basetemp
+        self.mktemp = mktemp
         self.keep = keep
         self.temproot = temproot
         self._root: Path | None = None
 
-    def empty_basetemp(self) -> None:
-        """Remove ``basetemp`` and what it holds, as pytest does before its first use
-        (``--basetemp``: "this directory is removed if it exists"), so that the
-        workspaces of an earlier session there do not stay and shift the numbers."""
-        if self.basetemp is not None and self._root is None:
-            shutil.rmtree(self.basetemp, ignore_errors=True)
-
-    @property
-    def root(self) -> Path:
-        """The directory that holds this process's workspaces (made on first use)."""
-        if self._root is None:
-            root = self.basetemp
-            if root is not None:
-                root.mkdir(parents=True, exist_ok=True)
-                root = root.resolve()
-            if root is None or inside_git_repository(root):
-                root = self._new_session()
-            self._root = root
-        return self._root
-
     def new(self, label: str) -> Path:
         """A new, empty directory named after ``label``: ``LABEL0``, ``LABEL1``, ..."""
         prefix = _safe(label)
+        path = self.mktemp(prefix) if self.mktemp is not None else None
+        if path is not None:
+            if not inside_git_repository(path):
+                return path
+            path.rmdir()
         for _ in range(1000):
             number = 1 + max(_numbers(self.root, prefix), default=-1)
             path = self.root / f"{prefix}{number}"
@@ -143,6 +132,13 @@ class WorkspaceDirs:
                 continue
             return path
         raise SetupError(f"could not make a workspace for {label!r} in {self.root}")
+
+    @property
+    def root(self) -> Path:
+        """The session directory of our own (made on first use)."""
+        if self._root is None:
+            self._root = self._new_session()
+        return self._root
 
     def _new_session(self) -> Path:
         temproot = (self.temproot or Path(tempfile.gettempdir())).resolve()

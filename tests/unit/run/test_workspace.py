@@ -17,50 +17,47 @@ from pytest_evalcases.run.workspace import (
 )
 
 
-def test_workspaces_go_directly_in_basetemp_numbered_per_label(tmp_path: Path) -> None:
-    base = tmp_path / "base"
-    dirs = WorkspaceDirs(base)
+def test_workspaces_come_from_pytests_mktemp_when_given(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    labels: list[str] = []
 
+    def mktemp(label: str) -> Path:
+        labels.append(label)
+        return tmp_path_factory.mktemp(label, numbered=True)
+
+    dirs = WorkspaceDirs(mktemp, temproot=tmp_path)
     made = [dirs.new("fails"), dirs.new("fails"), dirs.new("case-id[v1-r0]")]
 
+    base = tmp_path_factory.getbasetemp()
     assert made == [base / "fails0", base / "fails1", base / "case-id-v1-r0-0"]
+    assert labels == ["fails", "fails", "case-id-v1-r0-"]
     assert all(p.is_dir() and not any(p.iterdir()) for p in made)
-    assert dirs.root == base.resolve()
+    # pytest's directory served: no session directory of our own was made.
+    assert os.listdir(tmp_path) == []
 
 
-def test_empty_basetemp_removes_an_earlier_sessions_workspaces(tmp_path: Path) -> None:
-    base = tmp_path / "base"
-    (base / "fails0").mkdir(parents=True)
-    dirs = WorkspaceDirs(base)
-
-    dirs.empty_basetemp()
-
-    assert not base.exists()
-    assert dirs.new("fails") == base / "fails0"
-    assert os.listdir(base) == ["fails0"]
-
-
-def test_empty_basetemp_without_basetemp_removes_nothing(tmp_path: Path) -> None:
-    (tmp_path / "keep").mkdir()
-
-    WorkspaceDirs(temproot=tmp_path).empty_basetemp()
-
-    assert os.listdir(tmp_path) == ["keep"]
-
-
-def test_basetemp_inside_a_git_repository_is_not_used(tmp_path: Path) -> None:
+def test_a_workspace_inside_a_git_repository_falls_back_to_the_session_directory(
+    tmp_path: Path,
+) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     temproot = tmp_path / "tmp"
     temproot.mkdir()
-    dirs = WorkspaceDirs(repo / "tmp", temproot=temproot)
 
-    made = dirs.new("x")
+    def mktemp(label: str) -> Path:
+        path = repo / "tmp" / f"{label}0"
+        path.mkdir(parents=True)
+        return path
+
+    made = WorkspaceDirs(mktemp, temproot=temproot).new("x")
 
     assert made.parent.parent.parent == temproot.resolve()
     assert made.parent.name == "session-0"
     assert made.name == "x0"
     assert not inside_git_repository(made)
+    # The directory made inside the repository is not left behind.
+    assert not (repo / "tmp" / "x0").exists()
 
 
 def test_session_directories_are_numbered_and_the_newest_kept(tmp_path: Path) -> None:
@@ -78,7 +75,7 @@ def test_session_directories_are_numbered_and_the_newest_kept(tmp_path: Path) ->
 
 
 def test_no_directory_is_made_before_the_first_workspace(tmp_path: Path) -> None:
-    WorkspaceDirs(tmp_path / "base", temproot=tmp_path)
+    WorkspaceDirs(temproot=tmp_path)
 
     assert os.listdir(tmp_path) == []
 
