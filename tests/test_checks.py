@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.agents.base import ToolCall
-from pytest_evalcases.cases.registry import CheckContext, CheckResult
+from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import PathEscapeError, RunError
+from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.checks import default_registry
 
 REGISTRY = default_registry()
@@ -24,7 +25,7 @@ def evaluate(
     tools: tuple[ToolCall, ...] | None = None,
     fixture: Path | None = None,
     tool_inputs: bool = True,
-) -> CheckResult:
+) -> CheckRecord:
     model = REGISTRY.check_adapter.validate_python(check)
     ctx = CheckContext(
         workspace=workspace,

@@ -22,6 +22,7 @@ from pydantic import Field, TypeAdapter, create_model
 
 from pytest_evalcases.agents.base import ToolCall
 from pytest_evalcases.cases import schema
+from pytest_evalcases.results.record import CheckRecord
 
 
 @dataclass(frozen=True)
@@ -47,26 +48,6 @@ class Outcome:
 
     passed: bool
     message: str
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One check's verdict in one run, as reported and stored."""
-
-    id: str
-    type: str
-    description: str | None
-    passed: bool
-    message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "type": self.type,
-            "description": self.description,
-            "passed": self.passed,
-            "message": self.message,
-        }
 
 
 C = TypeVar("C", bound=schema.CheckModel)
@@ -114,11 +95,11 @@ class CheckRegistry:
         """Validates one check (the task-directory loader validates check by check)."""
         return TypeAdapter(schema.check_union(self.models()))
 
-    def evaluate(self, index: int, check: schema.CheckModel, ctx: CheckContext) -> CheckResult:
+    def evaluate(self, index: int, check: schema.CheckModel, ctx: CheckContext) -> CheckRecord:
         """Run one check; ``index`` gives the default id ``<type>-<index>``."""
         _, evaluator = self._types[check.type]
         outcome = evaluator(check, ctx)
-        return CheckResult(
+        return CheckRecord(
             id=check_id(check, index),
             type=check.type,
             description=check.description,

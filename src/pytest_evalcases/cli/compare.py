@@ -15,15 +15,16 @@ from pytest_evalcases.report import compare
 from pytest_evalcases.results import baseline
 from pytest_evalcases.results import files as resultsfile
 
+NAME = "compare"
+HELP = "Compare two results files (B against the baseline A)"
+DESCRIPTION = (
+    "Per-case outcomes of two results files side by side, pass rate, "
+    "tokens, cost and differing pins. Exit status 1 when B would be blocked by "
+    "pytest --eval-baseline A."
+)
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "compare",
-        help="Compare two results files (B against the baseline A)",
-        description="Per-case outcomes of two results files side by side, pass rate, "
-        "tokens, cost and differing pins. Exit status 1 when B would be blocked by "
-        "pytest --eval-baseline A.",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", metavar="A.json", type=Path, help="The baseline")
     parser.add_argument("after", metavar="B.json", type=Path, help="The run compared with it")
     parser.add_argument(
@@ -36,7 +37,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--all", action="store_true", help="List every case, not only those that differ"
     )
-    parser.set_defaults(func=run)
 
 
 def _points(value: str) -> float:

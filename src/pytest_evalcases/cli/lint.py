@@ -8,15 +8,16 @@ from pathlib import Path
 
 from pytest_evalcases.authoring import lint
 
+NAME = "lint"
+HELP = "Find the known anti-patterns in case files"
+DESCRIPTION = (
+    "Report problems in case files as `file:line: LEVEL code: reason`. "
+    "Exit status 1 when there is an error, else 0 (warnings alone do not fail); 2 when "
+    "a PATH does not exist."
+)
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "lint",
-        help="Find the known anti-patterns in case files",
-        description="Report problems in case files as `file:line: LEVEL code: reason`. "
-        "Exit status 1 when there is an error, else 0 (warnings alone do not fail); 2 when "
-        "a PATH does not exist.",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
         nargs="*",
@@ -32,7 +33,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="Directory that `defends` paths are relative to (default, for each case "
         "file: pytest's rootdir there, or the eval_config_root of its configuration file)",
     )
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

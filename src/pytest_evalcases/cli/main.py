@@ -1,8 +1,8 @@
 """The ``evalcases`` console command: one subcommand per module of this package,
 dispatched here.
 
-A subcommand module exposes ``add_parser(subparsers)`` that registers its parser and
-sets ``func`` (``argparse.Namespace -> int`` exit status) as a default.
+A subcommand module names itself (``NAME``, ``HELP``, ``DESCRIPTION``), declares its
+arguments (``add_arguments(parser)``) and runs (``run(args)``, returning the exit status).
 """
 
 from __future__ import annotations
@@ -29,7 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in SUBCOMMANDS:
-        command.add_parser(subparsers)
+        sub = subparsers.add_parser(
+            command.NAME, help=command.HELP, description=command.DESCRIPTION
+        )
+        command.add_arguments(sub)
+        sub.set_defaults(func=command.run)
     return parser
 
 

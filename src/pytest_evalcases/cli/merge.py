@@ -14,14 +14,15 @@ from pathlib import Path
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results import gate, merge
 
+NAME = "merge"
+HELP = "Merge the results files of shards (--eval-shard K/N) into one"
+DESCRIPTION = (
+    "Merge results files into one and recompute the verdict. Exit "
+    "status: 0 PASS, 1 BLOCKED, 2 INCONCLUSIVE."
+)
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "merge",
-        help="Merge the results files of shards (--eval-shard K/N) into one",
-        description="Merge results files into one and recompute the verdict. Exit "
-        "status: 0 PASS, 1 BLOCKED, 2 INCONCLUSIVE.",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "files", metavar="FILE", nargs="+", type=Path, help="Results files of the shards"
     )
@@ -33,7 +34,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=None,
         help="Where to write the merged file (default: standard output)",
     )
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,14 +8,15 @@ from pathlib import Path
 
 from pytest_evalcases.authoring import new
 
+NAME = "new"
+HELP = "Write a new case file from a commented template"
+DESCRIPTION = (
+    "Write DIR/ID.yaml (or .json): a case that validates, with a negative "
+    "check as the first example. Never overwrites a file."
+)
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "new",
-        help="Write a new case file from a commented template",
-        description="Write DIR/ID.yaml (or .json): a case that validates, with a negative "
-        "check as the first example. Never overwrites a file.",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="ID", help="Case id, kebab-case (the file name too)")
     parser.add_argument(
         "--dir", type=Path, default=Path("evals"), help="Directory (default: evals)"
@@ -23,7 +24,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--format", choices=("yaml", "json"), default="yaml", help="File format (default: yaml)"
     )
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,22 +8,22 @@ import sys
 
 from pytest_evalcases.authoring import schema
 
+NAME = "schema"
+HELP = "Print the JSON Schema of case files (for editor completion)"
+DESCRIPTION = (
+    "Print the JSON Schema of case files on standard output. Save it "
+    "(e.g. evals/_schema.json) and point your editor at it: a first line "
+    "`# yaml-language-server: $schema=_schema.json` in a YAML case file, or the VS Code "
+    "setting yaml.schemas. See docs/case-format.md."
+)
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "schema",
-        help="Print the JSON Schema of case files (for editor completion)",
-        description="Print the JSON Schema of case files on standard output. Save it "
-        "(e.g. evals/_schema.json) and point your editor at it: a first line "
-        "`# yaml-language-server: $schema=_schema.json` in a YAML case file, or the VS Code "
-        "setting yaml.schemas. See docs/case-format.md.",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--task",
         action="store_true",
         help="The schema of a task directory's checks.yaml instead",
     )
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,15 +12,15 @@ from pytest_evalcases.cases.rootdir import results_dir
 from pytest_evalcases.report import trend as report
 from pytest_evalcases.results import trend
 
+NAME = "trend"
+HELP = "Pass rate, flaky and saturated cases, time, tokens and cost over runs"
+DESCRIPTION = (
+    "Read the results files of DIR (default: where pytest run here writes them) and "
+    "report over the last K runs."
+)
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "trend",
-        help="Pass rate, flaky and saturated cases, time, tokens and cost over runs",
-        description="Read the results files of DIR (default: where pytest run here "
-        "writes them) and report "
-        "over the last K runs.",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "directory",
         metavar="DIR",
@@ -37,7 +37,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=trend.DEFAULT_LAST,
         help="How many of the latest runs to consider (default: %(default)s)",
     )
-    parser.set_defaults(func=run)
 
 
 def _positive(value: str) -> int:

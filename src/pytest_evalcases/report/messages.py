@@ -16,7 +16,7 @@ from pytest_evalcases.errors import CaseFileError, RunError
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import AgentResult
-    from pytest_evalcases.cases.registry import CheckResult
+    from pytest_evalcases.results.record import CheckRecord
     from pytest_evalcases.run.runner import RunReport
     from pytest_evalcases.run.workspace import Variant
 
@@ -91,7 +91,7 @@ def failure_text(
     head: str,
     description: str | None,
     report: RunReport,
-    failed: Sequence[CheckResult],
+    failed: Sequence[CheckRecord],
     *,
     graded: bool,
     redact: Callable[[str], str],
@@ -126,7 +126,7 @@ def error_text(head: str, error: RunError, redact: Callable[[str], str]) -> str:
     return redact("\n".join(lines))
 
 
-def advisory_text(failed: Sequence[CheckResult], redact: Callable[[str], str]) -> str:
+def advisory_text(failed: Sequence[CheckRecord], redact: Callable[[str], str]) -> str:
     """The xfail reason of an advisory case whose checks failed."""
     return redact("advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest, ToolCall, run_agent
 from pytest_evalcases.cases.loading import LoadedCase
-from pytest_evalcases.cases.registry import CheckContext, CheckRegistry, CheckResult
+from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.workspace import Variant, populate, run_setup
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
@@ -26,7 +27,7 @@ OUTPUT_FILE = Path(".evalcases") / "output.txt"
 class RunReport:
     """What one run produced."""
 
-    checks: list[CheckResult] = field(default_factory=list)
+    checks: list[CheckRecord] = field(default_factory=list)
     agent: AgentResult | None = None
     workspace: Path | None = None
     attempts: int = 1
@@ -37,7 +38,7 @@ class RunReport:
         return all(c.passed for c in self.checks)
 
     @property
-    def failed_checks(self) -> list[CheckResult]:
+    def failed_checks(self) -> list[CheckRecord]:
         return [c for c in self.checks if not c.passed]
 
 
@@ -144,7 +145,7 @@ def _evaluate(
     tool_calls: tuple[ToolCall, ...] | None,
     env: Mapping[str, str],
     tool_inputs: bool,
-) -> list[CheckResult]:
+) -> list[CheckRecord]:
     check_ctx = CheckContext(
         workspace=workspace,
         fixture=case.fixture,

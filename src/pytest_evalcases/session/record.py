@@ -9,6 +9,7 @@ and ``report/`` sits above ``run/`` in the stack.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,7 @@ from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, RunError
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.report.messages import case_file_message
-from pytest_evalcases.results.record import CheckRecord, RunRecord
+from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant
 
 if TYPE_CHECKING:
@@ -71,10 +72,7 @@ def run_record(
         rec.workspace = result.workspace
         rec.attempts = result.attempts
     elif result is not None:
-        rec.checks = [
-            CheckRecord(c.id, c.type, c.description, c.passed, redact(c.message))
-            for c in result.checks
-        ]
+        rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         rec.duration = result.duration
         rec.attempts = result.attempts
         if result.workspace is not None:

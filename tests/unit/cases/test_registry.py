@@ -12,10 +12,10 @@ from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.registry import (
     CheckContext,
     CheckRegistry,
-    CheckResult,
     Outcome,
     check_id,
 )
+from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.checks import default_registry
 
 
@@ -136,7 +136,7 @@ def test_evaluate_runs_the_evaluator_and_names_the_check(tmp_path: Path) -> None
 
     result = registry.evaluate(4, check, _ctx(tmp_path))
 
-    assert result == CheckResult(
+    assert result == CheckRecord(
         id="max_lines-4",
         type="max_lines",
         description="short",

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_evalcases.agents.base import AgentResult, Usage
-from pytest_evalcases.cases.registry import CheckResult
 from pytest_evalcases.errors import CaseFileError, RunError
 from pytest_evalcases.report import messages
+from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.runner import RunReport
 from pytest_evalcases.run.workspace import Overlay, Variant
 
@@ -21,8 +21,8 @@ class Case:
 
 
 FAILED = [
-    CheckResult("tests-pass", "command_succeeds", "the tests pass", False, "exit 1"),
-    CheckResult("no-secret", "output_excludes", None, False, "printed s3cret"),
+    CheckRecord("tests-pass", "command_succeeds", "the tests pass", False, "exit 1"),
+    CheckRecord("no-secret", "output_excludes", None, False, "printed s3cret"),
 ]
 
 
@@ -73,7 +73,7 @@ def test_usage_line() -> None:
 
 def test_failure_text_lists_the_failed_checks_workspace_usage_and_attempts() -> None:
     report = RunReport(
-        checks=[*FAILED, CheckResult("ok", "file_exists", None, True, "")],
+        checks=[*FAILED, CheckRecord("ok", "file_exists", None, True, "")],
         agent=AgentResult(text="", usage=Usage(input_tokens=1, output_tokens=2)),
         workspace=Path("/tmp/ws0"),
         attempts=2,

@@ -7,7 +7,6 @@ from pathlib import Path
 from pytest_evalcases.agents.base import AgentResult, Usage
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.parsecache import CaseEntry
-from pytest_evalcases.cases.registry import CheckResult
 from pytest_evalcases.errors import CaseFileError, RunError
 from pytest_evalcases.results.record import CheckRecord, RunRecord
 from pytest_evalcases.run.runner import RunReport
@@ -52,8 +51,8 @@ def build(case: LoadedCase | CaseFileError, result: RunReport | RunError | None)
 def test_a_run_that_reached_a_verdict() -> None:
     report = RunReport(
         checks=[
-            CheckResult("a", "file_exists", None, True, "ok"),
-            CheckResult("b", "output_matches", "says it", False, "output was s3cret"),
+            CheckRecord("a", "file_exists", None, True, "ok"),
+            CheckRecord("b", "output_matches", "says it", False, "output was s3cret"),
         ],
         agent=AgentResult(
             text="done",
