@@ -18,7 +18,7 @@ from pytest_evalcases.cases.loading import load_case_file, load_task_dir
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.run.checks import default_registry
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(
     r"^(?P<indent>[ \t]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
     re.MULTILINE | re.DOTALL,

@@ -15,7 +15,7 @@ import pytest
 from pytest_evalcases.kinds import SEVERITIES
 from pytest_evalcases.results import gate
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference.md"
 SRC = ROOT / "src" / "pytest_evalcases"
 #: The pages the reference must link to (the ones that explain each item in depth).

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from agent_helpers import FAKES, SAMPLES, Driver, fake_request, recorded_calls
 from pytest_evalcases import process
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
@@ -20,6 +19,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.claude import ClaudeAgent
+from tests.helpers.agents import FAKES, SAMPLES, Driver, fake_request, recorded_calls
 
 MODEL = "claude-sonnet-4-5-20250929"
 

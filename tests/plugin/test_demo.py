@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "example_cases"
+EXAMPLES = Path(__file__).resolve().parents[2] / "example_cases"
 
 REGRESSED = [
     ("01-service-architecture", "service-uses-class"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from interrupt import interrupted_pytest
+from tests.helpers.interrupt import interrupted_pytest
 
 
 def make_suite(pytester: pytest.Pytester, agent: str, **cases: str) -> None:

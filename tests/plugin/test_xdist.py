@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "example_cases"
+EXAMPLES = Path(__file__).resolve().parents[2] / "example_cases"
 
 
 def test_drift_demo_under_two_workers(pytester: pytest.Pytester) -> None:

@@ -50,7 +50,7 @@ def test_unknown_agent_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 
 def test_custom_check_type_from_the_documented_hook(pytester: pytest.Pytester) -> None:
-    doc = (Path(__file__).parent.parent / "docs" / "case-format.md").read_text()
+    doc = (Path(__file__).parents[2] / "docs" / "case-format.md").read_text()
     (example,) = re.findall(r"```python\n# conftest.py\n(.*?)```", doc, re.DOTALL)
     pytester.makeconftest(example)
     out = pytester.path / "out"

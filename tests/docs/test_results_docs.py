@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from results_helpers import make_suite, only_results, steer
+from tests.helpers.results import make_suite, only_results, steer
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def fences(name: str, lang: str) -> list[str]:

@@ -15,7 +15,7 @@ from pytest_evalcases import cli
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.session import shard
-from results_helpers import install_fake_claude, make_suite, rec, results_files, steer
+from tests.helpers.results import install_fake_claude, make_suite, rec, results_files, steer
 
 CASES = [f"case-{i:02d}" for i in range(12)]
 

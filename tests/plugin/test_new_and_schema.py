@@ -152,7 +152,7 @@ def test_schema_accepts_the_example_suites(capsys: pytest.CaptureFixture[str]) -
     data = schema_of(capsys)
     case = data["$defs"]["Case"]  # type: ignore[index]
     known = set(case["properties"])
-    examples = Path(__file__).resolve().parent.parent / "example_cases"
+    examples = Path(__file__).resolve().parents[2] / "example_cases"
     files = [
         p
         for p in examples.rglob("evals/**/*")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest_evalcases.report import summary
 from pytest_evalcases.results import gate
 from pytest_evalcases.results.record import RunRecord
-from results_helpers import rec
+from tests.helpers.results import rec
 
 
 def verdict(records: list[RunRecord], min_rate: float = 0.9) -> gate.Verdict:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).parent
-SAMPLES = HERE / "agent_samples"
+TESTS = Path(__file__).resolve().parents[2]
+SAMPLES = TESTS / "agent_samples"
 #: Beside a checkout, the product's shared samples (CI lays them out there too).
-SHARED = HERE.parent.parent / "shared" / "agent-samples"
+SHARED = TESTS.parent.parent / "shared" / "agent-samples"
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="no ../shared/agent-samples beside the checkout")
@@ -21,7 +21,7 @@ def test_copies_match_the_shared_samples() -> None:
 
 
 def test_every_sample_is_used_by_an_agent_test() -> None:
-    tests = "".join(p.read_text() for p in HERE.glob("test_agent_*.py"))
+    tests = "".join(p.read_text() for p in TESTS.rglob("test_agent_*.py"))
     unused = [
         p.name
         for p in SAMPLES.iterdir()

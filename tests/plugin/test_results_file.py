@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from interrupt import interrupted_pytest
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.record import RunRecord
-from results_helpers import make_suite, only_results, results_files, steer
+from tests.helpers.interrupt import interrupted_pytest
+from tests.helpers.results import make_suite, only_results, results_files, steer
 
 TOP_LEVEL = {
     "date",

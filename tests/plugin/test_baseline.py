@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases import cli
-from results_helpers import install_fake_claude, make_suite, steer
+from tests.helpers.results import install_fake_claude, make_suite, steer
 
 TEN = [f"case-{i:02d}" for i in range(10)]
 

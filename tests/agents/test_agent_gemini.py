@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from agent_helpers import FAKES, SAMPLES, Driver, fake_request, recorded_calls
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
     AgentSettings,
@@ -18,6 +17,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.gemini import GeminiAgent
+from tests.helpers.agents import FAKES, SAMPLES, Driver, fake_request, recorded_calls
 
 SUCCESS = json.loads((SAMPLES / "gemini-json-success.json").read_text())
 

@@ -15,7 +15,7 @@ from pytest_evalcases.cases.loading import load_case_file
 from pytest_evalcases.cases.rootdir import defends_root
 from pytest_evalcases.run.checks import default_registry
 
-BATTERY = Path(__file__).resolve().parent.parent / "example_cases" / "battery"
+BATTERY = Path(__file__).resolve().parents[2] / "example_cases" / "battery"
 GROUPS = {
     "attribution",
     "architecture",

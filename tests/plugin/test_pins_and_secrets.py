@@ -10,7 +10,7 @@ import pytest
 
 from pytest_evalcases.redact import MARK, redact
 from pytest_evalcases.session.pins import permission_args
-from results_helpers import install_fake_claude, make_suite, only_results, steer
+from tests.helpers.results import install_fake_claude, make_suite, only_results, steer
 
 FAKE_KEY = "sk-ant-api03-test-1234567890abcdefABCDEF1234567890"
 PLAIN_TOKEN = "plain0value9not8shaped7like6a5key"

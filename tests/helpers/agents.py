@@ -13,8 +13,9 @@ import pytest
 from pytest_evalcases.agents.base import Agent, AgentResult, AgentSettings, RunRequest, run_agent
 from pytest_evalcases.errors import AgentError
 
-FAKES = Path(__file__).parent / "fake_agents"
-SAMPLES = Path(__file__).parent / "agent_samples"
+#: The shared data stays at the top of tests/, beside this package.
+FAKES = Path(__file__).parents[1] / "fake_agents"
+SAMPLES = Path(__file__).parents[1] / "agent_samples"
 
 
 def fake_env(
