@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers.results import make_suite, only_results, steer
+from tests.helpers.results import only_results, steer
+from tests.helpers.suite import SuiteBuilder
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -39,8 +40,10 @@ def test_every_json_and_yaml_example_parses() -> None:
     assert workflow[True]["schedule"]  # YAML 1.1 reads the key `on` as True
 
 
-def test_the_documented_schema_matches_a_real_results_file(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["alpha", "beta"])
+def test_the_documented_schema_matches_a_real_results_file(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta"])
     steer(root, "fail", "beta")
     pytester.runpytest("-p", "no:cacheprovider")
     real = only_results(root)

@@ -69,32 +69,6 @@ def case_yaml(case_id: str, severity: str = "normal") -> str:
     )
 
 
-def make_suite(
-    pytester: pytest.Pytester,
-    ids: list[str],
-    *,
-    ini: str = "",
-    severities: dict[str, str] | None = None,
-    agent: str = "command",
-) -> Path:
-    """Case files ``evals/<id>.yaml``, AGENTS.md, the command agent and the ini file."""
-    root = pytester.path
-    (root / "agent.py").write_text(COMMAND_AGENT, "utf-8")
-    (root / "AGENTS.md").write_text("Answer with ok.\n", "utf-8")
-    evals = root / "evals"
-    evals.mkdir(exist_ok=True)
-    for case_id in ids:
-        severity = (severities or {}).get(case_id, "normal")
-        (evals / f"{case_id}.yaml").write_text(case_yaml(case_id, severity), "utf-8")
-    pytester.makeini(
-        "[pytest]\n"
-        f"eval_agent = {agent}\n"
-        "eval_agent_command = {python} {rootdir}/agent.py {rootdir} {prompt}\n"
-        "eval_timeout = 120\n" + ini
-    )
-    return root
-
-
 def steer(root: Path, kind: str, case_id: str, value: str = "") -> None:
     """Make the command agent ``fail``, ``crash`` or be ``slow`` for ``case_id``."""
     (root / kind).mkdir(exist_ok=True)

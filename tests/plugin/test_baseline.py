@@ -5,12 +5,14 @@ differing pins are a warning. ``evalcases compare`` says the same offline."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pytest_evalcases import cli
-from tests.helpers.results import install_fake_claude, make_suite, steer
+from tests.helpers.results import steer
+from tests.helpers.suite import SuiteBuilder
 
 TEN = [f"case-{i:02d}" for i in range(10)]
 
@@ -27,11 +29,12 @@ def save_baseline(pytester: pytest.Pytester, name: str = "base.json") -> Path:
 
 
 def test_a_case_that_passed_in_the_baseline_and_fails_now_blocks(
+    make_suite: SuiteBuilder,
     pytester: pytest.Pytester,
 ) -> None:
     # Advisory, and a tolerance wide enough: only the regression rule can block.
-    root = make_suite(
-        pytester, TEN, severities={"case-03": "advisory"}, ini="eval_baseline_tolerance = 50\n"
+    root = make_suite.steered(
+        TEN, severities={"case-03": "advisory"}, ini="eval_baseline_tolerance = 50\n"
     )
     base = save_baseline(pytester)
     steer(root, "fail", "case-03")
@@ -48,8 +51,10 @@ def test_a_case_that_passed_in_the_baseline_and_fails_now_blocks(
     )
 
 
-def test_a_pass_rate_drop_beyond_the_tolerance_blocks(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, TEN)
+def test_a_pass_rate_drop_beyond_the_tolerance_blocks(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(TEN)
     base = save_baseline(pytester)
     # A new advisory case that fails: no case regressed, the pass rate fell to 10/11.
     (root / "evals" / "newcomer.yaml").write_text(
@@ -74,12 +79,12 @@ def test_a_pass_rate_drop_beyond_the_tolerance_blocks(pytester: pytest.Pytester)
 
 
 def test_tokens_and_cost_above_1_3x_block_and_differing_pins_warn(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
 ) -> None:
-    state = install_fake_claude(
-        pytester.path, monkeypatch, tokens=1000, cost=0.10, model="m-1", version="1.0"
-    )
-    make_suite(pytester, ["alpha", "beta"], agent="claude")
+    state = fake_claude(tokens=1000, cost=0.10, model="m-1", version="1.0")
+    make_suite.steered(["alpha", "beta"], agent="claude")
     base = save_baseline(pytester)
 
     def steer_claude(**values: object) -> None:
@@ -106,8 +111,10 @@ def test_tokens_and_cost_above_1_3x_block_and_differing_pins_warn(
     assert "mean cost per run $0.5000 exceeds 1.3x the baseline's $0.1000" in cost.stdout.str()
 
 
-def test_changed_case_files_and_configuration_are_a_warning(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["alpha"])
+def test_changed_case_files_and_configuration_are_a_warning(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha"])
     base = save_baseline(pytester)
     (root / "AGENTS.md").write_text("Answer with ok, always.\n", "utf-8")
     case = root / "evals" / "alpha.yaml"
@@ -124,8 +131,10 @@ def test_changed_case_files_and_configuration_are_a_warning(pytester: pytest.Pyt
     )
 
 
-def test_the_results_file_records_the_baseline_verdict(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, TEN, severities={"case-01": "advisory"})
+def test_the_results_file_records_the_baseline_verdict(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(TEN, severities={"case-01": "advisory"})
     base = save_baseline(pytester)
     steer(root, "fail", "case-01")
 
@@ -140,8 +149,10 @@ def test_the_results_file_records_the_baseline_verdict(pytester: pytest.Pytester
     assert doc["baseline"]["blocked"] is True
 
 
-def test_an_unreadable_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    make_suite(pytester, ["alpha"])
+def test_an_unreadable_baseline_is_a_usage_error(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite.steered(["alpha"])
     (pytester.path / "broken.json").write_text("{not json", "utf-8")
 
     missing = run(pytester, "--eval-baseline", "nowhere.json")
@@ -156,9 +167,9 @@ def test_an_unreadable_baseline_is_a_usage_error(pytester: pytest.Pytester) -> N
 
 
 def test_compare_prints_the_table_and_fails_when_b_is_blocked(
-    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = make_suite(pytester, ["alpha", "beta", "gamma"])
+    root = make_suite.steered(["alpha", "beta", "gamma"])
     a = save_baseline(pytester, "a.json")
     steer(root, "fail", "beta")
     b = save_baseline(pytester, "b.json")

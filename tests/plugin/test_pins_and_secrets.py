@@ -4,24 +4,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pytest_evalcases.redact import MARK, redact
 from pytest_evalcases.session.pins import permission_args
-from tests.helpers.results import install_fake_claude, make_suite, only_results, steer
+from tests.helpers.results import only_results, steer
+from tests.helpers.suite import SuiteBuilder
 
 FAKE_KEY = "sk-ant-api03-test-1234567890abcdefABCDEF1234567890"
 PLAIN_TOKEN = "plain0value9not8shaped7like6a5key"
 
 
 def test_secrets_never_reach_files_or_the_terminal(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     monkeypatch.setenv("MY_SERVICE_TOKEN", PLAIN_TOKEN)
-    root = make_suite(pytester, ["leaks", "crashes", "advises"], severities={"advises": "advisory"})
+    root = make_suite.steered(["leaks", "crashes", "advises"], severities={"advises": "advisory"})
     # Checks quote the answer: a failing output check would print the secret.
     steer(root, "fail", "leaks")
     steer(root, "fail", "advises")
@@ -126,11 +128,13 @@ def test_permission_arguments_are_picked_from_the_agent_args() -> None:
 
 
 def test_pins_record_agent_models_config_fixtures_and_versions(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    install_fake_claude(pytester.path, monkeypatch, version="2.0.14 (Claude Code)", model="m-1")
-    root = make_suite(
-        pytester,
+    fake_claude(version="2.0.14 (Claude Code)", model="m-1")
+    root = make_suite.steered(
         ["alpha", "beta"],
         ini="eval_agent_args = --permission-mode acceptEdits --allowedTools Read Edit\n",
         agent="claude",
@@ -176,11 +180,13 @@ def test_pins_record_agent_models_config_fixtures_and_versions(
 
 
 def test_a_failing_version_command_is_recorded_as_null(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
 ) -> None:
-    state = install_fake_claude(pytester.path, monkeypatch)
+    state = fake_claude()
     state.write_text(json.dumps({"version": None}), "utf-8")
-    root = make_suite(pytester, ["alpha"], agent="claude")
+    root = make_suite.steered(["alpha"], agent="claude")
     # The fake prints "None" for a null version: break --version for real instead.
     bindir = pytester.path / "fake-bin"
     script = (bindir / "claude").read_text("utf-8")
@@ -199,10 +205,13 @@ def test_a_failing_version_command_is_recorded_as_null(
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_json_report_items_carry_case_metadata(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
+    workers: list[str],
 ) -> None:
-    install_fake_claude(pytester.path, monkeypatch, tokens=1234, cost=0.5, model="m-9")
-    root = make_suite(pytester, ["alpha", "beta"], severities={"beta": "critical"}, agent="claude")
+    fake_claude(tokens=1234, cost=0.5, model="m-9")
+    root = make_suite.steered(["alpha", "beta"], severities={"beta": "critical"}, agent="claude")
     pytester.makepyfile(test_unit="def test_plain():\n    assert True\n")
 
     result = pytester.runpytest(

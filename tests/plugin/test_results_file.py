@@ -16,7 +16,8 @@ import pytest
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.record import RunRecord
 from tests.helpers.interrupt import interrupted_pytest
-from tests.helpers.results import make_suite, only_results, results_files, steer
+from tests.helpers.results import only_results, results_files, steer
+from tests.helpers.suite import SuiteBuilder
 
 TOP_LEVEL = {
     "date",
@@ -50,8 +51,10 @@ CASE_KEYS = {
 }
 
 
-def test_a_run_writes_one_results_file_with_every_key(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["alpha", "beta", "gamma", "delta"])
+def test_a_run_writes_one_results_file_with_every_key(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta", "gamma", "delta"])
     steer(root, "fail", "beta")
     steer(root, "crash", "gamma")
 
@@ -84,8 +87,10 @@ def test_a_run_writes_one_results_file_with_every_key(pytester: pytest.Pytester)
     assert "results: evals/results/" in result.stdout.str()
 
 
-def test_counts_are_per_case_verdict_not_per_repetition(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["alpha", "beta"])
+def test_counts_are_per_case_verdict_not_per_repetition(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta"])
     steer(root, "fail", "beta")
 
     pytester.runpytest("-p", "no:cacheprovider", "--eval-repeat", "3")
@@ -97,8 +102,10 @@ def test_counts_are_per_case_verdict_not_per_repetition(pytester: pytest.Pyteste
 
 
 @pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
-def test_the_jq_trend_one_liner_of_the_spec_works(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["alpha", "beta"])
+def test_the_jq_trend_one_liner_of_the_spec_works(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta"])
     pytester.runpytest("-p", "no:cacheprovider")
     steer(root, "fail", "beta")
     pytester.runpytest("-p", "no:cacheprovider")
@@ -117,8 +124,8 @@ def test_the_jq_trend_one_liner_of_the_spec_works(pytester: pytest.Pytester) -> 
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", r[0]) for r in rows)
 
 
-def test_no_save_and_save_path(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["alpha"])
+def test_no_save_and_save_path(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    root = make_suite.steered(["alpha"])
     pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save")
     assert results_files(root) == []
 
@@ -133,14 +140,14 @@ def test_no_save_and_save_path(pytester: pytest.Pytester) -> None:
     assert results_files(root) == []
 
 
-def test_results_dir_from_ini(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["alpha"], ini="eval_results_dir = history/evals\n")
+def test_results_dir_from_ini(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    root = make_suite.steered(["alpha"], ini="eval_results_dir = history/evals\n")
     pytester.runpytest("-p", "no:cacheprovider")
     assert len(list((root / "history" / "evals").glob("*.json"))) == 1
 
 
-def test_no_file_when_no_eval_item_ran(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["alpha", "beta"])
+def test_no_file_when_no_eval_item_ran(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    root = make_suite.steered(["alpha", "beta"])
     pytester.makepyfile(test_unit="def test_plain():\n    assert True\n")
 
     deselected = pytester.runpytest("-p", "no:cacheprovider", "-k", "plain")
@@ -168,9 +175,11 @@ def test_two_runs_in_the_same_millisecond_never_collide(tmp_path: Path) -> None:
     assert json.loads(second.read_text("utf-8"))["date"] == "2026-12-01T09:30:00.123Z"
 
 
-def test_under_xdist_the_controller_writes_one_merged_file(pytester: pytest.Pytester) -> None:
+def test_under_xdist_the_controller_writes_one_merged_file(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     ids = [f"case-{i}" for i in range(6)]
-    root = make_suite(pytester, ids)
+    root = make_suite.steered(ids)
     steer(root, "fail", "case-3")
 
     result = pytester.runpytest("-p", "no:cacheprovider", "-n", "2")
@@ -182,8 +191,8 @@ def test_under_xdist_the_controller_writes_one_merged_file(pytester: pytest.Pyte
     assert not list((root / "evals" / "results").glob(".tmp-*"))
 
 
-def test_ctrl_c_still_writes_an_incomplete_file(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["a-fast", "b-slow", "c-never"])
+def test_ctrl_c_still_writes_an_incomplete_file(make_suite: SuiteBuilder) -> None:
+    root = make_suite.steered(["a-fast", "b-slow", "c-never"])
     steer(root, "slow", "b-slow", "60")
     returncode, out = interrupted_pytest(root, (root / "started" / "b-slow").exists)
 
@@ -195,8 +204,10 @@ def test_ctrl_c_still_writes_an_incomplete_file(pytester: pytest.Pytester) -> No
     assert "incomplete: interrupted" in out
 
 
-def test_a_crashed_xdist_worker_leaves_an_incomplete_file(pytester: pytest.Pytester) -> None:
-    root = make_suite(pytester, ["alpha", "beta", "gamma"])
+def test_a_crashed_xdist_worker_leaves_an_incomplete_file(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta", "gamma"])
     # A case whose run kills its own worker process: the crash xdist reports.
     pytester.makeconftest(
         """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ from pytest_evalcases import cli
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.session import shard
-from tests.helpers.results import install_fake_claude, make_suite, rec, results_files, steer
+from tests.helpers.results import rec, results_files, steer
+from tests.helpers.suite import SuiteBuilder
 
 CASES = [f"case-{i:02d}" for i in range(12)]
 
@@ -30,8 +32,10 @@ def case_ids(doc: dict[str, object]) -> list[str]:
 
 
 @pytest.mark.parametrize("total", [2, 3, 5])
-def test_shards_cover_every_case_exactly_once(pytester: pytest.Pytester, total: int) -> None:
-    root = make_suite(pytester, CASES)
+def test_shards_cover_every_case_exactly_once(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, total: int
+) -> None:
+    root = make_suite.steered(CASES)
     pytester.makepyfile(test_unit="def test_plain():\n    assert True\n")
 
     seen: list[str] = []
@@ -52,9 +56,10 @@ def test_shards_cover_every_case_exactly_once(pytester: pytest.Pytester, total: 
 
 
 def test_every_variant_and_repetition_of_a_case_share_a_shard(
+    make_suite: SuiteBuilder,
     pytester: pytest.Pytester,
 ) -> None:
-    make_suite(pytester, CASES[:6])
+    make_suite.steered(CASES[:6])
 
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--eval-shard=1/2", "--eval-repeat=3", "--collect-only", "-q"
@@ -66,8 +71,8 @@ def test_every_variant_and_repetition_of_a_case_share_a_shard(
     assert len(names) == 3 * len(expected)
 
 
-def test_a_bad_shard_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    make_suite(pytester, ["alpha"])
+def test_a_bad_shard_is_a_usage_error(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    make_suite.steered(["alpha"])
     for bad in ("0/3", "4/3", "1-3", "x/y"):
         result = pytester.runpytest("-p", "no:cacheprovider", f"--eval-shard={bad}")
         assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -75,9 +80,9 @@ def test_a_bad_shard_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 
 def test_merging_shards_gives_the_unsharded_verdict(
-    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = make_suite(pytester, CASES, severities={"case-04": "critical"})
+    root = make_suite.steered(CASES, severities={"case-04": "critical"})
     steer(root, "fail", "case-04")
     steer(root, "crash", "case-07")
     pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "whole.json")
@@ -111,9 +116,9 @@ def test_merging_shards_gives_the_unsharded_verdict(
 
 
 def test_merging_with_a_shard_missing_is_incomplete(
-    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = make_suite(pytester, CASES)
+    root = make_suite.steered(CASES)
     for k in (1, 2):
         pytester.runpytest(
             "-p", "no:cacheprovider", f"--eval-shard={k}/3", "--eval-save", f"s{k}.json"
@@ -131,11 +136,13 @@ def test_merging_with_a_shard_missing_is_incomplete(
 
 
 def test_trend_over_real_runs(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    state = install_fake_claude(pytester.path, monkeypatch)
-    root = make_suite(
-        pytester,
+    state = fake_claude()
+    root = make_suite.steered(
         ["steady", "flaky", "broken"],
         agent="claude",
         severities={"broken": "advisory", "flaky": "advisory"},
