@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.report import html as html_report
+from tests.helpers.suite import SuiteBuilder
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -36,22 +37,15 @@ def case(case_id: str, prompt: str, extra: str = "") -> str:
     )
 
 
-def make_suite(pytester: pytest.Pytester) -> None:
-    """A passing, a failing (its answer is a script tag), an erroring and a
-    quarantined case, for two configuration variants."""
-    (pytester.path / "agent.py").write_text(AGENT)
-    pytester.makeini("[pytest]\neval_agent_command = {python} {rootdir}/agent.py {prompt}\n")
-    evals = pytester.path / "evals"
-    evals.mkdir()
-    (evals / "good.yaml").write_text(case("good", "say ok"))
-    (evals / "inject.yaml").write_text(
-        case("inject", "inject please", "description: 'Escapes <b>markup</b> & more'\n")
-    )
-    (evals / "crash.yaml").write_text(case("crash", "crash now"))
-    (evals / "parked.yaml").write_text(case("parked", "say ok", "quarantine: flaky model\n"))
-    for name in ("main", "pr"):
-        (pytester.path / name).mkdir()
-        (pytester.path / name / "AGENTS.md").write_text(name)
+#: A passing, a failing (its answer is a script tag), an erroring and a quarantined case,
+#: for two configuration variants.
+CASES = {
+    "good": case("good", "say ok"),
+    "inject": case("inject", "inject please", "description: 'Escapes <b>markup</b> & more'\n"),
+    "crash": case("crash", "crash now"),
+    "parked": case("parked", "say ok", "quarantine: flaky model\n"),
+}
+VARIANTS = {"main": "main", "pr": "pr"}
 
 
 def write_results(directory: Path) -> None:
@@ -80,8 +74,9 @@ def write_results(directory: Path) -> None:
     (directory / "2026-11-04-list.json").write_text("[1, 2]")
 
 
-def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, str]:
-    make_suite(pytester)
+def run(make_suite: SuiteBuilder, *args: str) -> tuple[pytest.RunResult, str]:
+    pytester = make_suite.pytester
+    make_suite(AGENT, CASES, variants=VARIANTS)
     write_results(pytester.path / "evals" / "results")
     result = pytester.runpytest(
         "--eval-config",
@@ -96,9 +91,8 @@ def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, str]:
     return result, (pytester.path / "out" / "report.html").read_text("utf-8")
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_matrix_cells_and_trend(pytester: pytest.Pytester, workers: list[str]) -> None:
-    result, page = run(pytester, *workers)
+def test_matrix_cells_and_trend(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    result, page = run(make_suite)
 
     result.assert_outcomes(passed=2, failed=2, errors=2, skipped=2)
     assert f"html report: {pytester.path / 'out' / 'report.html'}" in result.stdout.str()
@@ -121,8 +115,10 @@ def test_matrix_cells_and_trend(pytester: pytest.Pytester, workers: list[str]) -
     assert "2026-11-02T09:00:00Z: 75% (3 of 4 cases passed) BLOCKED" in page
 
 
-def test_trend_includes_this_run_when_it_is_saved(pytester: pytest.Pytester) -> None:
-    make_suite(pytester)
+def test_trend_includes_this_run_when_it_is_saved(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(AGENT, CASES, variants=VARIANTS)
     write_results(pytester.path / "evals" / "results")
 
     pytester.runpytest("--eval-config", "main=main", "--eval-html", "report.html")
@@ -134,8 +130,8 @@ def test_trend_includes_this_run_when_it_is_saved(pytester: pytest.Pytester) -> 
     )
 
 
-def test_everything_from_cases_and_agents_is_escaped(pytester: pytest.Pytester) -> None:
-    _, page = run(pytester)
+def test_everything_from_cases_and_agents_is_escaped(make_suite: SuiteBuilder) -> None:
+    _, page = run(make_suite)
 
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in page
@@ -145,8 +141,8 @@ def test_everything_from_cases_and_agents_is_escaped(pytester: pytest.Pytester) 
     assert page.count("<script>") == 1
 
 
-def test_self_contained(pytester: pytest.Pytester) -> None:
-    _, page = run(pytester)
+def test_self_contained(make_suite: SuiteBuilder) -> None:
+    _, page = run(make_suite)
 
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
     assert "<link" not in page
@@ -189,8 +185,10 @@ def test_read_trend_is_defensive(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless)")
-def test_renders_in_headless_chromium(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    _, page = run(pytester)
+def test_renders_in_headless_chromium(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    _, page = run(make_suite)
     report = pytester.path / "out" / "report.html"
     inject = re.search(r'data-cell="(\d+-\d+)"[^>]*title="inject \[pr\]', page)
     assert inject is not None
@@ -245,9 +243,9 @@ def dump_dom(url: str, profile: Path) -> str:
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless)")
 def test_clicking_a_failed_cell_shows_its_failed_checks(
-    pytester: pytest.Pytester, tmp_path: Path
+    make_suite: SuiteBuilder, tmp_path: Path
 ) -> None:
-    _, page = run(pytester)
+    _, page = run(make_suite)
     cell = re.search(
         r'<td class="cell fail" data-cell="(\d+-\d+)"[^>]*title="inject \[main\]', page
     )

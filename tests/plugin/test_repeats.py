@@ -10,10 +10,11 @@ fails or errors on the numbers its prompt lists ("fail at 0,3,6", "error at 1").
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 
 import pytest
+
+from tests.helpers.suite import SuiteBuilder
 
 AGENT = textwrap.dedent(
     """
@@ -39,29 +40,22 @@ AGENT = textwrap.dedent(
     """
 )
 
-XDIST = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
-
-def make_suite(pytester: pytest.Pytester, **cases: tuple[str, float]) -> None:
+def repeat_cases(**cases: tuple[str, float]) -> dict[str, str]:
     """One case per keyword: ``id=(prompt, min_pass_rate)``; a run passes on "ok"."""
-    (pytester.path / "agent.py").write_text(AGENT)
-    pytester.makeini("[pytest]\neval_agent_command = {python} {rootdir}/agent.py {prompt}\n")
-    evals = pytester.path / "evals"
-    evals.mkdir()
-    for case_id, (prompt, rate) in cases.items():
-        (evals / f"{case_id}.yaml").write_text(
-            f"id: {case_id}\ndefends: AGENTS.md\nprompt: '{prompt}'\nmin_pass_rate: {rate}\n"
-            "checks:\n  - type: output_matches\n    pattern: '^ok$'\n"
-        )
+    return {
+        case_id: f"id: {case_id}\ndefends: AGENTS.md\nprompt: '{prompt}'\nmin_pass_rate: {rate}\n"
+        "checks:\n  - type: output_matches\n    pattern: '^ok$'\n"
+        for case_id, (prompt, rate) in cases.items()
+    }
 
 
-@XDIST
 def test_failed_repetitions_of_a_passing_case_do_not_fail_the_run(
-    pytester: pytest.Pytester, workers: list[str]
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
-    make_suite(pytester, flaky=("work; fail at 0,3,6", 0.7))
+    make_suite(AGENT, repeat_cases(flaky=("work; fail at 0,3,6", 0.7)))
 
-    result = pytester.runpytest("--eval-repeat", "10", "-v", *workers)
+    result = pytester.runpytest("--eval-repeat", "10", "-v")
 
     result.assert_outcomes(passed=7, failed=3)
     out = result.stdout.str()
@@ -71,19 +65,14 @@ def test_failed_repetitions_of_a_passing_case_do_not_fail_the_run(
     assert result.ret == 0
     for rep in range(10):
         result.stdout.fnmatch_lines([f"*evals/flaky.yaml::flaky[[]r{rep}[]]*"])
-    if workers:
-        # The repetitions are separate items: both workers ran some.
-        ran_on = set(re.findall(r"\[(gw\d)\].*flaky\[r\d\]", out))
-        assert ran_on == {"gw0", "gw1"}
 
 
-@XDIST
 def test_a_case_below_its_min_pass_rate_blocks(
-    pytester: pytest.Pytester, workers: list[str]
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
-    make_suite(pytester, flaky=("work; fail at 0,3,6", 0.8), steady=("work", 1.0))
+    make_suite(AGENT, repeat_cases(flaky=("work; fail at 0,3,6", 0.8), steady=("work", 1.0)))
 
-    result = pytester.runpytest("--eval-repeat", "10", *workers)
+    result = pytester.runpytest("--eval-repeat", "10")
 
     result.assert_outcomes(passed=17, failed=3)
     out = result.stdout.str()
@@ -110,9 +99,10 @@ def test_a_case_below_its_min_pass_rate_blocks(
 
 
 def test_errored_repetitions_are_left_out_of_the_rate_and_reported(
+    make_suite: SuiteBuilder,
     pytester: pytest.Pytester,
 ) -> None:
-    make_suite(pytester, shaky=("work; fail at 0; error at 1,2", 0.6))
+    make_suite(AGENT, repeat_cases(shaky=("work; fail at 0; error at 1,2", 0.6)))
 
     result = pytester.runpytest("--eval-repeat", "5")
 
@@ -132,8 +122,10 @@ def test_errored_repetitions_are_left_out_of_the_rate_and_reported(
     assert result.ret == 0
 
 
-def test_a_case_whose_repetitions_all_errored_is_an_error(pytester: pytest.Pytester) -> None:
-    make_suite(pytester, down=("work; error at 0,1,2", 1.0), fine=("work", 1.0))
+def test_a_case_whose_repetitions_all_errored_is_an_error(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(AGENT, repeat_cases(down=("work; error at 0,1,2", 1.0), fine=("work", 1.0)))
 
     result = pytester.runpytest("--eval-repeat", "3")
 
@@ -144,8 +136,10 @@ def test_a_case_whose_repetitions_all_errored_is_an_error(pytester: pytest.Pytes
 
 
 @pytest.mark.parametrize("where", ["call", "teardown"])
-def test_a_failing_normal_test_still_fails_the_run(pytester: pytest.Pytester, where: str) -> None:
-    make_suite(pytester, flaky=("work; fail at 0", 0.5))
+def test_a_failing_normal_test_still_fails_the_run(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, where: str
+) -> None:
+    make_suite(AGENT, repeat_cases(flaky=("work; fail at 0", 0.5)))
     if where == "call":
         pytester.makepyfile(test_plain="def test_plain():\n    assert 1 == 2\n")
     else:
@@ -169,8 +163,10 @@ def test_a_failing_normal_test_still_fails_the_run(pytester: pytest.Pytester, wh
     assert result.ret == 1
 
 
-def test_a_collection_error_still_fails_the_run(pytester: pytest.Pytester) -> None:
-    make_suite(pytester, flaky=("work; fail at 0", 0.5))
+def test_a_collection_error_still_fails_the_run(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(AGENT, repeat_cases(flaky=("work; fail at 0", 0.5)))
     pytester.makepyfile(test_plain="import no_such_module_anywhere\n")
 
     result = pytester.runpytest(
@@ -181,15 +177,14 @@ def test_a_collection_error_still_fails_the_run(pytester: pytest.Pytester) -> No
     assert result.ret == 1
 
 
-@XDIST
-def test_repeats_combine_with_variants(pytester: pytest.Pytester, workers: list[str]) -> None:
-    make_suite(pytester, flaky=("work; fail at 1", 0.5))
+def test_repeats_combine_with_variants(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    make_suite(AGENT, repeat_cases(flaky=("work; fail at 1", 0.5)))
     for name in ("main", "pr"):
         (pytester.path / name).mkdir()
         (pytester.path / name / "AGENTS.md").write_text(name)
 
     result = pytester.runpytest(
-        "--eval-repeat", "3", "--eval-config", "main=main", "--eval-config", "pr=pr", "-v", *workers
+        "--eval-repeat", "3", "--eval-config", "main=main", "--eval-config", "pr=pr", "-v"
     )
 
     # Each variant counts its own runs: run 1 of each fails.

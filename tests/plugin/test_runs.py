@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import os
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.interrupt import interrupted_pytest
+from tests.helpers.suite import SuiteBuilder
 
 
-def make_suite(pytester: pytest.Pytester, agent: str, **cases: str) -> None:
-    """Write an agent script, an ini that runs it, and case files ``evals/<name>.yaml``."""
-    (pytester.path / "agent.py").write_text(textwrap.dedent(agent))
-    pytester.makeini(
-        "[pytest]\neval_agent = command\n"
-        "eval_agent_command = {python} {rootdir}/agent.py {prompt}\neval_timeout = 20\n"
-    )
-    evals = pytester.path / "evals"
-    evals.mkdir(exist_ok=True)
-    for name, text in cases.items():
-        (evals / f"{name.replace('_', '-')}.yaml").write_text(textwrap.dedent(text))
+@pytest.fixture
+def make_suite(make_suite: SuiteBuilder) -> SuiteBuilder:
+    """Every suite here runs its agent script as the command agent, timing out at 20 s."""
+    return make_suite.with_ini("eval_agent = command\neval_timeout = 20\n")
 
 
 def simple_case(case_id: str, prompt: str = "x", pattern: str = "x") -> str:
@@ -54,9 +47,8 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest("-p", "no:cacheprovider", *args)
 
 
-def test_passing_and_failing_checks(pytester: pytest.Pytester) -> None:
+def test_passing_and_failing_checks(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
     make_suite(
-        pytester,
         ECHO_AGENT,
         good="""
         id: good
@@ -114,9 +106,10 @@ def test_passing_and_failing_checks(pytester: pytest.Pytester) -> None:
     assert result.ret == 1
 
 
-def test_agent_errors_are_errors_not_failures(pytester: pytest.Pytester) -> None:
+def test_agent_errors_are_errors_not_failures(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         """
         import sys
         if "crash" in sys.argv[1]:
@@ -159,9 +152,10 @@ def test_agent_errors_are_errors_not_failures(pytester: pytest.Pytester) -> None
     assert result.ret == 2
 
 
-def test_missing_agent_binary_is_an_error(pytester: pytest.Pytester) -> None:
+def test_missing_agent_binary_is_an_error(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         ECHO_AGENT,
         one=simple_case("one"),
     )
@@ -172,9 +166,10 @@ def test_missing_agent_binary_is_an_error(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*program 'no-such-agent-cli' not found on PATH*"])
 
 
-def test_timeout_kills_the_agent_and_its_children(pytester: pytest.Pytester) -> None:
+def test_timeout_kills_the_agent_and_its_children(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         """
         import subprocess, sys, time
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
@@ -212,9 +207,10 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_prompt_placeholder_inside_a_word_stays_one_argument(pytester: pytest.Pytester) -> None:
+def test_prompt_placeholder_inside_a_word_stays_one_argument(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         "import sys\nprint(repr(sys.argv[1:]), 'stdin:', repr(sys.stdin.read()))\n",
         one=simple_case("one", prompt="'say {rootdir} twice'", pattern="x"),
     )
@@ -233,9 +229,10 @@ def test_prompt_placeholder_inside_a_word_stays_one_argument(pytester: pytest.Py
     )
 
 
-def test_prompt_goes_to_stdin_without_placeholder(pytester: pytest.Pytester) -> None:
+def test_prompt_goes_to_stdin_without_placeholder(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         "import sys\nprint('heard:', sys.stdin.read())\n",
         one=simple_case("one", prompt="via stdin", pattern="'heard: via stdin'"),
     )
@@ -245,9 +242,10 @@ def test_prompt_goes_to_stdin_without_placeholder(pytester: pytest.Pytester) -> 
     result.assert_outcomes(passed=1)
 
 
-def test_fixture_copied_setup_run_source_untouched(pytester: pytest.Pytester) -> None:
+def test_fixture_copied_setup_run_source_untouched(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         """
         import pathlib
         pathlib.Path("migrations/001.sql").write_text("ALTER TABLE x;")
@@ -282,9 +280,10 @@ def test_fixture_copied_setup_run_source_untouched(pytester: pytest.Pytester) ->
     assert not (pytester.path / "evals/fixtures/repo/setup.out").exists()
 
 
-def test_workspace_is_outside_the_users_git_repository(pytester: pytest.Pytester) -> None:
+def test_workspace_is_outside_the_users_git_repository(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         ECHO_AGENT,
         where="""
         id: where
@@ -302,9 +301,10 @@ def test_workspace_is_outside_the_users_git_repository(pytester: pytest.Pytester
     result.assert_outcomes(passed=1)
 
 
-def test_passed_workspaces_are_removed_failed_ones_kept(pytester: pytest.Pytester) -> None:
+def test_passed_workspaces_are_removed_failed_ones_kept(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         ECHO_AGENT,
         passes="""
         id: passes
@@ -328,9 +328,10 @@ def test_passed_workspaces_are_removed_failed_ones_kept(pytester: pytest.Pyteste
     assert sorted(p.name for p in base.iterdir() if not p.is_symlink()) == ["fails0"]
 
 
-def test_advisory_failure_is_xfailed_quarantine_is_skipped(pytester: pytest.Pytester) -> None:
+def test_advisory_failure_is_xfailed_quarantine_is_skipped(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         ECHO_AGENT,
         advisory=ADVISORY_CASE,
         flaky="""
@@ -357,9 +358,10 @@ def test_advisory_failure_is_xfailed_quarantine_is_skipped(pytester: pytest.Pyte
     assert result.ret == 0
 
 
-def test_one_advisory_failure_among_few_cases_blocks(pytester: pytest.Pytester) -> None:
+def test_one_advisory_failure_among_few_cases_blocks(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         ECHO_AGENT,
         advisory=ADVISORY_CASE,
         ok=simple_case("ok"),
@@ -391,9 +393,10 @@ def test_no_agent_skips_and_says_nothing_was_graded(pytester: pytest.Pytester) -
     assert result.ret == 0
 
 
-def test_retry_errors_reruns_only_errored_runs(pytester: pytest.Pytester) -> None:
+def test_retry_errors_reruns_only_errored_runs(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         """
         import os, pathlib, sys
         # One line per attempt, outside the workspace: the attempt's workspace, and
@@ -434,9 +437,10 @@ def test_retry_errors_reruns_only_errored_runs(pytester: pytest.Pytester) -> Non
         assert [seen for _, seen in attempts] == ["False"] * 3
 
 
-def test_normal_test_failure_is_never_hidden(pytester: pytest.Pytester) -> None:
+def test_normal_test_failure_is_never_hidden(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         ECHO_AGENT,
         ok=simple_case("ok"),
     )
@@ -449,9 +453,10 @@ def test_normal_test_failure_is_never_hidden(pytester: pytest.Pytester) -> None:
     assert result.ret == 1
 
 
-def test_ctrl_c_kills_the_agent_and_its_children(pytester: pytest.Pytester) -> None:
+def test_ctrl_c_kills_the_agent_and_its_children(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     make_suite(
-        pytester,
         """
         import os, pathlib, subprocess, sys, time
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])

@@ -10,16 +10,19 @@ the A/B result is known exactly in advance.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import subprocess
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.run import variants
+from tests.helpers.suite import SuiteBuilder
 
 AGENT = textwrap.dedent(
     """
@@ -92,22 +95,23 @@ HELPER_CASE = textwrap.dedent(
 )
 
 
-def make_suite(pytester: pytest.Pytester) -> Path:
-    """Five service cases that need classes, an advisory helper case that wants none."""
-    (pytester.path / "agent.py").write_text(AGENT)
-    pytester.makeini(
-        "[pytest]\neval_agent_command = {python} {rootdir}/agent.py {prompt}\n"
-        "eval_min_pass_rate = 0\n"
+#: Five service cases that need classes, an advisory helper case that wants none.
+CASES = {**{f"{name}-service": service_case(name) for name in SERVICES}, "slug-helper": HELPER_CASE}
+#: The configurations compared: main's rules ask for classes, pr's for functions.
+CONFIGS = {"main": CLASS_RULES, "pr": FUNCTION_RULES}
+
+
+@pytest.fixture
+def services(make_suite: SuiteBuilder) -> Callable[[], Path]:
+    """``services()`` writes the suite and its two configurations under configs/."""
+    return functools.partial(
+        make_suite,
+        AGENT,
+        CASES,
+        variants=CONFIGS,
+        variants_dir="configs",
+        ini="eval_min_pass_rate = 0\n",
     )
-    evals = pytester.path / "evals"
-    evals.mkdir()
-    for name in SERVICES:
-        (evals / f"{name}-service.yaml").write_text(service_case(name))
-    (evals / "slug-helper.yaml").write_text(HELPER_CASE)
-    for name, rules in (("main", CLASS_RULES), ("pr", FUNCTION_RULES)):
-        (pytester.path / "configs" / name).mkdir(parents=True)
-        (pytester.path / "configs" / name / "AGENTS.md").write_text(rules)
-    return pytester.path
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -141,14 +145,13 @@ def expected_regressions() -> list[str]:
     )
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_ab_directories_show_regressed_checks_and_mcnemar(
-    pytester: pytest.Pytester, workers: list[str]
+    services: Callable[[], Path], pytester: pytest.Pytester
 ) -> None:
-    make_suite(pytester)
+    services()
 
     result = pytester.runpytest(
-        "--eval-config", "main=configs/main", "--eval-config", "pr=configs/pr", *workers
+        "--eval-config", "main=configs/main", "--eval-config", "pr=configs/pr"
     )
 
     # 6 cases x 2 variants; pr fails the 5 services; main's advisory helper is xfailed.
@@ -172,9 +175,10 @@ def test_ab_directories_show_regressed_checks_and_mcnemar(
 
 
 def test_baseline_is_the_first_config_even_when_its_runs_finish_last(
+    services: Callable[[], Path],
     pytester: pytest.Pytester,
 ) -> None:
-    make_suite(pytester)
+    services()
 
     result = pytester.runpytest(
         "--eval-config", "pr=configs/pr", "--eval-config", "main=configs/main", "-n", "2"
@@ -186,9 +190,9 @@ def test_baseline_is_the_first_config_even_when_its_runs_finish_last(
 
 
 def test_single_file_lands_at_its_path_relative_to_the_rootdir(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    services: Callable[[], Path], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    make_suite(pytester)
+    services()
     (pytester.path / "AGENTS.md").write_text(FUNCTION_RULES)
     (pytester.path / "rules").mkdir()
     (pytester.path / "rules" / "style.md").write_text("style\n")
@@ -210,8 +214,10 @@ def test_single_file_lands_at_its_path_relative_to_the_rootdir(
     assert "rules vs pr: 0 checks regressed, 2 improved" in result.stdout.str()
 
 
-def test_working_tree_dot_takes_only_the_config_files(pytester: pytest.Pytester) -> None:
-    make_suite(pytester)
+def test_working_tree_dot_takes_only_the_config_files(
+    services: Callable[[], Path], pytester: pytest.Pytester
+) -> None:
+    services()
     (pytester.path / "AGENTS.md").write_text(FUNCTION_RULES)
     (pytester.path / ".claude" / "commands").mkdir(parents=True)
     (pytester.path / ".claude" / "commands" / "review.md").write_text("review\n")
@@ -228,9 +234,10 @@ def test_working_tree_dot_takes_only_the_config_files(pytester: pytest.Pytester)
 
 
 def test_without_eval_config_the_working_tree_config_is_overlaid(
+    services: Callable[[], Path],
     pytester: pytest.Pytester,
 ) -> None:
-    make_suite(pytester)
+    services()
     (pytester.path / "AGENTS.md").write_text(FUNCTION_RULES)
     (pytester.path / "notes.md").write_text("not configuration\n")
 
@@ -243,10 +250,10 @@ def test_without_eval_config_the_working_tree_config_is_overlaid(
 
 
 @pytest.fixture
-def repo(pytester: pytest.Pytester) -> Path:
+def repo(services: Callable[[], Path]) -> Path:
     """The suite as a git repository: main has class rules, then a commit switches
     AGENTS.md to function rules and adds rules/extra.md; main is the last commit."""
-    root = make_suite(pytester)
+    root = services()
     git(root, "init", "-q", "-b", "main")
     (root / "AGENTS.md").write_text(CLASS_RULES)
     (root / "rules").mkdir()
@@ -264,9 +271,8 @@ def repo(pytester: pytest.Pytester) -> Path:
     return root
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_git_revisions_compared_with_the_working_tree(
-    pytester: pytest.Pytester, repo: Path, workers: list[str]
+    pytester: pytest.Pytester, repo: Path
 ) -> None:
     # An uncommitted edit: `.` sees it, git:HEAD does not.
     (repo / "AGENTS.md").write_text(CLASS_RULES)
@@ -278,7 +284,6 @@ def test_git_revisions_compared_with_the_working_tree(
         "new=git:main",
         "--eval-config",
         "wt=.",
-        *workers,
     )
 
     out = result.stdout.str()
@@ -357,8 +362,10 @@ def test_bad_sources_are_usage_errors_quoting_the_value(
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
-def test_git_source_outside_a_repository(pytester: pytest.Pytester) -> None:
-    make_suite(pytester)
+def test_git_source_outside_a_repository(
+    services: Callable[[], Path], pytester: pytest.Pytester
+) -> None:
+    services()
 
     result = pytester.runpytest("--eval-config", "main=git:main")
 
@@ -367,8 +374,10 @@ def test_git_source_outside_a_repository(pytester: pytest.Pytester) -> None:
     assert "is not inside a git repository" in result.stderr.str()
 
 
-def test_duplicate_names_and_workspace_mix_are_usage_errors(pytester: pytest.Pytester) -> None:
-    make_suite(pytester)
+def test_duplicate_names_and_workspace_mix_are_usage_errors(
+    services: Callable[[], Path], pytester: pytest.Pytester
+) -> None:
+    services()
 
     twice = pytester.runpytest("--eval-config", "a=configs/main", "--eval-config", "a=configs/pr")
     mixed = pytester.runpytest("--eval-config", "a=configs/main", "--eval-workspace", "configs")
