@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
+
+from tests.helpers.suite import SuiteBuilder, write
 
 VALID_CASE = """\
 id: good-case
@@ -404,26 +405,14 @@ BAD: dict[str, Bad] = {
 }
 
 
-def make_suite(pytester: pytest.Pytester, bad: Bad) -> None:
+def broken_suite(bad: Bad) -> dict[str, str | bytes | None]:
     """The broken file, a valid case, and the graded directory that satisfies it."""
-    pytester.makeini("[pytest]\n")
-    (pytester.path / "graded").mkdir()
-    (pytester.path / "graded" / "ok.txt").write_text("ok\n")
-    write(pytester.path / "evals" / "good.yaml", VALID_CASE)
-    for rel, text in bad.extra.items():
-        if text is None:
-            (pytester.path / rel).mkdir(parents=True)
-        else:
-            write(pytester.path / rel, text)
-    write(pytester.path / bad.path, bad.content)
-
-
-def write(path: Path, content: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
+    return {
+        "graded/ok.txt": "ok\n",
+        "evals/good.yaml": VALID_CASE,
+        **bad.extra,
+        bad.path: bad.content,
+    }
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -446,32 +435,13 @@ def assert_reported(result: pytest.RunResult, bad: Bad) -> None:
 
 
 @pytest.mark.parametrize("name", list(BAD))
-def test_broken_file_is_one_clear_error(pytester: pytest.Pytester, name: str) -> None:
+def test_broken_file_is_one_clear_error(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, name: str
+) -> None:
     bad = BAD[name]
-    make_suite(pytester, bad)
+    make_suite(fixtures=broken_suite(bad))
 
     result = run(pytester)
-
-    result.assert_outcomes(passed=bad.passed, errors=1)
-    assert_reported(result, bad)
-
-
-XDIST_SAMPLE = [
-    "yaml-syntax",
-    "not-utf8",
-    "unknown-top-level-field",
-    "regex-file-matches",
-    "duplicate-id-across-files",
-    "task-severity-invalid",
-]
-
-
-@pytest.mark.parametrize("name", XDIST_SAMPLE)
-def test_broken_file_under_xdist(pytester: pytest.Pytester, name: str) -> None:
-    bad = BAD[name]
-    make_suite(pytester, bad)
-
-    result = run(pytester, "-n", "2")
 
     result.assert_outcomes(passed=bad.passed, errors=1)
     assert_reported(result, bad)
@@ -485,39 +455,41 @@ SELECTIONS = {
 }
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 @pytest.mark.parametrize("selection", list(SELECTIONS))
 def test_broken_file_reported_when_selection_deselects_everything(
-    pytester: pytest.Pytester, selection: str, workers: tuple[str, ...]
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, selection: str
 ) -> None:
     bad = BAD["unknown-check-type"]
-    make_suite(pytester, bad)
+    make_suite(fixtures=broken_suite(bad))
 
-    result = run(pytester, *SELECTIONS[selection], *workers)
+    result = run(pytester, *SELECTIONS[selection])
 
-    # xdist deselects on the workers; only a serial run counts deselected items.
-    result.assert_outcomes(errors=1, deselected=0 if workers else 1)
+    result.assert_outcomes(errors=1, deselected=1)
     assert "good-case" not in result.stdout.str()
     assert_reported(result, bad)
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_many_broken_files_each_reported_and_the_run_continues(
-    pytester: pytest.Pytester, workers: tuple[str, ...]
-) -> None:
-    names = ["yaml-syntax", "missing-id", "regex-output-matches", "path-parent", "cwd-missing"]
-    pytester.makeini("[pytest]\n")
-    (pytester.path / "graded").mkdir()
-    (pytester.path / "graded" / "ok.txt").write_text("ok\n")
-    for i in range(3):
-        write(
-            pytester.path / "evals" / f"good-{i}.yaml",
-            VALID_CASE.replace("good-case", f"good-{i}"),
-        )
-    for name in names:
-        write(pytester.path / "evals" / f"{name}.yaml", BAD[name].content)
+#: Broken files of one suite, beside three valid cases.
+MANY_BROKEN = ["yaml-syntax", "missing-id", "regex-output-matches", "path-parent", "cwd-missing"]
 
-    result = run(pytester, *workers)
+
+def many_broken_suite() -> dict[str, str | bytes | None]:
+    """Three valid cases, and each broken file of MANY_BROKEN as ``evals/<name>.yaml``."""
+    files: dict[str, str | bytes | None] = {"graded/ok.txt": "ok\n"}
+    for i in range(3):
+        files[f"evals/good-{i}.yaml"] = VALID_CASE.replace("good-case", f"good-{i}")
+    for name in MANY_BROKEN:
+        files[f"evals/{name}.yaml"] = BAD[name].content
+    return files
+
+
+def test_many_broken_files_each_reported_and_the_run_continues(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    names = MANY_BROKEN
+    make_suite(fixtures=many_broken_suite())
+
+    result = run(pytester)
 
     result.assert_outcomes(passed=3, errors=len(names))
     out = result.stdout.str()
@@ -528,9 +500,11 @@ def test_many_broken_files_each_reported_and_the_run_continues(
     assert result.ret != 0
 
 
-def test_case_without_prompt_is_valid_when_graded(pytester: pytest.Pytester) -> None:
+def test_case_without_prompt_is_valid_when_graded(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
     # `prompt` is optional (SPEC 2.2): a case only ever graded needs none.
-    make_suite(pytester, Bad("evals/other.yaml", "", None, "", ()))
+    make_suite(fixtures=broken_suite(Bad("evals/other.yaml", "", None, "", ())))
     write(
         pytester.path / "evals" / "other.yaml",
         "id: no-prompt\ndefends: rules/x.md\nchecks:\n" + CHECK,

@@ -356,14 +356,11 @@ def test_eval_lint_passes_with_warnings_only(pytester: pytest.Pytester) -> None:
     write(pytester.path / "rules" / "git-attribution.md", RULE)
     write(pytester.path / "evals" / "good.yaml", GOOD.format(id="good", prompt="Commit it."))
 
-    for extra in ([], ["-n", "2"]):
-        result = pytester.runpytest(
-            "--eval-lint", "-p", "no:cacheprovider", "-k", "nothing", *extra
-        )
-        out = result.stdout.str()
-        assert "evals: WARNING suite-size: the suite has 1 case" in out
-        result.assert_outcomes(passed=1)
-        assert result.ret == 0
+    result = pytester.runpytest("--eval-lint", "-p", "no:cacheprovider", "-k", "nothing")
+    out = result.stdout.str()
+    assert "evals: WARNING suite-size: the suite has 1 case" in out
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
 
 
 def test_without_the_option_no_lint_item(pytester: pytest.Pytester) -> None:

@@ -203,19 +203,17 @@ def test_a_failing_version_command_is_recorded_as_null(
     assert only_results(root)["pins"]["agent_version"] is None
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_json_report_items_carry_case_metadata(
     make_suite: SuiteBuilder,
     fake_claude: Callable[..., Path],
     pytester: pytest.Pytester,
-    workers: list[str],
 ) -> None:
     fake_claude(tokens=1234, cost=0.5, model="m-9")
     root = make_suite.steered(["alpha", "beta"], severities={"beta": "critical"}, agent="claude")
     pytester.makepyfile(test_unit="def test_plain():\n    assert True\n")
 
     result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--json-report", "--json-report-file=r.json", *workers
+        "-p", "no:cacheprovider", "--json-report", "--json-report-file=r.json"
     )
 
     result.assert_outcomes(passed=3)

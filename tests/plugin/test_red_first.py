@@ -60,13 +60,10 @@ def suite(pytester: pytest.Pytester) -> None:
     )
 
 
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_red_first_inverts_pass_and_fail_and_keeps_errors(
-    pytester: pytest.Pytester, xdist: list[str]
-) -> None:
+def test_red_first_inverts_pass_and_fail_and_keeps_errors(pytester: pytest.Pytester) -> None:
     suite(pytester)
 
-    result = pytester.runpytest("--eval-red-first", "-p", "no:cacheprovider", "-rA", *xdist)
+    result = pytester.runpytest("--eval-red-first", "-p", "no:cacheprovider", "-rA")
 
     out = result.stdout.str()
     result.assert_outcomes(passed=1, failed=2, errors=1)
