@@ -1,5 +1,6 @@
-"""Bad input (SPEC 2.6): every kind of broken case file is ONE error naming the file, the
-line, the field and what is expected; the other case files still collect and run.
+"""Bad input (docs/case-format.md, "What a broken file looks like"): every kind of broken
+case file is ONE error naming the file, the line, the field and what is expected; the
+other case files still collect and run.
 
 Each scenario is a real pytest session holding the broken file beside a valid case that
 is graded with ``--eval-workspace`` (so it runs and passes without an agent).
@@ -503,7 +504,7 @@ def test_many_broken_files_each_reported_and_the_run_continues(
 def test_case_without_prompt_is_valid_when_graded(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
-    # `prompt` is optional (SPEC 2.2): a case only ever graded needs none.
+    # `prompt` is optional (docs/case-format.md, "Fields"): a case only ever graded needs none.
     make_suite(fixtures=broken_suite(Bad("evals/other.yaml", "", None, "", ())))
     write(
         pytester.path / "evals" / "other.yaml",

@@ -1,4 +1,4 @@
-"""The baseline gate (SPEC 5.3): ``--eval-baseline FILE`` blocks on a pass-rate drop,
+"""The baseline gate (docs/results.md): ``--eval-baseline FILE`` blocks on a pass-rate drop,
 on a case that passed in the baseline and fails now, and on tokens or cost above 1.3x;
 differing pins are a warning. ``evalcases compare`` says the same offline."""
 

@@ -147,7 +147,7 @@ def test_missing_defends_is_a_warning_and_a_skill_directory_is_fine(
 
     status, lines = run_lint(capsys, "evals/two.yaml")
 
-    # SPEC 6 lists it among the warnings: the case still runs, it guards nothing.
+    # docs/writing-cases.md lists it among the warnings: the case still runs, it guards nothing.
     assert status == 0
     assert lines == [
         "evals/two.yaml:3: WARNING missing-defends: defends 'rules/nope.md', which does not "

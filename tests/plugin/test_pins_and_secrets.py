@@ -1,4 +1,4 @@
-"""Pins (SPEC 5.2), redaction of secrets, and the pytest-json-report metadata."""
+"""Pins (docs/results.md, "Pins"), redaction of secrets, and the pytest-json-report metadata."""
 
 from __future__ import annotations
 

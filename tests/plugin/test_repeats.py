@@ -1,6 +1,6 @@
-"""Repeats (SPEC 3.5): ``--eval-repeat N`` makes N items per case; the verdict is the pass
-rate against ``min_pass_rate`` with a 95% Wilson interval, and the exit status follows
-the verdicts, not the raw repetition outcomes.
+"""Repeats (docs/variants.md, "Repeats and Wilson intervals"): ``--eval-repeat N`` makes
+N items per case; the verdict is the pass rate against ``min_pass_rate`` with a 95%
+Wilson interval, and the exit status follows the verdicts, not the raw repetition outcomes.
 
 The scripted agent is flaky on purpose and deterministically so: each run claims the
 next number for its case (an exclusively created file, safe across xdist workers) and

@@ -1,4 +1,4 @@
-"""Results files (SPEC 5.1): one JSON file per run that executed eval items, written
+"""Results files (docs/results.md): one JSON file per run that executed eval items, written
 atomically by the controller, also for interrupted runs and under xdist."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Configuration variants (SPEC 3.4): ``--eval-config NAME=SOURCE`` with directories,
-single files, the working tree (``.``) and git revisions, compared in the summary
-(SPEC 4.3) with regressed/improved checks and the exact McNemar test.
+"""Configuration variants (docs/variants.md): ``--eval-config NAME=SOURCE`` with
+directories, single files, the working tree (``.``) and git revisions, compared in the
+summary ("Reading the comparison") with regressed/improved checks and the exact McNemar test.
 
 A scripted agent obeys the ``AGENTS.md`` in its workspace: with "Prefer functions over
 classes" it writes plain functions, otherwise a class with a ``_validate`` method. So

@@ -156,7 +156,8 @@ def test_tool_checks_match_names_kinds_and_inputs(ws: Path) -> None:
     assert evaluate(
         {"type": "tool_called", "tool": "shell", "input": "^grep"}, ws, tools=CALLS
     ).passed
-    # `tool` is searched like every pattern (SPEC 2.3); anchors make it exact.
+    # `tool` is searched like every pattern (docs/case-format.md, `tool_called`); anchors
+    # make it exact.
     assert evaluate({"type": "tool_called", "tool": "Bas"}, ws, tools=CALLS).passed
     assert not evaluate({"type": "tool_called", "tool": "^Bas$"}, ws, tools=CALLS).passed
     assert not evaluate({"type": "tool_called", "tool": "(?i)^write"}, ws, tools=CALLS).passed
