@@ -60,7 +60,15 @@ class Session:
         lines = self.out.splitlines()
         start = next(i for i, line in enumerate(lines) if "= eval gate =" in line)
         text = "\n".join(lines[start:]).replace(str(self.root), "<root>")
-        kept = [line for line in text.splitlines() if not re.match(r"^=+ .* in [\d.]+s", line)]
+        kept = [
+            line
+            for line in text.splitlines()
+            # pytest's timing line; pytest-json-report's section, placed apart under xdist.
+            if line.strip()
+            and not re.match(r"^=+ .* in [\d.]+s", line)
+            and "JSON report" not in line
+            and not line.startswith("report saved to")
+        ]
         return sorted(unordered(line) for line in kept)
 
     def results(self) -> list[dict[str, Any]]:
@@ -272,6 +280,7 @@ def test_broken_files_in_one_session_agree(
     assert "10 case files could not be loaded" in out
     assert "Traceback" not in out
     assert "pytest_evalcases/" not in out
+    assert "pydantic" not in out.lower().replace("pydantic_core", "")
     assert xdist.result.ret != 0
 
 
@@ -295,12 +304,12 @@ def test_broken_file_reported_when_selection_deselects_everything(
     test_bad_input.assert_reported(xdist.result, bad)
 
 
-def test_repetitions_and_variants_agree(
+def test_failed_repetitions_of_a_passing_case_and_variants_agree(
     make_suite: SuiteBuilder, serial_and_xdist: Callable[..., tuple[Session, Session]]
 ) -> None:
     make_suite(
         REPEAT_AGENT,
-        repeat_cases(flaky=("work; fail at 0,3,6", 0.8), steady=("work", 1.0)),
+        repeat_cases(flaky=("work; fail at 0,3,6", 0.7)),
         variants={"main": "main", "pr": "pr"},
     )
 
@@ -308,15 +317,38 @@ def test_repetitions_and_variants_agree(
         "--eval-repeat", "10", "--eval-config", "main=main", "--eval-config", "pr=pr", "-v"
     )
 
-    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 34, "failed": 6}
+    # Each variant counts its own runs; failed repetitions do not fail the run.
+    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 14, "failed": 6}
     assert_same(serial, xdist)
     out = xdist.out
-    assert out.count("  flaky: 7/10 runs passed (70%, 95% CI 40%–89%; needs 80%)") == 2
+    assert out.count("  flaky: 7/10 runs passed (70%, 95% CI 40%–89%; needs 70%)") == 2
     assert "pr vs main: 0 checks regressed, 0 improved" in out
+    assert "eval gate: PASS" in out
+    assert xdist.result.ret == 0
     # The repetitions are separate items: both workers ran some of each variant's.
     for name in ("main", "pr"):
         ran_on = set(re.findall(rf"\[(gw\d)\].*flaky\[{name}-r\d\]", out))
         assert ran_on == {"gw0", "gw1"}
+
+
+def test_a_case_below_its_min_pass_rate_agrees(
+    make_suite: SuiteBuilder, serial_and_xdist: Callable[..., tuple[Session, Session]]
+) -> None:
+    make_suite(REPEAT_AGENT, repeat_cases(flaky=("work; fail at 0,3,6", 0.8), steady=("work", 1.0)))
+
+    serial, xdist = serial_and_xdist("--eval-repeat", "10")
+
+    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 17, "failed": 3}
+    assert_same(serial, xdist)
+    assert "eval gate: BLOCKED (1 normal case failed: flaky)" in xdist.out
+    (doc,) = xdist.results()
+    verdicts = {
+        c["id"]: (c["outcome"], c["passes"], c["ci95"]) for c in doc["variants"][0]["cases"]
+    }
+    assert verdicts == {
+        "flaky": ("failed", 7, [0.3968, 0.8922]),
+        "steady": ("passed", 10, [0.7225, 1.0]),
+    }
 
 
 def test_variants_from_directories_and_git_revisions_agree(
@@ -360,13 +392,14 @@ def test_pins_secrets_and_json_report_agree(
     monkeypatch: pytest.MonkeyPatch,
     serial_and_xdist: Callable[..., tuple[Session, Session]],
 ) -> None:
-    fake_claude(tokens=1234, cost=0.5, model="m-9", fail=["beta"])
+    fake_claude(tokens=1234, cost=0.5, model="m-9")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value-123")
     make_suite.steered(["alpha", "beta"], severities={"beta": "critical"}, agent="claude")
     pytester.makepyfile(test_unit="def test_plain():\n    assert True\n")
 
     serial, xdist = serial_and_xdist("--json-report", "--json-report-file=r.json")
 
+    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 3}
     assert_same(serial, xdist)
     (doc,) = xdist.results()
     assert doc["pins"]["models"] == ["m-9"]
