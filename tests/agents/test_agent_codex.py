@@ -1,0 +1,324 @@
+"""The ``codex`` driver against a fake ``codex`` that prints recorded CLI output."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases.agents import make_agent
+from pytest_evalcases.agents.base import (
+    AgentSettings,
+    RunRequest,
+    ToolCall,
+    Usage,
+)
+from pytest_evalcases.agents.codex import CodexAgent
+from tests.helpers.agents import FAKES, SAMPLES, Driver, fake_request, recorded_calls
+
+EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
+RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
+LS = ToolCall(name="command_execution", kind="shell", input="bash -lc 'ls db/changelog'")
+
+
+DRIVER = Driver(CodexAgent, "codex")
+agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
+
+
+def request(workspace: Path, **kwargs: Any) -> RunRequest:
+    """A run of the fake ``codex``."""
+    kwargs.setdefault("prompt", "Make users.email NOT NULL.")
+    kwargs.setdefault("bare", True)
+    return fake_request(workspace, **kwargs)
+
+
+def stream(tmp_path: Path, *lines: str) -> Path:
+    """A sample file made of ``lines``."""
+    path = tmp_path / "stream.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_registered_under_its_name() -> None:
+    assert isinstance(make_agent(AgentSettings(name="codex")), CodexAgent)
+
+
+# --- command line ---------------------------------------------------------------------
+
+
+def test_default_command_line(tmp_path: Path) -> None:
+    got = agent().invocation(request(tmp_path, prompt="fix it"))
+    assert got.argv == ("codex", "exec", "--json", "--skip-git-repo-check", "fix it")
+    assert got.stdin is None
+
+
+def test_model_and_extra_args_come_before_the_prompt(tmp_path: Path) -> None:
+    got = agent(model="gpt-5-codex", args=("-s", "workspace-write")).invocation(
+        request(tmp_path, prompt="fix it")
+    )
+    assert got.argv == (
+        *("codex", "exec", "--json", "--skip-git-repo-check"),
+        *("-m", "gpt-5-codex", "-s", "workspace-write", "fix it"),
+    )
+
+
+def test_bare_adds_nothing(tmp_path: Path) -> None:
+    bare = agent().invocation(request(tmp_path, prompt="p"))
+    not_bare = agent().invocation(
+        RunRequest(prompt="p", workspace=tmp_path, bare=False, timeout=1, env={})
+    )
+    assert bare == not_bare
+
+
+def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+    req = request(
+        tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt", FAKE_AGENT_RECORD=str(record)
+    )
+    run(req)
+    (seen,) = recorded_calls(record)
+    assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", "-"]
+    assert seen["stdin"] == "-v is a prompt"
+
+
+# --- successful runs ------------------------------------------------------------------
+
+
+def test_exec_sample(tmp_path: Path) -> None:
+    result = run(request(tmp_path, sample="codex-exec.jsonl"))
+    assert result.text == (
+        "Added changeset 003-email-not-null.xml as a forward fix; 002 is left untouched."
+    )
+    assert result.usage == Usage(input_tokens=24763, cache_read_tokens=24448, output_tokens=622)
+    # The command appears in item.started and item.completed: it is one call.
+    assert result.tool_calls == (
+        LS,
+        ToolCall(
+            name="file_change",
+            kind="edit",
+            input='[{"path":"db/changelog/003-email-not-null.xml","kind":"add"}]',
+        ),
+    )
+    assert result.cost_usd is None
+    assert result.models == ()
+    assert result.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("settings", "models"),
+    [
+        ({"model": "gpt-5-codex"}, ("gpt-5-codex",)),
+        ({"args": ("-m", "o3")}, ("o3",)),
+        ({"args": ("--model=o4-mini",)}, ("o4-mini",)),
+    ],
+)
+def test_model_comes_from_the_settings(
+    tmp_path: Path, settings: dict[str, Any], models: tuple[str, ...]
+) -> None:
+    assert run(request(tmp_path, sample="codex-exec.jsonl"), **settings).models == models
+
+
+def test_started_command_without_completion_counts_once(tmp_path: Path) -> None:
+    # The command was announced but its completion never printed (the run went on).
+    lines = [line for line in EXEC if '"item.completed","item":{"id":"item_1"' not in line]
+    result = run(request(tmp_path, sample=stream(tmp_path, *lines)))
+    assert result.tool_calls is not None
+    assert result.tool_calls[0] == LS
+    assert len(result.tool_calls) == 2
+
+
+def test_last_agent_message_is_the_answer(tmp_path: Path) -> None:
+    early = (
+        '{"type":"item.completed","item":{"id":"item_9","type":"agent_message","text":"Looking."}}'
+    )
+    result = run(request(tmp_path, sample=stream(tmp_path, *EXEC[:3], early, *EXEC[3:])))
+    assert result.text.startswith("Added changeset")
+
+
+def test_reconnecting_alone_is_not_fatal(tmp_path: Path) -> None:
+    sample = stream(tmp_path, *EXEC[:3], RECONNECTING, *EXEC[3:])
+    assert run(request(tmp_path, sample=sample)).text.startswith("Added changeset")
+
+
+def test_other_tool_items(tmp_path: Path) -> None:
+    items = [
+        {"id": "a", "type": "web_search", "query": "liquibase addNotNullConstraint"},
+        {
+            "id": "b",
+            "type": "mcp_tool_call",
+            "server": "jira",
+            "tool": "get_issue",
+            "arguments": {"key": "DB-1"},
+        },
+        {"id": "c", "type": "command_execution", "command": ["bash", "-lc", "ls -la"]},
+    ]
+    events = [json.dumps({"type": "item.completed", "item": item}) for item in items]
+    result = run(request(tmp_path, sample=stream(tmp_path, *events, EXEC[-1])))
+    assert result.tool_calls == (
+        ToolCall(name="web_search", kind="web", input="liquibase addNotNullConstraint"),
+        ToolCall(name="jira.get_issue", kind="other", input='{"key":"DB-1"}'),
+        ToolCall(name="command_execution", kind="shell", input="bash -lc 'ls -la'"),
+    )
+    assert result.text == ""
+
+
+# --- errors: no verdict ---------------------------------------------------------------
+
+
+def test_turn_failed_sample(tmp_path: Path) -> None:
+    error = run_error(request(tmp_path, sample="codex-turn-failed.jsonl", exit_code=1))
+    assert error.kind == "authentication"
+    assert "unexpected status 401 Unauthorized: Missing bearer or basic authentication" in str(
+        error
+    )
+
+
+def test_turn_failed_rate_limit(tmp_path: Path) -> None:
+    failed = json.dumps(
+        {"type": "turn.failed", "error": {"message": "exceeded retry limit, last status: 429"}}
+    )
+    error = run_error(request(tmp_path, sample=stream(tmp_path, *EXEC[1:3], failed), exit_code=1))
+    assert error.kind == "rate-limit"
+    assert "exceeded retry limit, last status: 429" in str(error)
+
+
+def test_error_without_turn_completed_is_fatal(tmp_path: Path) -> None:
+    fatal = '{"type":"error","message":"stream disconnected before completion"}'
+    sample = stream(tmp_path, *EXEC[1:3], RECONNECTING, fatal)
+    error = run_error(request(tmp_path, sample=sample, exit_code=1))
+    assert error.kind == "agent"
+    assert "stream disconnected before completion" in str(error)
+    assert "Reconnecting" not in str(error)
+
+
+def test_only_reconnecting_then_the_end(tmp_path: Path) -> None:
+    last = '{"type":"error","message":"Reconnecting... 5/5"}'
+    error = run_error(request(tmp_path, sample=stream(tmp_path, *EXEC[1:3], RECONNECTING, last)))
+    assert "Reconnecting... 5/5" in str(error)
+    assert "without turn.completed" in str(error)
+
+
+def test_crash_without_events_quotes_stderr(tmp_path: Path) -> None:
+    error = run_error(request(tmp_path, exit_code=1, stderr="Error: config.toml: invalid key\n"))
+    assert error.kind == "crash"
+    assert "Error: config.toml: invalid key" in str(error)
+
+
+def test_stream_without_completion_and_exit_0_is_a_parse_error(tmp_path: Path) -> None:
+    error = run_error(request(tmp_path, sample=stream(tmp_path, *EXEC[:4])))
+    assert error.kind == "parse"
+    assert "turn.completed" in str(error)
+
+
+# --- through pytest: tool checks on the Codex stream ----------------------------------
+
+TOOL_CASES = {
+    # The sample runs `bash -lc 'ls db/changelog'` and adds 003-email-not-null.xml.
+    "evals/codex-tools-hold": """\
+id: codex-tools-hold
+defends: AGENTS.md
+prompt: "Make users.email NOT NULL."
+checks:
+  - type: tool_called
+    tool: shell
+    input: "ls db/changelog"
+  - type: tool_called
+    tool: command_execution
+  - type: tool_called
+    tool: edit
+    input: "003-email-not-null"
+  - type: tool_not_called
+    tool: shell
+    input: "rm -rf|git push"
+""",
+    "evals/codex-no-ls": """\
+id: codex-no-ls
+defends: AGENTS.md
+prompt: "Make users.email NOT NULL."
+checks:
+  - type: tool_not_called
+    tool: command_execution
+    input: "\\\\bls\\\\b"
+""",
+    "evals/codex-must-read": """\
+id: codex-must-read
+defends: AGENTS.md
+prompt: "Make users.email NOT NULL."
+checks:
+  - type: tool_called
+    tool: shell
+    input: "cat db/changelog/002"
+""",
+}
+
+
+def test_tool_checks_on_the_codex_stream(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", **TOOL_CASES)
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "codex-exec.jsonl"))
+    result = pytester.runpytest("--eval-agent", "codex", "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "PASSED*codex-tools-hold*",
+            "FAILED*codex-no-ls*",
+            "FAILED*codex-must-read*",
+            "*must not be called; call command_execution: *bash -lc 'ls db/changelog'*",
+            "*no call of tool 'shell' with input 'cat db/changelog/002'*",
+        ]
+    )
+
+
+def test_turn_failed_is_an_error_through_pytest(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", **{"evals/codex-no-ls": TOOL_CASES["evals/codex-no-ls"]})
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "codex-turn-failed.jsonl"))
+    monkeypatch.setenv("FAKE_AGENT_EXIT", "1")
+    result = pytester.runpytest("--eval-agent", "codex", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert "Missing bearer or basic authentication in header" in result.stdout.str()
+    assert result.ret == 2
+
+
+#: What codex-cli 0.171.0 printed here, run with no network to reach: it never exits.
+NO_NETWORK = [
+    {"type": "thread.started", "thread_id": "01a22fd8-8dd2-7302-b0a9-631080dd9a77"},
+    {"type": "turn.started"},
+    {
+        "type": "error",
+        "message": "Reconnecting... 5/5 (stream disconnected before completion: failed to "
+        "lookup address information: Name does not resolve)",
+    },
+    {
+        "type": "error",
+        "message": "Reconnecting... waiting for network (Connection failed: error sending request)",
+    },
+    {
+        "type": "item.completed",
+        "item": {
+            "id": "item_0",
+            "type": "error",
+            "message": "Falling back from WebSockets to HTTPS transport. stream disconnected "
+            "before completion: failed to lookup address information: Name does not resolve",
+        },
+    },
+]
+
+
+def test_a_timeout_says_what_the_cli_said_last(tmp_path: Path) -> None:
+    sample = tmp_path / "no-network.jsonl"
+    sample.write_text("".join(json.dumps(event) + "\n" for event in NO_NETWORK))
+    error = run_error(request(tmp_path, sample=str(sample), timeout=1, FAKE_AGENT_HANG="60"))
+    assert error.kind == "timeout"
+    # The message of the last event, nested in its item as Codex has it.
+    assert str(error).endswith(
+        "last output: Falling back from WebSockets to HTTPS transport. stream disconnected "
+        "before completion: failed to lookup address information: Name does not resolve"
+    )

@@ -1,0 +1,261 @@
+"""The ``gemini`` driver against a fake ``gemini`` that prints recorded CLI output."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases.agents import make_agent
+from pytest_evalcases.agents.base import (
+    AgentSettings,
+    RunRequest,
+    ToolCall,
+    Usage,
+)
+from pytest_evalcases.agents.gemini import GeminiAgent
+from tests.helpers.agents import FAKES, SAMPLES, Driver, fake_request, recorded_calls
+
+SUCCESS = json.loads((SAMPLES / "gemini-json-success.json").read_text())
+
+
+DRIVER = Driver(GeminiAgent, "gemini")
+agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
+
+
+def request(workspace: Path, **kwargs: Any) -> RunRequest:
+    """A run of the fake ``gemini``."""
+    kwargs.setdefault("prompt", "Split parse_config into smaller functions.")
+    kwargs.setdefault("bare", True)
+    return fake_request(workspace, **kwargs)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "sample.json"
+    path.write_text(text)
+    return path
+
+
+def test_registered_under_its_name() -> None:
+    assert isinstance(make_agent(AgentSettings(name="gemini")), GeminiAgent)
+
+
+# --- command line ---------------------------------------------------------------------
+
+
+def test_default_command_line(tmp_path: Path) -> None:
+    got = agent().invocation(request(tmp_path, prompt="fix it"))
+    assert got.argv == ("gemini", "-p", "fix it", "--output-format", "json")
+
+
+def test_model_and_extra_args(tmp_path: Path) -> None:
+    got = agent(model="gemini-2.5-pro", args=("--yolo",)).invocation(request(tmp_path, prompt="p"))
+    assert got.argv == (
+        *("gemini", "-p", "p", "--output-format", "json"),
+        *("-m", "gemini-2.5-pro", "--yolo"),
+    )
+
+
+def test_prompt_starting_with_a_dash_stays_a_value(tmp_path: Path) -> None:
+    record = tmp_path / "record.json"
+    req = request(
+        tmp_path,
+        sample="gemini-json-success.json",
+        prompt="- list the TODOs",
+        FAKE_AGENT_RECORD=str(record),
+    )
+    run(req)
+    (seen,) = recorded_calls(record)
+    assert seen["argv"] == ["--prompt=- list the TODOs", "--output-format", "json"]
+
+
+# --- successful runs ------------------------------------------------------------------
+
+
+def test_success_sample(tmp_path: Path) -> None:
+    result = run(request(tmp_path, sample="gemini-json-success.json"))
+    assert result.text == (
+        "I refactored `parse_config` into three functions and kept the public signature."
+    )
+    assert result.usage == Usage(input_tokens=18230, output_tokens=1204, cache_read_tokens=0)
+    assert result.models == ("gemini-2.5-pro",)
+    assert result.cost_usd is None
+    # Counts only: two read_file calls and one replace, inputs unknown.
+    assert result.tool_calls == (
+        ToolCall(name="read_file", kind="read", input=""),
+        ToolCall(name="read_file", kind="read", input=""),
+        ToolCall(name="replace", kind="edit", input=""),
+    )
+    assert GeminiAgent.tool_inputs is False
+
+
+def test_pretty_printed_output_after_a_log_line(tmp_path: Path) -> None:
+    sample = write(tmp_path, "Loaded cached credentials.\n" + json.dumps(SUCCESS, indent=2))
+    assert run(request(tmp_path, sample=sample)).text.startswith("I refactored")
+
+
+def test_tokens_are_summed_over_models(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(SUCCESS))
+    doc["stats"]["models"]["gemini-2.5-flash"] = {
+        "tokens": {"prompt": 100, "candidates": 7, "cached": 40}
+    }
+    result = run(request(tmp_path, sample=write(tmp_path, json.dumps(doc))))
+    assert result.usage == Usage(input_tokens=18330, output_tokens=1211, cache_read_tokens=40)
+    assert result.models == ("gemini-2.5-pro", "gemini-2.5-flash")
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("run_shell_command", "shell"),
+        ("read_many_files", "read"),
+        ("write_file", "write"),
+        ("edit", "edit"),
+        ("glob", "search"),
+        ("search_file_content", "search"),
+        ("grep", "search"),
+        ("web_fetch", "web"),
+        ("google_web_search", "web"),
+        ("save_memory", "other"),
+    ],
+)
+def test_tool_kinds(tmp_path: Path, name: str, kind: str) -> None:
+    doc = {"response": "ok", "stats": {"tools": {"byName": {name: {"count": 1}}}}}
+    result = run(request(tmp_path, sample=write(tmp_path, json.dumps(doc))))
+    assert result.tool_calls == (ToolCall(name=name, kind=kind, input=""),)
+
+
+def test_no_stats_means_no_transcript(tmp_path: Path) -> None:
+    result = run(request(tmp_path, sample=write(tmp_path, '{"response": "ok"}')))
+    assert result.text == "ok"
+    assert result.tool_calls is None
+
+
+# --- errors: no verdict ---------------------------------------------------------------
+
+
+def test_auth_error_sample(tmp_path: Path) -> None:
+    error = run_error(request(tmp_path, sample="gemini-json-auth-error.json", exit_code=41))
+    assert error.kind == "authentication"
+    assert "Could not load the default credentials. Please set GEMINI_API_KEY." in str(error)
+    assert "FatalAuthenticationError" in str(error)
+
+
+def test_auth_error_json_on_stderr(tmp_path: Path) -> None:
+    # What Gemini CLI 0.61.0 printed when run here without credentials: nothing on
+    # stdout, the error object on stderr, exit status 41.
+    said = json.dumps(
+        {
+            "session_id": "a84b089b-2546-4d64-baf6-a39b8c060abf",
+            "error": {
+                "type": "Error",
+                "message": "Please set an Auth method in your ~/.gemini/settings.json or "
+                "specify one of the following environment variables before running: "
+                "GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA",
+                "code": 41,
+            },
+        },
+        indent=2,
+    )
+    error = run_error(request(tmp_path, exit_code=41, stderr=said + "\n"))
+    assert error.kind == "authentication"
+    assert str(error).startswith("gemini could not authenticate: Please set an Auth method")
+    assert "(Error, exit status 41)" in str(error)
+    assert "session_id" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(41, "authentication"), (42, "input"), (52, "config"), (53, "max-turns")],
+)
+def test_documented_exit_statuses_without_json(tmp_path: Path, status: int, kind: str) -> None:
+    error = run_error(request(tmp_path, exit_code=status, stderr=f"Fatal: reason {status}\n"))
+    assert error.kind == kind
+    assert f"Fatal: reason {status}" in str(error)
+
+
+def test_error_object_is_classified_by_its_words(tmp_path: Path) -> None:
+    doc = {"error": {"type": "ApiError", "message": "[429] Quota exceeded for quota metric"}}
+    error = run_error(request(tmp_path, sample=write(tmp_path, json.dumps(doc)), exit_code=1))
+    assert error.kind == "rate-limit"
+    assert "[429] Quota exceeded for quota metric" in str(error)
+
+
+def test_untrusted_workspace_says_how_to_trust_it(tmp_path: Path) -> None:
+    doc = {
+        "error": {
+            "type": "FatalUntrustedWorkspaceError",
+            "message": "Gemini CLI is not running in a trusted directory.",
+        }
+    }
+    error = run_error(request(tmp_path, sample=write(tmp_path, json.dumps(doc)), exit_code=1))
+    assert error.kind == "config"
+    assert "not running in a trusted directory" in str(error)
+    assert "GEMINI_TRUST_WORKSPACE=true" in str(error)
+    assert "--skip-trust" in str(error)
+
+
+def test_crash_and_parse_errors(tmp_path: Path) -> None:
+    crash = run_error(request(tmp_path, exit_code=1, stderr="SyntaxError: Unexpected token\n"))
+    assert crash.kind == "crash"
+    assert "SyntaxError: Unexpected token" in str(crash)
+    parse = run_error(request(tmp_path, sample=write(tmp_path, "Hello from gemini\n")))
+    assert parse.kind == "parse"
+    assert "Hello from gemini" in str(parse)
+
+
+# --- through pytest: names are checkable, inputs are not ------------------------------
+
+GEMINI_CASES = {
+    "evals/gemini-reads": """\
+id: gemini-reads
+defends: GEMINI.md
+prompt: "Split parse_config."
+checks:
+  - type: tool_called
+    tool: read_file
+  - type: tool_called
+    tool: edit
+  - type: tool_not_called
+    tool: shell
+""",
+    "evals/gemini-writes": """\
+id: gemini-writes
+defends: GEMINI.md
+prompt: "Split parse_config."
+checks:
+  - type: tool_called
+    tool: write_file
+""",
+    "evals/gemini-input": """\
+id: gemini-input
+defends: GEMINI.md
+prompt: "Split parse_config."
+checks:
+  - type: tool_not_called
+    tool: shell
+    input: "grep -r"
+""",
+}
+
+
+def test_tool_checks_through_pytest(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", **GEMINI_CASES)
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "gemini-json-success.json"))
+    result = pytester.runpytest("--eval-agent", "gemini", "-p", "no:cacheprovider", "-rA")
+    # A check on inputs cannot be graded from counts: an error, never a silent pass.
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.stdout.fnmatch_lines_random(
+        [
+            "PASSED*gemini-reads*",
+            "FAILED*gemini-writes*",
+            "ERROR*gemini-input*",
+            "*needs tool inputs*",
+        ]
+    )

@@ -1,0 +1,83 @@
+"""docs/results.md and docs/ci.md: the examples parse, and the documented JSON Schema
+names every key a real results file has (and requires only keys it has)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.helpers.results import only_results, steer
+from tests.helpers.suite import SuiteBuilder
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def fences(name: str, lang: str) -> list[str]:
+    text = (DOCS / name).read_text("utf-8")
+    return re.findall(rf"^```{lang}\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def schema() -> dict[str, Any]:
+    found = [json.loads(b) for b in fences("results.md", "json") if '"$schema"' in b]
+    assert len(found) == 1
+    doc: dict[str, Any] = found[0]
+    return doc
+
+
+def test_every_json_and_yaml_example_parses() -> None:
+    assert len(fences("results.md", "json")) >= 3
+    for block in fences("results.md", "json"):
+        json.loads(block)
+    workflows = fences("ci.md", "yaml")
+    assert len(workflows) == 1
+    workflow = yaml.safe_load(workflows[0])
+    assert set(workflow["jobs"]) == {"merge-gate", "full-suite", "merge"}
+    assert workflow[True]["schedule"]  # YAML 1.1 reads the key `on` as True
+
+
+def test_the_documented_schema_matches_a_real_results_file(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta"])
+    steer(root, "fail", "beta")
+    pytester.runpytest("-p", "no:cacheprovider")
+    real = only_results(root)
+    documented = schema()
+
+    top = documented["properties"]
+    assert set(real) <= set(top)
+    assert set(documented["required"]) <= set(real)
+    case = top["cases"]["items"]
+    for entry in real["cases"]:
+        assert set(entry) <= set(case["properties"])
+        assert set(case["required"]) <= set(entry)
+        for check in entry["checks"]:
+            assert set(check) <= set(case["properties"]["checks"]["items"]["properties"])
+    assert set(real["pins"]) <= set(top["pins"]["properties"])
+    assert set(real["usage"]) <= set(top["usage"]["properties"])
+    variant_schema = top["variants"]["items"]
+    for variant in real["variants"]:
+        assert set(variant) <= set(variant_schema["properties"])
+        verdict_schema = variant_schema["properties"]["cases"]["items"]
+        for verdict in variant["cases"]:
+            assert (
+                set(verdict_schema["required"]) <= set(verdict) <= set(verdict_schema["properties"])
+            )
+
+
+def test_the_documented_example_has_the_shape_of_the_schema() -> None:
+    documented = schema()
+    example = next(
+        json.loads(b)
+        for b in fences("results.md", "json")
+        if b.lstrip().startswith('{\n  "format"')
+    )
+    assert set(documented["required"]) <= set(example)
+    assert set(example) <= set(documented["properties"])
+    case_required = set(documented["properties"]["cases"]["items"]["required"])
+    assert all(case_required <= set(c) for c in example["cases"])

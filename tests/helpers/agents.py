@@ -1,0 +1,82 @@
+"""Shared by the agent tests: the environment that puts the fake CLIs on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases.agents.base import Agent, AgentResult, AgentSettings, RunRequest, run_agent
+from pytest_evalcases.errors import AgentError
+
+#: The shared data stays at the top of tests/, beside this package.
+FAKES = Path(__file__).parents[1] / "fake_agents"
+SAMPLES = Path(__file__).parents[1] / "agent_samples"
+
+
+def fake_env(
+    sample: Path | str | None = None, exit_code: int = 0, stderr: str = "", **env: str
+) -> dict[str, str]:
+    """This process's environment with the fakes first on PATH, printing ``sample``
+    (a file name in agent_samples/ or a path) and exiting with ``exit_code``."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_AGENT_")}
+    full["PATH"] = f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+    if sample is not None:
+        full["FAKE_AGENT_SAMPLE"] = str(SAMPLES / sample if isinstance(sample, str) else sample)
+    full["FAKE_AGENT_EXIT"] = str(exit_code)
+    full["FAKE_AGENT_STDERR"] = stderr
+    full.update(env)
+    return full
+
+
+def fake_request(
+    workspace: Path,
+    *,
+    sample: Path | str | None = None,
+    exit_code: int = 0,
+    stderr: str = "",
+    prompt: str = "Do the task.",
+    bare: bool = True,
+    needs_transcript: bool = False,
+    timeout: float = 30,
+    **env: str,
+) -> RunRequest:
+    """A run of a fake CLI: ``sample`` is a file name in agent_samples/ or a path."""
+    return RunRequest(
+        prompt=prompt,
+        workspace=workspace,
+        bare=bare,
+        timeout=timeout,
+        env=fake_env(sample, exit_code, stderr, **env),
+        needs_transcript=needs_transcript,
+    )
+
+
+class Driver:
+    """One agent driver under test, built from its factory with per-test settings."""
+
+    def __init__(self, factory: Callable[[AgentSettings], Agent], name: str) -> None:
+        self.factory = factory
+        self.name = name
+
+    def agent(self, **settings: Any) -> Agent:
+        return self.factory(AgentSettings(name=self.name, **settings))
+
+    def run(self, req: RunRequest, **settings: Any) -> AgentResult:
+        return run_agent(self.agent(**settings), req)
+
+    def error(self, req: RunRequest, **settings: Any) -> AgentError:
+        with pytest.raises(AgentError) as info:
+            self.run(req, **settings)
+        return info.value
+
+
+def recorded_calls(record: Path) -> list[dict[str, Any]]:
+    """The runs the fake CLI recorded (``FAKE_AGENT_RECORD``), without the
+    ``--version`` calls that pins make: argv, stdin, cwd and EVALCASES_* env each."""
+    calls = [json.loads(line) for line in record.read_text().splitlines()]
+    return [call for call in calls if call["argv"] != ["--version"]]

@@ -1,0 +1,313 @@
+"""``--eval-html PATH``: one self-contained file with the case x variant matrix, each
+run's failed checks behind a click, and the pass-rate trend of the results directory.
+Structure is checked on the written text; rendering and the script in headless
+Chromium when it is installed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases.report import html as html_report
+from tests.helpers.suite import SuiteBuilder
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+AGENT = textwrap.dedent(
+    """
+    import sys
+    prompt = sys.argv[1]
+    if "crash" in prompt:
+        sys.exit("agent crashed: no credit left")
+    print('<script>alert("pwned")</script>' if "inject" in prompt else "ok")
+    """
+)
+
+
+def case(case_id: str, prompt: str, extra: str = "") -> str:
+    return (
+        f"id: {case_id}\ndefends: AGENTS.md\nprompt: {prompt}\n{extra}"
+        "checks:\n  - id: says-ok\n    type: output_matches\n    pattern: '^ok$'\n"
+    )
+
+
+#: A passing, a failing (its answer is a script tag), an erroring and a quarantined case,
+#: for two configuration variants.
+CASES = {
+    "good": case("good", "say ok"),
+    "inject": case("inject", "inject please", "description: 'Escapes <b>markup</b> & more'\n"),
+    "crash": case("crash", "crash now"),
+    "parked": case("parked", "say ok", "quarantine: flaky model\n"),
+}
+VARIANTS = {"main": "main", "pr": "pr"}
+
+
+def write_results(directory: Path) -> None:
+    directory.mkdir(parents=True)
+    docs = {
+        "2026-11-01T09-00-00.000Z.json": {
+            "date": "2026-11-01T09:00:00Z",
+            "pass_rate": 0.5,
+            "passed": 2,
+            "total": 4,
+            "verdict": "BLOCKED",
+            "variants": [{"name": "main", "pass_rate": 1.0}, {"name": "pr", "pass_rate": 0.0}],
+            "cases": [],
+        },
+        "2026-11-02T09-00-00.000Z.json": {
+            "date": "2026-11-02T09:00:00Z",
+            "pass_rate": 0.75,
+            "passed": 3,
+            "total": 4,
+            "verdict": "BLOCKED",
+        },
+    }
+    for name, doc in docs.items():
+        (directory / name).write_text(json.dumps(doc))
+    (directory / "2026-11-03-broken.json").write_text("{not json")
+    (directory / "2026-11-04-list.json").write_text("[1, 2]")
+
+
+def run(make_suite: SuiteBuilder, *args: str) -> tuple[pytest.RunResult, str]:
+    pytester = make_suite.pytester
+    make_suite(AGENT, CASES, variants=VARIANTS)
+    write_results(pytester.path / "evals" / "results")
+    result = pytester.runpytest(
+        "--eval-config",
+        "main=main",
+        "--eval-config",
+        "pr=pr",
+        "--eval-no-save",
+        "--eval-html",
+        "out/report.html",
+        *args,
+    )
+    return result, (pytester.path / "out" / "report.html").read_text("utf-8")
+
+
+def test_matrix_cells_and_trend(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    result, page = run(make_suite)
+
+    result.assert_outcomes(passed=2, failed=2, errors=2, skipped=2)
+    assert f"html report: {pytester.path / 'out' / 'report.html'}" in result.stdout.str()
+    cells = re.findall(r'<td class="cell (\w+)" data-cell="(\d+-\d+)"', page)
+    assert (
+        sorted(cls for cls, _ in cells)
+        == ["error"] * 2 + ["fail"] * 2 + ["pass"] * 2 + ["skip"] * 2
+    )
+    assert len({key for _, key in cells}) == 8
+    # Every cell has its details, which name the failed check and quote the message.
+    for _, key in cells:
+        assert f'<template id="d-{key}">' in page
+    assert '<b class="check">says-ok</b> [output_matches]' in page
+    assert "agent crashed: no credit left" in page
+    assert re.search(r"<th scope=\"col\">main<br>.*1/2 cases", page)
+    # Trend: the two readable results files, the broken ones skipped.
+    assert page.count('<circle class="point"') == 2
+    assert 'data-series="main"' in page
+    assert 'data-series="pr"' in page
+    assert "2026-11-02T09:00:00Z: 75% (3 of 4 cases passed) BLOCKED" in page
+
+
+def test_trend_includes_this_run_when_it_is_saved(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(AGENT, CASES, variants=VARIANTS)
+    write_results(pytester.path / "evals" / "results")
+
+    pytester.runpytest("--eval-config", "main=main", "--eval-html", "report.html")
+
+    page = (pytester.path / "report.html").read_text()
+    assert page.count('<circle class="point"') == 3
+    assert (
+        ": 50% (1 of 3 cases passed) BLOCKED</title>" in page.rsplit('<circle class="point"', 1)[1]
+    )
+
+
+def test_everything_from_cases_and_agents_is_escaped(make_suite: SuiteBuilder) -> None:
+    _, page = run(make_suite)
+
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in page
+    assert "<b>markup</b>" not in page
+    assert "Escapes &lt;b&gt;markup&lt;/b&gt; &amp; more" in page
+    # The page's own script is the only one.
+    assert page.count("<script>") == 1
+
+
+def test_self_contained(make_suite: SuiteBuilder) -> None:
+    _, page = run(make_suite)
+
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "<link" not in page
+    assert "@import" not in page
+
+
+def test_no_results_and_no_eval_items(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+
+    result = pytester.runpytest("--eval-html", "report.html")
+
+    assert result.ret == 0
+    page = (pytester.path / "report.html").read_text()
+    assert "No eval case was run." in page
+    assert "No results files yet." in page
+
+
+def test_read_trend_is_defensive(tmp_path: Path) -> None:
+    docs = {
+        "a.json": {"date": "2026-01-03", "pass_rate": 90, "passed": 9, "total": 10},
+        "b.json": {"date": "2026-01-01", "passed": 1, "total": 4},
+        "c.json": {"date": "2026-01-02", "pass_rate": True},
+        "d.json": {"date": "2026-01-02", "pass_rate": None, "passed": 0, "total": 0},
+        "e.json": ["not", "an", "object"],
+        "f.json": {"pass_rate": 0.5, "variants": {"pr": {"pass_rate": 0.25}, "x": 3}},
+    }
+    for name, doc in docs.items():
+        (tmp_path / name).write_text(json.dumps(doc))
+    (tmp_path / "g.json").write_bytes(b"\xff\xfe")
+
+    points = html_report.read_trend(tmp_path)
+
+    assert [(p.date, p.pass_rate) for p in points] == [
+        ("2026-01-01", 0.25),
+        ("2026-01-03", 0.9),
+        ("f", 0.5),
+    ]
+    assert points[-1].variants == {"pr": 0.25}
+    assert html_report.read_trend(tmp_path / "missing") == []
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless)")
+def test_renders_in_headless_chromium(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    _, page = run(make_suite)
+    report = pytester.path / "out" / "report.html"
+    inject = re.search(r'data-cell="(\d+-\d+)"[^>]*title="inject \[pr\]', page)
+    assert inject is not None
+
+    dom = dump_dom(f"{report.as_uri()}#cell-{inject.group(1)}", tmp_path)
+
+    # The script ran to its end without an error ...
+    assert re.search(r'<body[^>]*class="[^"]*js-ready', dom)
+    assert 'data-cells="8"' in dom
+    assert not re.search(r"<html[^>]*data-js-errors", dom)
+    # ... and showed the cell named in the URL: its failed check, still escaped.
+    shown = details_section(dom)
+    assert f'data-shown="{inject.group(1)}"' in shown
+    assert "says-ok" in shown
+    assert "&lt;script&gt;alert" in shown
+    assert 'class="cell fail selected"' in dom
+    assert "<svg" in dom
+    assert 'class="point"' in dom
+
+
+def details_section(dom: str) -> str:
+    """The report's details panel, as Chromium left it."""
+    shown = dom[dom.index('<section id="details"') :]
+    return shown[: shown.index("</section>")]
+
+
+def dump_dom(url: str, profile: Path) -> str:
+    done = subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile / 'chromium-profile'}",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    shutil.rmtree(profile / "chromium-profile", ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless)")
+def test_clicking_a_failed_cell_shows_its_failed_checks(
+    make_suite: SuiteBuilder, tmp_path: Path
+) -> None:
+    _, page = run(make_suite)
+    cell = re.search(
+        r'<td class="cell fail" data-cell="(\d+-\d+)"[^>]*title="inject \[main\]', page
+    )
+    assert cell is not None
+    key = cell.group(1)
+    # A copy of the report with a script after the page's own: it notes what the
+    # details panel shows, clicks the red cell as a user would, and notes it again.
+    clicked = tmp_path / "clicked.html"
+    clicked.write_text(page + CLICK_SCRIPT.replace("KEY", key), "utf-8")
+
+    dom = dump_dom(clicked.as_uri(), tmp_path)
+
+    assert not re.search(r"<html[^>]*data-js-errors", dom)
+    probe = re.search(r'<pre id="probe" ([^>]*)>(.*?)</pre>', dom, re.DOTALL)
+    assert probe is not None
+    attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', probe.group(1)))
+    # Before the click the panel held something else (the first red or grey cell,
+    # shown on load) and no failed check of this case was rendered.
+    before = probe.group(2)
+    assert before.startswith('&lt;section id="details"')
+    assert attrs["data-shown-before"] != key
+    assert attrs["data-checks-before"] == ""
+    assert "inject [main]" not in before
+    assert "says-ok" not in before
+    # After it: this cell's details, its failed check rendered on the page, the
+    # agent's answer quoted and still escaped.
+    assert attrs["data-shown-after"] == key
+    assert attrs["data-checks-after"] == "says-ok [output_matches]"
+    shown = details_section(dom)
+    assert f'data-shown="{key}"' in shown
+    assert "<h2>inject [main]: failed</h2>" in shown
+    assert '<ul class="failed"><li><b class="check">says-ok</b> [output_matches]:' in shown
+    assert '&lt;script&gt;alert("pwned")&lt;/script&gt;' in shown
+    assert f'<td class="cell fail selected" data-cell="{key}"' in dom
+    assert dom.count(" selected") == 1
+
+
+#: Appended to a copy of the report. <pre id="probe"> gets the details panel's markup
+#: before the click (as text), which cell it showed before and after the click of the
+#: cell ``KEY``, and the failed checks rendered in it (laid out, not merely present).
+CLICK_SCRIPT = """
+<script>
+(function () {
+  var panel = document.getElementById('details');
+  function rendered() {
+    var items = panel.querySelectorAll('ul.failed li'), names = [];
+    for (var i = 0; i < items.length; i++) {
+      if (items[i].getClientRects().length) {
+        names.push(items[i].textContent.split(':')[0]);
+      }
+    }
+    return names.join(', ');
+  }
+  var probe = document.createElement('pre');
+  probe.id = 'probe';
+  probe.textContent = panel.outerHTML;
+  probe.setAttribute('data-shown-before', panel.getAttribute('data-shown') || '');
+  probe.setAttribute('data-checks-before', rendered());
+  document.querySelector('td.cell[data-cell="KEY"]').click();
+  probe.setAttribute('data-shown-after', panel.getAttribute('data-shown') || '');
+  probe.setAttribute('data-checks-after', rendered());
+  document.body.appendChild(probe);
+})();
+</script>
+"""

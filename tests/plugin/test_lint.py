@@ -1,0 +1,430 @@
+"""``evalcases lint`` and ``pytest --eval-lint``: each anti-pattern is found, with its
+file and line, and only errors fail."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases import cli
+from pytest_evalcases.authoring import lint
+
+RULE = textwrap.dedent(
+    """\
+    # Git attribution
+
+    Never add a Co-authored-by trailer or any mention of an AI tool to a commit message,
+    a pull request description or a code comment.
+    """
+)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A rootdir with a rule file and an empty evals directory; the cwd."""
+    write(tmp_path / "pytest.ini", "[pytest]\n")
+    write(tmp_path / "rules" / "git-attribution.md", RULE)
+    write(tmp_path / "skills" / "release" / "SKILL.md", "# Release\n\nTag, then push.\n")
+    (tmp_path / "evals").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+GOOD = """\
+id: {id}
+defends: rules/git-attribution.md
+prompt: {prompt}
+checks:
+  - type: output_not_matches
+    pattern: "(?i)co-authored-by"
+"""
+
+
+def run_lint(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str]]:
+    status = cli.main(["lint", *args])
+    out = capsys.readouterr().out
+    return status, [line for line in out.splitlines() if line]
+
+
+def codes(lines: list[str]) -> list[str]:
+    return [line.split(": ", 2)[1] for line in lines]
+
+
+def test_clean_case_has_no_case_finding(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project / "evals" / "commit-msg.yaml", GOOD.format(id="commit-msg", prompt="Commit it."))
+
+    status, lines = run_lint(capsys)
+
+    assert status == 0
+    assert codes(lines) == ["WARNING suite-size"]
+    assert lines[0].startswith("evals: WARNING suite-size: the suite has 1 case;")
+
+
+def test_load_error_names_file_line_and_field(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        project / "evals" / "broken.yaml",
+        """\
+        id: broken
+        defends: rules/git-attribution.md
+        prompt: Commit it.
+        checks:
+          - type: output_not_matches
+            pattern: "(unclosed"
+        """,
+    )
+
+    status, lines = run_lint(capsys, "evals/broken.yaml")
+
+    assert status == 1
+    assert len(lines) == 1
+    assert lines[0].startswith("evals/broken.yaml:6: ERROR load-error: checks[0].pattern: ")
+    assert "invalid regular expression" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("check", "effect"),
+    [
+        ('type: output_matches\n    pattern: "fix:|"', "always passes"),
+        ('type: file_matches\n    path: a.txt\n    pattern: "x*"', "always passes"),
+        ('type: file_contains\n    file: a.txt\n    pattern: "^"', "always passes"),
+        ('type: output_not_matches\n    pattern: "(?i)(trailer)?"', "can never pass"),
+        ('type: file_not_matches\n    path: a.txt\n    pattern: "(?!.)"', "can never pass"),
+    ],
+)
+def test_pattern_matching_any_text_is_an_error(
+    project: Path, capsys: pytest.CaptureFixture[str], check: str, effect: str
+) -> None:
+    write(
+        project / "evals" / "vacuous.yaml",
+        f"id: vacuous\ndefends: rules/git-attribution.md\nprompt: Commit it.\n"
+        f"checks:\n  - type: output_not_matches\n    pattern: trailer\n  - {check}\n",
+    )
+
+    status, lines = run_lint(capsys, "evals/vacuous.yaml")
+
+    assert status == 1
+    assert codes(lines) == ["ERROR vacuous-pattern"]
+    assert lines[0].startswith("evals/vacuous.yaml:")
+    assert int(lines[0].split(":")[1]) >= 8  # the line of the second check's pattern
+    assert effect in lines[0]
+
+
+@pytest.mark.parametrize("pattern", [r"^\s*$", r"\A\Z", "^$", "(?i)co-authored-by"])
+def test_patterns_that_do_not_match_every_text_are_fine(pattern: str) -> None:
+    assert not lint._vacuous(pattern)
+
+
+def test_missing_defends_is_a_warning_and_a_skill_directory_is_fine(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        project / "evals" / "two.yaml",
+        """\
+        cases:
+          - id: missing
+            defends: rules/nope.md
+            prompt: Commit it.
+            checks:
+              - {type: output_not_matches, pattern: x}
+          - id: skill
+            defends: skills/release
+            prompt: Cut a release.
+            checks:
+              - {type: output_not_matches, pattern: x}
+        """,
+    )
+
+    status, lines = run_lint(capsys, "evals/two.yaml")
+
+    # docs/writing-cases.md lists it among the warnings: the case still runs, it guards nothing.
+    assert status == 0
+    assert lines == [
+        "evals/two.yaml:3: WARNING missing-defends: defends 'rules/nope.md', which does not "
+        f"exist (relative to {project.resolve()})"
+    ]
+
+
+def test_root_option_changes_where_defends_resolves(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project / "config" / "AGENTS.md", "Be brief.\n")
+    write(
+        project / "evals" / "agents-md.yaml",
+        "id: agents-md\ndefends: AGENTS.md\nprompt: Hi.\nchecks:\n"
+        "  - {type: output_not_matches, pattern: x}\n",
+    )
+
+    assert codes(run_lint(capsys, "evals/agents-md.yaml")[1]) == ["WARNING missing-defends"]
+    assert run_lint(capsys, "evals/agents-md.yaml", "--root", "config") == (0, [])
+
+
+def test_prompt_quoting_the_rule_is_a_warning(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompt = (
+        "Commit the fix. Remember: never add a co-authored-by trailer, or any mention of an "
+        "AI tool to a commit message."
+    )
+    write(project / "evals" / "quotes.yaml", GOOD.format(id="quotes", prompt=json.dumps(prompt)))
+
+    status, lines = run_lint(capsys, "evals/quotes.yaml")
+
+    assert status == 0
+    assert codes(lines) == ["WARNING prompt-quotes-rule"]
+    assert lines[0].startswith("evals/quotes.yaml:3: ")
+    assert (
+        "'never add a co authored by trailer or any mention of an ai tool to a commit" in (lines[0])
+    )
+
+
+def test_seven_shared_words_are_not_a_quote() -> None:
+    assert lint.quoted_run("please never add a co-authored-by trailer here", RULE) == []
+    assert lint.quoted_run("please never add a co-authored-by trailer or any", RULE) == [
+        *["never", "add", "a", "co", "authored", "by", "trailer", "or", "any"]
+    ]
+
+
+def test_prohibition_with_only_positive_checks_is_a_warning(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        project / "evals" / "positive-only.yaml",
+        """\
+        id: positive-only
+        defends: rules/git-attribution.md
+        prompt: Commit the staged change.
+        checks:
+          - type: command_succeeds
+            command: git log -1
+        """,
+    )
+    write(
+        project / "evals" / "skill-positive.yaml",
+        """\
+        id: skill-positive
+        defends: skills/release
+        prompt: Cut a release.
+        checks:
+          - type: command_succeeds
+            command: git tag
+        """,
+    )
+
+    status, lines = run_lint(capsys, "evals/positive-only.yaml", "evals/skill-positive.yaml")
+
+    assert status == 0
+    assert codes(lines) == ["WARNING no-negative-check"]
+    assert lines[0].startswith("evals/positive-only.yaml:4: ")
+    assert "'Never'" in lines[0]
+
+
+def test_id_differing_from_stem_and_duplicate_prompts_are_warnings(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project / "evals" / "a.yaml", GOOD.format(id="not-a", prompt="Commit it."))
+    write(
+        project / "evals" / "b.json",
+        json.dumps(
+            {
+                "id": "b",
+                "defends": "rules/git-attribution.md",
+                "prompt": "commit   IT.",
+                "checks": [{"type": "output_not_matches", "pattern": "x"}],
+            },
+            indent=2,
+        ),
+    )
+
+    status, lines = run_lint(capsys, "evals/a.yaml", "evals/b.json")
+
+    assert status == 0
+    assert sorted(codes(lines)) == ["WARNING duplicate-prompt", "WARNING id-not-stem"]
+    by_code = {line.split(": ")[1]: line for line in lines}
+    assert by_code["WARNING id-not-stem"].startswith("evals/a.yaml:1: ")
+    assert by_code["WARNING duplicate-prompt"].startswith("evals/b.json:4: ")
+    assert "'not-a' (evals/a.yaml:3)" in by_code["WARNING duplicate-prompt"]
+
+
+def test_suite_size_bounds(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = [
+        {
+            "id": f"case-{i}",
+            "defends": "rules/git-attribution.md",
+            "prompt": f"Task number {i}.",
+            "checks": [{"type": "output_not_matches", "pattern": "x"}],
+        }
+        for i in range(51)
+    ]
+    write(project / "evals" / "many.json", json.dumps({"cases": cases[:20]}))
+    assert run_lint(capsys) == (0, [])
+
+    write(project / "evals" / "many.json", json.dumps({"cases": cases}))
+    status, lines = run_lint(capsys)
+    assert status == 0
+    assert codes(lines) == ["WARNING suite-size"]
+    assert "51 cases; more than 50" in lines[0]
+
+
+def test_discovery_skips_fixtures_results_and_templates(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("fixtures/repo/config.yaml", "results/run.json", "_template.yaml", ".hidden.yml"):
+        write(project / "evals" / name, "not: a case\n")
+    write(project / "other" / "notes.yaml", "not: a case\n")
+    write(project / "evals" / "ok.yaml", GOOD.format(id="ok", prompt="Commit it."))
+
+    files = lint.discover([project])
+
+    assert [f.path.name for f in files] == ["ok.yaml"]
+    assert files[0].evals_root == (project / "evals").resolve()
+
+
+def test_task_directory_is_linted(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(
+        project / "tasks" / "01-svc" / "checks.yaml",
+        """\
+        task: Service is a class
+        defends: rules/missing.md
+        checks:
+          - id: has-class
+            type: file_contains
+            file: src/svc.py
+            pattern: ".*"
+        """,
+    )
+
+    status, lines = run_lint(capsys, "tasks")
+
+    assert status == 1
+    assert sorted(codes(lines)) == [
+        "ERROR vacuous-pattern",
+        "WARNING missing-defends",
+        "WARNING suite-size",
+    ]
+    assert any(line.startswith("tasks/01-svc/checks.yaml:7: ERROR vacuous") for line in lines)
+
+
+def test_missing_path_argument(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["lint", "nowhere"]) == 2
+    assert "no such file or directory: nowhere" in capsys.readouterr().err
+
+
+# --- pytest --eval-lint ---------------------------------------------------------------
+
+
+def test_eval_lint_option_reports_findings_and_fails_on_errors(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    write(pytester.path / "rules" / "git-attribution.md", RULE)
+    write(pytester.path / "evals" / "good.yaml", GOOD.format(id="good", prompt="Commit it."))
+    write(
+        pytester.path / "evals" / "stale.yaml",
+        GOOD.format(id="stale", prompt="Push it.").replace(
+            "rules/git-attribution.md", "rules/gone.md"
+        ),
+    )
+    write(
+        pytester.path / "evals" / "vacuous.yaml",
+        GOOD.format(id="vacuous", prompt="Tag it.").replace("(?i)co-authored-by", "x*"),
+    )
+    write(pytester.path / "test_unit.py", "def test_ok():\n    pass\n")
+
+    result = pytester.runpytest("--eval-lint", "-p", "no:cacheprovider", "-rA")
+
+    out = result.stdout.str()
+    assert "eval lint" in out
+    assert "evals/stale.yaml:2: WARNING missing-defends: defends 'rules/gone.md'" in out
+    assert "evals/vacuous.yaml:6: ERROR vacuous-pattern: checks[0].pattern 'x*'" in out
+    assert "evals: WARNING suite-size: the suite has 3 cases" in out
+    # the lint item fails; the cases are skipped for want of an agent; unit tests run
+    result.assert_outcomes(passed=1, failed=1, skipped=3)
+    assert result.ret == 1
+
+
+def test_eval_lint_passes_with_warnings_only(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    write(pytester.path / "rules" / "git-attribution.md", RULE)
+    write(pytester.path / "evals" / "good.yaml", GOOD.format(id="good", prompt="Commit it."))
+
+    result = pytester.runpytest("--eval-lint", "-p", "no:cacheprovider", "-k", "nothing")
+    out = result.stdout.str()
+    assert "evals: WARNING suite-size: the suite has 1 case" in out
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+
+
+def test_without_the_option_no_lint_item(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    write(pytester.path / "evals" / "stale.yaml", GOOD.format(id="stale", prompt="Push it."))
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(skipped=1)
+    assert "eval lint" not in result.stdout.str()
+
+
+#: Native TOML configuration (pytest.toml, [tool.pytest]) came with pytest 9.
+PYTEST_9 = pytest.mark.skipif(pytest.version_tuple < (9,), reason="needs pytest 9")
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pytest.ini", "[pytest]\neval_config_root = agentcfg\n"),
+        (".pytest.ini", "[pytest]\neval_config_root = agentcfg\n"),
+        pytest.param("pytest.toml", '[pytest]\neval_config_root = "agentcfg"\n', marks=PYTEST_9),
+        ("pyproject.toml", '[tool.pytest.ini_options]\neval_config_root = "agentcfg"\n'),
+        pytest.param(
+            "pyproject.toml", '[tool.pytest]\neval_config_root = "agentcfg"\n', marks=PYTEST_9
+        ),
+        ("tox.ini", "[pytest]\neval_config_root = agentcfg\n"),
+        ("setup.cfg", "[tool:pytest]\neval_config_root = agentcfg\n"),
+    ],
+)
+def test_lint_reads_eval_config_root_wherever_pytest_does(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], name: str, text: str
+) -> None:
+    (pytester.path / name).write_text(text)
+    write(pytester.path / "agentcfg" / "rules" / "git-attribution.md", RULE)
+    write(pytester.path / "evals" / "good.yaml", GOOD.format(id="good", prompt="Commit it."))
+
+    status, lines = run_lint(capsys, "evals")
+    assert (status, codes(lines)) == (0, ["WARNING suite-size"])
+
+    # pytest --eval-lint, which asks pytest for the ini value, agrees.
+    result = pytester.runpytest("--eval-lint", "-p", "no:cacheprovider")
+    assert "missing-defends" not in result.stdout.str()
+    result.assert_outcomes(passed=1, skipped=1)
+
+
+def test_each_case_file_resolves_defends_in_its_own_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two projects linted in one command: each file's `defends` starts at its own rootdir.
+    for name in ("api", "web"):
+        write(tmp_path / name / "pytest.ini", "[pytest]\n")
+        write(tmp_path / name / "rules" / f"{name}.md", "Keep it small.\n")
+        write(
+            tmp_path / name / "evals" / f"{name}-rule.yaml",
+            GOOD.format(id=f"{name}-rule", prompt=f"Change {name}.").replace(
+                "rules/git-attribution.md", f"rules/{name}.md"
+            ),
+        )
+    monkeypatch.chdir(tmp_path)
+
+    status, lines = run_lint(capsys, "api", "web")
+    assert (status, codes(lines)) == (0, ["WARNING suite-size"] * 2)
+    # One --root for every file: the other project's rule is not found.
+    lines = run_lint(capsys, "api", "web", "--root", "api")[1]
+    assert sorted(codes(lines)) == ["WARNING missing-defends", *["WARNING suite-size"] * 2]
+    assert any(line.startswith("web/evals/web-rule.yaml:2: WARNING missing") for line in lines)

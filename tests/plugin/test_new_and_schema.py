@@ -1,0 +1,166 @@
+"""``evalcases new`` writes a case that validates; ``evalcases schema`` prints a JSON
+Schema that describes the case format, including third-party check types."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+import pytest
+import yaml
+
+from pytest_evalcases import cli
+from pytest_evalcases.authoring import lint
+from pytest_evalcases.authoring import schema as case_schema
+from pytest_evalcases.cases import schema
+from pytest_evalcases.cases.loading import load_case_file
+from pytest_evalcases.run.checks import Outcome, default_registry
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_new_writes_a_valid_case_with_a_negative_check_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    assert cli.main(["new", "no-ai-trailer", "--format", fmt]) == 0
+
+    path = tmp_path / "evals" / f"no-ai-trailer.{fmt}"
+    assert capsys.readouterr().out.strip() == f"evals/no-ai-trailer.{fmt}"
+    (case,) = load_case_file(path, tmp_path / "evals", default_registry())
+    assert case.id == "no-ai-trailer"
+    assert case.checks[0].type in lint.NEGATIVE_CHECKS
+    assert case.prompt
+    text = path.read_text()
+    if fmt == "yaml":
+        assert "# yaml-language-server: $schema=_schema.json" in text
+        assert text.count("\n#") > 5  # commented
+    else:
+        assert "--eval-red-first" in json.loads(text)["description"]
+    # lint finds nothing wrong with the case itself (AGENTS.md present)
+    (tmp_path / "AGENTS.md").write_text("Keep answers short.\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    findings = lint.lint_files(lint.discover([path]), tmp_path)
+    assert findings == []
+
+
+def test_new_with_dir_and_refusals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["new", "first-case", "--dir", "suite/evals/git"]) == 0
+    target = tmp_path / "suite" / "evals" / "git" / "first-case.yaml"
+    before = target.read_text()
+
+    assert cli.main(["new", "first-case", "--dir", "suite/evals/git"]) == 2
+    assert cli.main(["new", "first-case", "--dir", "suite/evals/git", "--format", "json"]) == 2
+    assert cli.main(["new", "First_Case"]) == 2
+
+    err = capsys.readouterr().err
+    assert "already exists; not overwriting it" in err
+    assert "'First_Case' is not kebab-case" in err
+    assert target.read_text() == before
+    assert not (tmp_path / "suite" / "evals" / "git" / "first-case.json").exists()
+
+
+def test_new_case_collects_and_runs(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    assert cli.main(["new", "fresh", "--dir", str(pytester.path / "evals")]) == 0
+    (pytester.path / "evals" / "out").mkdir()
+    (pytester.path / "evals" / "out" / ".evalcases").mkdir()
+    (pytester.path / "evals" / "out" / ".evalcases" / "output.txt").write_text("Done.\n")
+
+    result = pytester.runpytest("--eval-workspace", "evals/out", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+
+
+def schema_of(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+    assert cli.main(["schema", *args]) == 0
+    data: dict[str, object] = json.loads(capsys.readouterr().out)
+    return data
+
+
+def test_schema_describes_one_case_or_a_cases_list(capsys: pytest.CaptureFixture[str]) -> None:
+    data = schema_of(capsys)
+
+    defs = data["$defs"]
+    assert isinstance(defs, dict)
+    case = defs["Case"]
+    assert set(case["required"]) == {"id", "defends", "checks"}
+    assert case["additionalProperties"] is False
+    assert "description" in case["properties"]["severity"]
+    assert "description" in case["properties"]["cwd"]
+    types = {
+        d["properties"]["type"]["const"] for d in defs.values() if "type" in d.get("properties", {})
+    }
+    assert types == set(default_registry().names)
+    assert data["anyOf"] == [
+        {"$ref": "#/$defs/Case"},
+        {
+            "type": "object",
+            "properties": {
+                "cases": {
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/Case"},
+                    "minItems": 1,
+                    "description": "Several cases in one file; ids need not equal the file name",
+                }
+            },
+            "required": ["cases"],
+            "additionalProperties": False,
+        },
+    ]
+
+
+def test_schema_includes_registered_check_types() -> None:
+    class HasKey(schema.CheckModel):
+        """The JSON file has ``key``."""
+
+        type: Literal["json_has_key"]
+        path: str
+        key: str
+
+    registry = default_registry()
+    registry.register(HasKey, lambda check, ctx: Outcome(True, "ok"))
+
+    data = case_schema.case_schema(registry)
+    task = case_schema.task_schema(registry)
+
+    assert "HasKey" in data["$defs"]
+    assert data["$defs"]["HasKey"]["properties"]["type"]["const"] == "json_has_key"
+    assert "TaskHasKey" in task["$defs"]
+
+
+def test_task_schema_requires_check_ids_and_allows_severity(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = schema_of(capsys, "--task")
+
+    props = data["properties"]
+    assert isinstance(props, dict)
+    assert {"task", "defends", "checks"} <= set(props)
+    check = data["$defs"]["TaskFileContains"]  # type: ignore[index]
+    assert "id" in check["required"]
+    assert check["properties"]["severity"]["enum"] == ["HIGH", "MEDIUM", "LOW"]
+
+
+def test_schema_accepts_the_example_suites(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every example case file is an instance of the schema (checked with the schema's
+    own structure: required fields and known properties, per case)."""
+    data = schema_of(capsys)
+    case = data["$defs"]["Case"]  # type: ignore[index]
+    known = set(case["properties"])
+    examples = Path(__file__).resolve().parents[2] / "example_cases"
+    files = [
+        p
+        for p in examples.rglob("evals/**/*")
+        if p.suffix in (".yaml", ".json") and "fixtures" not in p.parts and p.name[0] != "_"
+    ]
+    assert files
+    for path in files:
+        doc = yaml.safe_load(path.read_text())
+        for item in doc.get("cases", [doc]):
+            assert set(case["required"]) <= set(item), path
+            assert set(item) <= known, path

@@ -1,0 +1,239 @@
+"""Results files (docs/results.md): one JSON file per run that executed eval items, written
+atomically by the controller, also for interrupted runs and under xdist."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results.record import RunRecord
+from tests.helpers.interrupt import interrupted_pytest
+from tests.helpers.results import only_results, results_files, steer
+from tests.helpers.suite import SuiteBuilder
+
+TOP_LEVEL = {
+    "date",
+    "passed",
+    "failed",
+    "errors",
+    "total",
+    "pass_rate",
+    "verdict",
+    "pins",
+    "variants",
+    "cases",
+    "complete",
+}
+CASE_KEYS = {
+    "id",
+    "file",
+    "defends",
+    "severity",
+    "variant",
+    "repetition",
+    "outcome",
+    "checks",
+    "duration",
+    "tokens_in",
+    "tokens_out",
+    "cost_usd",
+    "model",
+    "error_kind",
+    "workspace",
+}
+
+
+def test_a_run_writes_one_results_file_with_every_key(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta", "gamma", "delta"])
+    steer(root, "fail", "beta")
+    steer(root, "crash", "gamma")
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    files = results_files(root)
+    assert len(files) == 1
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z\.json", files[0].name)
+    doc = only_results(root)
+    assert doc.keys() >= TOP_LEVEL
+    assert (doc["passed"], doc["failed"], doc["errors"], doc["total"]) == (2, 1, 1, 4)
+    assert doc["pass_rate"] == pytest.approx(2 / 3)
+    assert doc["verdict"] == "BLOCKED"
+    assert doc["complete"] is True
+    assert doc["date"].replace(":", "-") + ".json" == files[0].name
+    by_id = {c["id"]: c for c in doc["cases"]}
+    assert set(by_id) == {"alpha", "beta", "gamma", "delta"}
+    for case in by_id.values():
+        assert case.keys() >= CASE_KEYS
+    assert by_id["beta"]["outcome"] == "failed"
+    assert by_id["beta"]["checks"][0]["passed"] is False
+    assert "output_matches" in by_id["beta"]["checks"][0]["type"]
+    assert by_id["beta"]["checks"][0]["message"]
+    assert Path(by_id["beta"]["workspace"]).is_dir()
+    assert by_id["gamma"]["outcome"] == "error"
+    assert by_id["gamma"]["error_kind"] == "crash"
+    assert by_id["alpha"]["defends"] == "AGENTS.md"
+    assert by_id["alpha"]["file"] == "evals/alpha.yaml"
+    assert "results: evals/results/" in result.stdout.str()
+
+
+def test_counts_are_per_case_verdict_not_per_repetition(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta"])
+    steer(root, "fail", "beta")
+
+    pytester.runpytest("-p", "no:cacheprovider", "--eval-repeat", "3")
+
+    doc = only_results(root)
+    assert len(doc["cases"]) == 6
+    assert (doc["passed"], doc["failed"], doc["total"]) == (1, 1, 2)
+    assert sorted(c["repetition"] for c in doc["cases"] if c["id"] == "alpha") == [0, 1, 2]
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_the_jq_trend_one_liner_of_the_spec_works(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta"])
+    pytester.runpytest("-p", "no:cacheprovider")
+    steer(root, "fail", "beta")
+    pytester.runpytest("-p", "no:cacheprovider")
+
+    out = subprocess.run(
+        "jq -r '[.date, .passed, .total] | @tsv' evals/results/*.json",
+        shell=True,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert [r[1:] for r in rows] == [["2", "2"], ["1", "2"]]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", r[0]) for r in rows)
+
+
+def test_no_save_and_save_path(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    root = make_suite.steered(["alpha"])
+    pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save")
+    assert results_files(root) == []
+
+    sub = root / "sub"
+    sub.mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(sub)
+        result = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "out/run.json", root)
+    result.assert_outcomes(passed=1)
+    saved = sub / "out" / "run.json"
+    assert json.loads(saved.read_text("utf-8"))["passed"] == 1
+    assert results_files(root) == []
+
+
+def test_results_dir_from_ini(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    root = make_suite.steered(["alpha"], ini="eval_results_dir = history/evals\n")
+    pytester.runpytest("-p", "no:cacheprovider")
+    assert len(list((root / "history" / "evals").glob("*.json"))) == 1
+
+
+def test_no_file_when_no_eval_item_ran(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    root = make_suite.steered(["alpha", "beta"])
+    pytester.makepyfile(test_unit="def test_plain():\n    assert True\n")
+
+    deselected = pytester.runpytest("-p", "no:cacheprovider", "-k", "plain")
+    deselected.assert_outcomes(passed=1)
+    assert results_files(root) == []
+
+    pytester.makeini("[pytest]\n")  # no agent: every case is skipped
+    skipped = pytester.runpytest("-p", "no:cacheprovider")
+    skipped.assert_outcomes(passed=1, skipped=2)
+    assert results_files(root) == []
+
+
+def test_two_runs_in_the_same_millisecond_never_collide(tmp_path: Path) -> None:
+    started = datetime(2026, 12, 1, 9, 30, 0, 123000, tzinfo=timezone.utc)
+    records = [RunRecord("a", "evals/a.yaml", 0, "AGENTS.md", "normal", outcome="passed")]
+    doc = resultsfile.document(records, 0.9, started=started)
+    target = tmp_path / f"{resultsfile.file_stem(started)}.json"
+
+    first = resultsfile.write(doc, target)
+    second = resultsfile.write(doc, target)
+
+    assert first.name == "2026-12-01T09-30-00.123Z.json"
+    assert second.name == "2026-12-01T09-30-00.123Z-1.json"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, second.name])
+    assert json.loads(second.read_text("utf-8"))["date"] == "2026-12-01T09:30:00.123Z"
+
+
+def test_under_xdist_the_controller_writes_one_merged_file(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    ids = [f"case-{i}" for i in range(6)]
+    root = make_suite.steered(ids)
+    steer(root, "fail", "case-3")
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "-n", "2")
+
+    result.assert_outcomes(passed=5, failed=1)
+    doc = only_results(root)
+    assert sorted(c["id"] for c in doc["cases"]) == ids
+    assert (doc["passed"], doc["failed"], doc["complete"]) == (5, 1, True)
+    assert not list((root / "evals" / "results").glob(".tmp-*"))
+
+
+def test_ctrl_c_still_writes_an_incomplete_file(make_suite: SuiteBuilder) -> None:
+    root = make_suite.steered(["a-fast", "b-slow", "c-never"])
+    steer(root, "slow", "b-slow", "60")
+    returncode, out = interrupted_pytest(root, (root / "started" / "b-slow").exists)
+
+    assert returncode == 2, out
+    doc = only_results(root)
+    assert doc["complete"] is False
+    assert "interrupted" in doc["incomplete_reasons"]
+    assert [(c["id"], c["outcome"]) for c in doc["cases"]] == [("a-fast", "passed")]
+    assert "incomplete: interrupted" in out
+
+
+def test_a_crashed_xdist_worker_leaves_an_incomplete_file(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta", "gamma"])
+    # A case whose run kills its own worker process: the crash xdist reports.
+    pytester.makeconftest(
+        """
+        import os
+        import pytest
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtest_setup(item):
+            if item.name == "beta" and os.environ.get("PYTEST_XDIST_WORKER"):
+                os._exit(1)
+        """
+    )
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "-n", "2")
+
+    doc = only_results(root)
+    assert doc["complete"] is False
+    assert any("beta" in reason for reason in doc["incomplete_reasons"]), doc
+    assert {c["id"] for c in doc["cases"]} == {"alpha", "gamma"}
+    assert "crashed" in result.stdout.str()
+
+
+def test_results_file_has_the_permissions_the_umask_allows(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        written = resultsfile.write({"date": "x"}, tmp_path / "r.json")
+    finally:
+        os.umask(umask)
+    assert written.stat().st_mode & 0o777 == 0o644

@@ -1,0 +1,479 @@
+"""Running cases with the command agent: workspaces, FAIL versus ERROR, severities."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.interrupt import interrupted_pytest
+from tests.helpers.suite import SuiteBuilder
+
+
+@pytest.fixture
+def make_suite(make_suite: SuiteBuilder) -> SuiteBuilder:
+    """Every suite here runs its agent script as the command agent, timing out at 20 s."""
+    return make_suite.with_ini("eval_agent = command\neval_timeout = 20\n")
+
+
+def simple_case(case_id: str, prompt: str = "x", pattern: str = "x") -> str:
+    """A normal case with one ``output_matches`` check."""
+    return (
+        f"id: {case_id}\ndefends: AGENTS.md\nprompt: {prompt}\n"
+        f"checks: [{{type: output_matches, pattern: {pattern}}}]\n"
+    )
+
+
+#: An advisory case that the echo agent fails: its answer never mentions postgres.
+ADVISORY_CASE = """
+id: advisory
+defends: docs/stack.md
+severity: advisory
+prompt: x
+checks: [{type: output_matches, pattern: postgres, id: mentions-postgres}]
+"""
+
+ECHO_AGENT = """
+import os, pathlib, sys
+prompt = sys.argv[1]
+pathlib.Path("answer.txt").write_text(prompt)
+print("I did:", prompt)
+print("case", os.environ["EVALCASES_CASE_ID"], "in", os.environ["EVALCASES_WORKSPACE"])
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-p", "no:cacheprovider", *args)
+
+
+def test_passing_and_failing_checks(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
+    make_suite(
+        ECHO_AGENT,
+        good="""
+        id: good
+        defends: AGENTS.md
+        prompt: add the feature
+        checks:
+          - type: output_matches
+            pattern: "^I did: add"
+          - type: file_matches
+            path: answer.txt
+            pattern: feature
+          - type: command_succeeds
+            command: test -f answer.txt
+        """,
+        bad="""
+        id: bad
+        defends: rules/git.md
+        description: The agent never mentions features
+        prompt: add the feature
+        checks:
+          - type: output_not_matches
+            pattern: "(?i)feature"
+            description: no feature talk
+          - type: file_exists
+            path: answer.txt
+          - type: file_not_matches
+            path: answer.txt
+            pattern: add
+          - type: file_matches
+            path: missing.txt
+            pattern: x
+        """,
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "case bad (normal) defends rules/git.md" in out
+    assert "3 of 4 checks failed" in out
+    assert (
+        "FAILED output_not_matches-0 [output_not_matches] (no feature talk): pattern "
+        "'(?i)feature' matched the final answer at line 1: 'I did: add the feature'"
+    ) in out
+    assert "answer.txt:1: pattern 'add' must not match: 'add the feature'" in out
+    assert "missing.txt: not found" in out
+    # The failures section only: on CI (or with -vv) pytest repeats the whole message in
+    # the short test summary.
+    failures = out.split("short test summary")[0]
+    assert "file_exists-1" not in failures.split("checks failed")[1]
+    kept = [line for line in failures.splitlines() if line.startswith("workspace kept: ")]
+    assert len(kept) == 1
+    workspace = Path(kept[0].split(": ", 1)[1])
+    assert (workspace / "answer.txt").read_text() == "add the feature"
+    assert result.ret == 1
+
+
+def test_agent_errors_are_errors_not_failures(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        """
+        import sys
+        if "crash" in sys.argv[1]:
+            sys.stderr.write("error: authentication_failed - set ANTHROPIC_API_KEY\\n")
+            sys.exit(1)
+        print("fine")
+        """,
+        crash="""
+        id: crash
+        defends: AGENTS.md
+        severity: critical
+        prompt: please crash
+        checks: [{type: output_matches, pattern: fine}]
+        """,
+        setup_fails="""
+        id: setup-fails
+        defends: AGENTS.md
+        setup: echo preparing; echo no such tool >&2; exit 3
+        prompt: anything
+        checks: [{type: output_matches, pattern: fine}]
+        """,
+        ok=simple_case("ok", prompt="anything", pattern="fine"),
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1, errors=2)
+    out = result.stdout.str()
+    assert "case crash (critical) defends AGENTS.md: no verdict (crash)" in out
+    assert "authentication_failed - set ANTHROPIC_API_KEY" in out
+    assert "no verdict (setup)" in out
+    assert "setup failed with exit status 3" in out
+    assert "no such tool" in out
+    assert "Traceback" not in out
+    # The short summary gives the reason as it is, not as pytest.fail's "Failed: ...".
+    result.stdout.fnmatch_lines(["ERROR evals/crash.yaml::crash - case crash (critical)*"])
+    assert "Failed:" not in out
+    assert "suite: 1/3 cases passed · Score: 1/1 (100%) · 2 errors" in out
+    assert "eval gate: INCONCLUSIVE (2 cases errored: crash, setup-fails)" in out
+    assert result.ret == 2
+
+
+def test_missing_agent_binary_is_an_error(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        ECHO_AGENT,
+        one=simple_case("one"),
+    )
+
+    result = run(pytester, "--eval-agent-command", "no-such-agent-cli {prompt}")
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*program 'no-such-agent-cli' not found on PATH*"])
+
+
+def test_timeout_kills_the_agent_and_its_children(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        """
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open("child.pid", "w").write(str(child.pid))
+        time.sleep(600)
+        """,
+        slow="""
+        id: slow
+        defends: AGENTS.md
+        prompt: x
+        timeout: 1.5
+        checks: [{type: output_matches, pattern: x}]
+        """,
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*timed out after 1.5s*", "workspace kept: *"])
+    workspace = Path(
+        next(line for line in result.stdout.lines if line.startswith("workspace kept: ")).split(
+            ": ", 1
+        )[1]
+    )
+    pid = int((workspace / "child.pid").read_text())
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs; a zombie awaiting its reaper counts as dead."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_prompt_placeholder_inside_a_word_stays_one_argument(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        "import sys\nprint(repr(sys.argv[1:]), 'stdin:', repr(sys.stdin.read()))\n",
+        one=simple_case("one", prompt="'say {rootdir} twice'", pattern="x"),
+    )
+
+    result = run(
+        pytester, "--eval-agent-command", "{python} {rootdir}/agent.py --message={prompt} -v"
+    )
+
+    # The prompt fills its word, as one argument; placeholders in the prompt stay as
+    # they are; nothing goes to standard input.
+    result.stdout.fnmatch_lines(
+        [
+            "*pattern 'x' not found in the final answer*['--message=say {rootdir} twice', '-v']"
+            " stdin: ''*"
+        ]
+    )
+
+
+def test_prompt_goes_to_stdin_without_placeholder(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        "import sys\nprint('heard:', sys.stdin.read())\n",
+        one=simple_case("one", prompt="via stdin", pattern="'heard: via stdin'"),
+    )
+
+    result = run(pytester, "--eval-agent-command", "{python} {rootdir}/agent.py")
+
+    result.assert_outcomes(passed=1)
+
+
+def test_fixture_copied_setup_run_source_untouched(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        """
+        import pathlib
+        pathlib.Path("migrations/001.sql").write_text("ALTER TABLE x;")
+        pathlib.Path("notes.txt").write_text(pathlib.Path("setup.out").read_text())
+        print("edited")
+        """,
+        migration="""
+        id: migration
+        defends: rules/migrations.md
+        cwd: fixtures/repo
+        setup: echo from-setup > setup.out
+        prompt: change the schema
+        checks:
+          - type: file_unchanged
+            path: migrations/001.sql
+          - type: file_matches
+            path: notes.txt
+            pattern: from-setup
+          - type: directory_exists
+            path: migrations
+        """,
+    )
+    fixture = pytester.path / "evals/fixtures/repo/migrations"
+    fixture.mkdir(parents=True)
+    (fixture / "001.sql").write_text("CREATE TABLE x;")
+
+    result = run(pytester)
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*migrations/001.sql: changed from the fixture's copy*"])
+    assert (fixture / "001.sql").read_text() == "CREATE TABLE x;"
+    assert not (pytester.path / "evals/fixtures/repo/setup.out").exists()
+
+
+def test_workspace_is_outside_the_users_git_repository(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        ECHO_AGENT,
+        where="""
+        id: where
+        defends: AGENTS.md
+        prompt: x
+        checks:
+          - type: command_fails
+            command: git rev-parse --git-dir
+        """,
+    )
+    pytester.run("git", "init", "-q", str(pytester.path))
+
+    result = run(pytester, f"--basetemp={pytester.path / 'tmp'}")
+
+    result.assert_outcomes(passed=1)
+
+
+def test_passed_workspaces_are_removed_failed_ones_kept(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        ECHO_AGENT,
+        passes="""
+        id: passes
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: file_exists, path: answer.txt}]
+        """,
+        fails="""
+        id: fails
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: file_absent, path: "*.txt"}]
+        """,
+    )
+    with open(pytester.path / "tox.ini", "a") as ini:
+        ini.write("\ntmp_path_retention_policy = failed\n")
+    base = pytester.path / "tmp"
+
+    run(pytester, f"--basetemp={base}").assert_outcomes(passed=1, failed=1)
+
+    assert sorted(p.name for p in base.iterdir() if not p.is_symlink()) == ["fails0"]
+
+
+def test_advisory_failure_is_xfailed_quarantine_is_skipped(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        ECHO_AGENT,
+        advisory=ADVISORY_CASE,
+        flaky="""
+        id: flaky
+        defends: AGENTS.md
+        quarantine: flaky since model X
+        prompt: x
+        checks: [{type: output_matches, pattern: x}]
+        """,
+        **{f"ok-{i}": simple_case(f"ok-{i}") for i in range(9)},
+    )
+
+    result = run(pytester, "-rsx")
+
+    result.assert_outcomes(passed=9, xfailed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*XFAIL*advisory*advisory case failed: mentions-postgres: pattern 'postgres' not found*"]
+    )
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1[]] evals/flaky.yaml:1: quarantined: flaky since model X"]
+    )
+    # 9 of 10 graded cases passed: exactly the default eval_min_pass_rate of 0.90.
+    result.stdout.fnmatch_lines(["eval gate: PASS"])
+    assert result.ret == 0
+
+
+def test_one_advisory_failure_among_few_cases_blocks(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        ECHO_AGENT,
+        advisory=ADVISORY_CASE,
+        ok=simple_case("ok"),
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(
+        ["eval gate: BLOCKED (pass rate 50% is below eval_min_pass_rate 90%)"]
+    )
+    assert result.ret == 1
+
+
+def test_no_agent_skips_and_says_nothing_was_graded(pytester: pytest.Pytester) -> None:
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/one.yaml").write_text(
+        "id: one\ndefends: AGENTS.md\nprompt: x\nchecks: [{type: output_matches, pattern: x}]\n"
+    )
+    pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
+
+    result = run(pytester, "-rs")
+
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["eval gate: nothing was graded*"])
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1[]] evals/one.yaml:1: no agent configured (--eval-agent)"]
+    )
+    assert result.ret == 0
+
+
+def test_retry_errors_reruns_only_errored_runs(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        """
+        import os, pathlib, sys
+        # One line per attempt, outside the workspace: the attempt's workspace, and
+        # whether an earlier attempt had left its mark there.
+        log = pathlib.Path(os.environ["ATTEMPTS"]) / os.environ["EVALCASES_CASE_ID"]
+        mark = pathlib.Path("left-by-an-attempt")
+        with log.open("a") as out:
+            out.write(f"{os.getcwd()} {mark.exists()}\\n")
+        mark.write_text("x")
+        n = len(log.read_text().splitlines())
+        if n < 3:
+            sys.exit("rate limited, try again")
+        print("done")
+        """,
+        flaky=simple_case("flaky", prompt="x", pattern="nope"),
+        recovers=simple_case("recovers", prompt="x", pattern="done"),
+    )
+    log = pytester.path / "attempts"
+    log.mkdir()
+    os.environ["ATTEMPTS"] = str(log)
+    try:
+        result = run(pytester, "--eval-retry-errors", "2")
+    finally:
+        del os.environ["ATTEMPTS"]
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["attempts: 3 (earlier ones errored)"])
+    result.stdout.fnmatch_lines(
+        [
+            "retried: 2 runs reached a verdict only after errored attempts: "
+            "flaky (3 attempts), recovers (3 attempts)"
+        ]
+    )
+    for case_id in ("flaky", "recovers"):
+        attempts = [line.split() for line in (log / case_id).read_text().splitlines()]
+        # Three attempts, each in a fresh workspace that no earlier attempt touched.
+        assert len({where for where, _ in attempts}) == 3
+        assert [seen for _, seen in attempts] == ["False"] * 3
+
+
+def test_normal_test_failure_is_never_hidden(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        ECHO_AGENT,
+        ok=simple_case("ok"),
+    )
+    pytester.makepyfile(test_unit="def test_unit():\n    assert False\n")
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["eval gate: PASS"])
+    assert result.ret == 1
+
+
+def test_ctrl_c_kills_the_agent_and_its_children(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        """
+        import os, pathlib, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        pids = pathlib.Path(os.environ["PIDS"])
+        pids.write_text(f"{os.getpid()} {child.pid}")
+        time.sleep(600)
+        """,
+        slow=simple_case("slow"),
+    )
+    pids = pytester.path / "pids"
+
+    def started() -> bool:
+        return pids.exists() and len(pids.read_text().split()) == 2
+
+    returncode, out = interrupted_pytest(pytester.path, started, {"PIDS": str(pids)})
+
+    assert returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "KeyboardInterrupt" in out
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), f"process {pid} outlived the interrupted run"

@@ -1,0 +1,30 @@
+"""The copies in tests/agent_samples/ are the shared samples, and every one is used."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[2]
+SAMPLES = TESTS / "agent_samples"
+#: Beside a checkout, the product's shared samples (CI lays them out there too).
+SHARED = TESTS.parent.parent / "shared" / "agent-samples"
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="no ../shared/agent-samples beside the checkout")
+def test_copies_match_the_shared_samples() -> None:
+    shared = {p.name: p.read_bytes() for p in SHARED.iterdir() if p.is_file()}
+    ours = {p.name: p.read_bytes() for p in SAMPLES.iterdir() if p.is_file()}
+    assert ours == shared
+
+
+def test_every_sample_is_used_by_an_agent_test() -> None:
+    tests = "".join(p.read_text() for p in TESTS.rglob("test_agent_*.py"))
+    unused = [
+        p.name
+        for p in SAMPLES.iterdir()
+        if p.suffix in (".json", ".jsonl") and not re.search(re.escape(p.name), tests)
+    ]
+    assert unused == []

@@ -1,0 +1,97 @@
+"""The gate policy and the summary lines, on plain run records."""
+
+from __future__ import annotations
+
+from pytest_evalcases.report import summary
+from pytest_evalcases.results import gate
+from pytest_evalcases.results.record import RunRecord
+from tests.helpers.results import rec
+
+
+def verdict(records: list[RunRecord], min_rate: float = 0.9) -> gate.Verdict:
+    return gate.evaluate(records, min_rate).verdict
+
+
+def test_pass() -> None:
+    v = verdict([rec("a", "passed"), rec("b", "passed", "critical")])
+    assert (v.status, v.exit_code) == ("PASS", 0)
+
+
+def test_critical_or_normal_failure_blocks() -> None:
+    v = verdict([rec("a", "failed", "critical")] + [rec(f"p{i}", "passed") for i in range(20)])
+    assert v.status == "BLOCKED"
+    assert v.reason == "1 critical case failed: a"
+    assert (
+        verdict([rec("a", "failed")] + [rec(f"p{i}", "passed") for i in range(20)]).exit_code == 1
+    )
+
+
+def test_advisory_failure_counts_in_the_pass_rate_only() -> None:
+    many = [rec(f"p{i}", "passed") for i in range(9)]
+    assert verdict([rec("adv", "xfailed", "advisory"), *many]).status == "PASS"
+    few = [rec(f"p{i}", "passed") for i in range(5)]
+    v = verdict([rec("adv", "xfailed", "advisory"), *few])
+    assert v.status == "BLOCKED"
+    assert "pass rate 83%" in v.reason
+    assert verdict([rec("adv", "xfailed", "advisory"), *few], min_rate=0.8).status == "PASS"
+
+
+def test_errors_are_inconclusive_unless_blocked() -> None:
+    v = verdict([rec("a", "passed"), rec("e", "error", checks=[])])
+    assert (v.status, v.exit_code) == ("INCONCLUSIVE", 2)
+    assert verdict([rec("f", "failed"), rec("e", "error", checks=[])]).status == "BLOCKED"
+
+
+def test_broken_case_file_counts_as_an_error() -> None:
+    broken = rec("bad.yaml", "error", kind="file", checks=[])
+    assert verdict([rec("a", "passed"), broken]).status == "INCONCLUSIVE"
+    assert verdict([broken]).status == "INCONCLUSIVE"
+
+
+def test_skipped_and_quarantined_are_not_graded() -> None:
+    v = verdict([rec("q", "skipped", checks=[])])
+    assert (v.status, v.exit_code) == ("NONE", None)
+
+
+def test_worst_variant_decides_and_regressions_are_named() -> None:
+    checks_ok = [{"id": "uses-class", "passed": True}, {"id": "has-test", "passed": True}]
+    checks_bad = [{"id": "uses-class", "passed": False}, {"id": "has-test", "passed": True}]
+    records = [
+        rec("svc", "passed", "critical", "main", checks=checks_ok),
+        rec("svc", "failed", "critical", "pr", checks=checks_bad),
+    ]
+    report = gate.evaluate(records, 0.9)
+    assert report.verdict.status == "BLOCKED"
+    assert report.verdict.reason == "pr: 1 critical case failed: svc"
+    (cmp,) = report.comparisons
+    assert cmp.regressed_checks == [("svc", "uses-class")]
+    assert cmp.regressed_cases == ["svc"]
+    assert (cmp.b, cmp.c) == (1, 0)
+    lines = summary.lines(report)
+    assert "main: 1/1 cases passed · Score: 2/2 (100%) · 0 errors · critical 1/1" in lines
+    assert "pr: 0/1 cases passed · Score: 1/2 (50%) · 0 errors · critical 0/1" in lines
+    assert "  regressed: svc / uses-class" in lines
+    assert lines[-1] == "eval gate: BLOCKED (pr: 1 critical case failed: svc)"
+
+
+def test_repeats_follow_min_pass_rate_and_leave_errors_out() -> None:
+    runs = [rec("r", "passed", repetition=i, min_pass_rate=0.6) for i in range(3)]
+    runs += [rec("r", "failed", repetition=3, min_pass_rate=0.6)]
+    runs += [rec("r", "error", repetition=4, min_pass_rate=0.6, checks=[])]
+    report = gate.evaluate(runs, 0.9)
+    (case,) = report.variants[0].cases
+    assert (case.outcome, case.passes, case.graded_runs, case.errors) == ("passed", 3, 4, 1)
+    assert report.verdict.status == "PASS"
+    lines = summary.lines(report)
+    assert any(
+        "r: 3/4 runs passed (75%, 95% CI 30%–95%; needs 60%), 1 errored run" in line
+        for line in lines
+    )
+    all_errored = [rec("e", "error", repetition=i, checks=[]) for i in range(3)]
+    assert gate.evaluate(all_errored, 0.9).variants[0].cases[0].outcome == "error"
+
+
+def test_summary_scores_checks() -> None:
+    assert summary.score(5, 9) == "Score: 5/9 (56%)"
+    assert summary.score(9, 9) == "Score: 9/9 (100%)"
+    assert summary.score(0, 0) == "Score: 0/0 (n/a)"
