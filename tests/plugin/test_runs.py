@@ -328,6 +328,29 @@ def test_passed_workspaces_are_removed_failed_ones_kept(
     assert sorted(p.name for p in base.iterdir() if not p.is_symlink()) == ["fails0"]
 
 
+def test_a_kept_workspace_survives_normal_tests_that_use_tmp_path_after_it(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    # Workspaces are pytest's own tmp_path directories: a test asking for tmp_path after
+    # the eval cases ran must not empty --basetemp under a failed run's workspace.
+    make_suite(
+        ECHO_AGENT,
+        fails="""
+        id: fails
+        defends: AGENTS.md
+        prompt: x
+        checks: [{type: file_absent, path: "*.txt"}]
+        """,
+    )
+    pytester.makepyfile(test_zz_later="def test_later(tmp_path):\n    assert tmp_path.is_dir()\n")
+    base = pytester.path / "tmp"
+
+    run(pytester, f"--basetemp={base}").assert_outcomes(passed=1, failed=1)
+
+    assert (base / "fails0" / "answer.txt").read_text() == "x"
+    assert (base / "test_later0").is_dir()
+
+
 def test_advisory_failure_is_xfailed_quarantine_is_skipped(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
