@@ -15,14 +15,6 @@ from pytest_evalcases.report import compare
 from pytest_evalcases.results import baseline
 from pytest_evalcases.results import files as resultsfile
 
-NAME = "compare"
-HELP = "Compare two results files (B against the baseline A)"
-DESCRIPTION = (
-    "Per-case outcomes of two results files side by side, pass rate, "
-    "tokens, cost and differing pins. Exit status 1 when B would be blocked by "
-    "pytest --eval-baseline A."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", metavar="A.json", type=Path, help="The baseline")

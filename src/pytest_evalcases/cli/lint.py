@@ -8,14 +8,6 @@ from pathlib import Path
 
 from pytest_evalcases.authoring import lint
 
-NAME = "lint"
-HELP = "Find the known anti-patterns in case files"
-DESCRIPTION = (
-    "Report problems in case files as `file:line: LEVEL code: reason`. "
-    "Exit status 1 when there is an error, else 0 (warnings alone do not fail); 2 when "
-    "a PATH does not exist."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

@@ -1,8 +1,8 @@
 """The ``evalcases`` console command: one subcommand per module of this package,
 dispatched here.
 
-A subcommand module names itself (``NAME``, ``HELP``, ``DESCRIPTION``), declares its
-arguments (``add_arguments(parser)``) and runs (``run(args)``, returning the exit status).
+A subcommand module declares its arguments (``add_arguments(parser)``) and runs
+(``run(args)``, returning the exit status); its name and help texts are in the table here.
 """
 
 from __future__ import annotations
@@ -11,13 +11,61 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from pytest_evalcases import __version__
 from pytest_evalcases.cli import compare, lint, merge, new, schema, trend
 from pytest_evalcases.errors import EvalcasesError
 
-#: The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS = (new, lint, schema, compare, trend, merge)
+#: The subcommands, in the order ``--help`` lists them: name, module, help, description.
+SUBCOMMANDS: tuple[tuple[str, ModuleType, str, str], ...] = (
+    (
+        "new",
+        new,
+        "Write a new case file from a commented template",
+        "Write DIR/ID.yaml (or .json): a case that validates, with a negative "
+        "check as the first example. Never overwrites a file.",
+    ),
+    (
+        "lint",
+        lint,
+        "Find the known anti-patterns in case files",
+        "Report problems in case files as `file:line: LEVEL code: reason`. "
+        "Exit status 1 when there is an error, else 0 (warnings alone do not fail); 2 when "
+        "a PATH does not exist.",
+    ),
+    (
+        "schema",
+        schema,
+        "Print the JSON Schema of case files (for editor completion)",
+        "Print the JSON Schema of case files on standard output. Save it "
+        "(e.g. evals/_schema.json) and point your editor at it: a first line "
+        "`# yaml-language-server: $schema=_schema.json` in a YAML case file, or the VS Code "
+        "setting yaml.schemas. See docs/case-format.md.",
+    ),
+    (
+        "compare",
+        compare,
+        "Compare two results files (B against the baseline A)",
+        "Per-case outcomes of two results files side by side, pass rate, "
+        "tokens, cost and differing pins. Exit status 1 when B would be blocked by "
+        "pytest --eval-baseline A.",
+    ),
+    (
+        "trend",
+        trend,
+        "Pass rate, flaky and saturated cases, time, tokens and cost over runs",
+        "Read the results files of DIR (default: where pytest run here writes them) and "
+        "report over the last K runs.",
+    ),
+    (
+        "merge",
+        merge,
+        "Merge the results files of shards (--eval-shard K/N) into one",
+        "Merge results files into one and recompute the verdict. Exit "
+        "status: 0 PASS, 1 BLOCKED, 2 INCONCLUSIVE.",
+    ),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,10 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in SUBCOMMANDS:
-        sub = subparsers.add_parser(
-            command.NAME, help=command.HELP, description=command.DESCRIPTION
-        )
+    for name, command, summary, description in SUBCOMMANDS:
+        sub = subparsers.add_parser(name, help=summary, description=description)
         command.add_arguments(sub)
         sub.set_defaults(func=command.run)
     return parser

@@ -14,13 +14,6 @@ from pathlib import Path
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results import gate, merge
 
-NAME = "merge"
-HELP = "Merge the results files of shards (--eval-shard K/N) into one"
-DESCRIPTION = (
-    "Merge results files into one and recompute the verdict. Exit "
-    "status: 0 PASS, 1 BLOCKED, 2 INCONCLUSIVE."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

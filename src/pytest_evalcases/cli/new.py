@@ -8,13 +8,6 @@ from pathlib import Path
 
 from pytest_evalcases.authoring import new
 
-NAME = "new"
-HELP = "Write a new case file from a commented template"
-DESCRIPTION = (
-    "Write DIR/ID.yaml (or .json): a case that validates, with a negative "
-    "check as the first example. Never overwrites a file."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="ID", help="Case id, kebab-case (the file name too)")

@@ -8,15 +8,6 @@ import sys
 
 from pytest_evalcases.authoring import schema
 
-NAME = "schema"
-HELP = "Print the JSON Schema of case files (for editor completion)"
-DESCRIPTION = (
-    "Print the JSON Schema of case files on standard output. Save it "
-    "(e.g. evals/_schema.json) and point your editor at it: a first line "
-    "`# yaml-language-server: $schema=_schema.json` in a YAML case file, or the VS Code "
-    "setting yaml.schemas. See docs/case-format.md."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

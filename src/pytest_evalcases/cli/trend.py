@@ -12,13 +12,6 @@ from pytest_evalcases.cases.rootdir import results_dir
 from pytest_evalcases.report import trend as report
 from pytest_evalcases.results import trend
 
-NAME = "trend"
-HELP = "Pass rate, flaky and saturated cases, time, tokens and cost over runs"
-DESCRIPTION = (
-    "Read the results files of DIR (default: where pytest run here writes them) and "
-    "report over the last K runs."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

@@ -125,50 +125,53 @@ def _read(path: Path) -> str:
     return path.read_bytes().decode("utf-8", errors="replace")
 
 
-def _matches(path_spec: str, pattern: str, ctx: CheckContext) -> Outcome:
+def _search_files(
+    path_spec: str, pattern: str, ctx: CheckContext
+) -> tuple[bool, tuple[Path, str, re.Match[str]] | None]:
+    """Whether a file matches ``path_spec``, and the first match of ``pattern`` in one:
+    its path relative to the workspace, its text and the match."""
     files = [p for p in _glob(ctx, path_spec) if p.is_file()]
-    if not files:
-        return Outcome(False, f"{path_spec}: not found (pattern {shown(pattern)})")
-    rx = _regex(pattern)
-    for f in files:
-        m = rx.search(_read(f))
-        if m:
-            rel = f.relative_to(ctx.workspace.resolve())
-            return Outcome(True, f"{rel}: pattern {shown(pattern)} found: {quote(m.group(0))}")
-    return Outcome(False, f"{path_spec}: pattern {shown(pattern)} not found")
-
-
-def _not_matches(path_spec: str, pattern: str, ctx: CheckContext) -> Outcome:
-    files = [p for p in _glob(ctx, path_spec) if p.is_file()]
-    if not files:
-        return Outcome(False, f"{path_spec}: not found (pattern {shown(pattern)} must be absent)")
     rx = _regex(pattern)
     for f in files:
         text = _read(f)
         m = rx.search(text)
         if m:
-            line, quoted = _line_of(text, m)
-            rel = f.relative_to(ctx.workspace.resolve())
-            return Outcome(
-                False, f"{rel}:{line}: pattern {shown(pattern)} must not match: {quote(quoted)}"
-            )
-    return Outcome(True, f"{path_spec}: pattern {shown(pattern)} absent")
+            return True, (f.relative_to(ctx.workspace.resolve()), text, m)
+    return bool(files), None
+
+
+def _file_pattern(path_spec: str, pattern: str, ctx: CheckContext, *, absent: bool) -> Outcome:
+    """``pattern`` found in a file matching ``path_spec`` (``absent``: found in none)."""
+    found, hit = _search_files(path_spec, pattern, ctx)
+    shown_pattern = shown(pattern)
+    if not found:
+        must = " must be absent" if absent else ""
+        return Outcome(False, f"{path_spec}: not found (pattern {shown_pattern}{must})")
+    if hit is None:
+        return Outcome(
+            absent, f"{path_spec}: pattern {shown_pattern} {'absent' if absent else 'not found'}"
+        )
+    rel, text, m = hit
+    if not absent:
+        return Outcome(True, f"{rel}: pattern {shown_pattern} found: {quote(m.group(0))}")
+    line, quoted = _line_of(text, m)
+    return Outcome(False, f"{rel}:{line}: pattern {shown_pattern} must not match: {quote(quoted)}")
 
 
 def _file_matches(check: schema.FileMatches, ctx: CheckContext) -> Outcome:
-    return _matches(check.path, check.pattern, ctx)
+    return _file_pattern(check.path, check.pattern, ctx, absent=False)
 
 
 def _file_not_matches(check: schema.FileNotMatches, ctx: CheckContext) -> Outcome:
-    return _not_matches(check.path, check.pattern, ctx)
+    return _file_pattern(check.path, check.pattern, ctx, absent=True)
 
 
 def _file_contains(check: schema.FileContains, ctx: CheckContext) -> Outcome:
-    return _matches(check.target, check.pattern, ctx)
+    return _file_pattern(check.target, check.pattern, ctx, absent=False)
 
 
 def _file_not_contains(check: schema.FileNotContains, ctx: CheckContext) -> Outcome:
-    return _not_matches(check.target, check.pattern, ctx)
+    return _file_pattern(check.target, check.pattern, ctx, absent=True)
 
 
 def _file_unchanged(check: schema.FileUnchanged, ctx: CheckContext) -> Outcome:
