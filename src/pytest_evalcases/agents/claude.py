@@ -5,28 +5,7 @@ from __future__ import annotations
 import os
 
 from pytest_evalcases import process
-from pytest_evalcases.agents.base import (
-    AgentResult,
-    AgentSettings,
-    Invocation,
-    RunRequest,
-    ToolCall,
-    Usage,
-)
-from pytest_evalcases.agents.output import (
-    JSONObject,
-    agent_error,
-    as_float,
-    as_int,
-    as_object,
-    classify,
-    json_objects,
-    measured_ms,
-    no_result_error,
-    option_value,
-    tool_input,
-    tool_kind,
-)
+from pytest_evalcases.agents import base, output
 from pytest_evalcases.errors import AgentError
 
 #: Claude Code's tool names and their canonical kinds (anything else, MCP tools
@@ -66,10 +45,10 @@ class ClaudeAgent:
     #: Tool calls carry their inputs (the shell command of a ``Bash`` call, ...).
     tool_inputs = True
 
-    def __init__(self, settings: AgentSettings) -> None:
+    def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings
 
-    def invocation(self, request: RunRequest) -> Invocation:
+    def invocation(self, request: base.RunRequest) -> base.Invocation:
         argv = ["claude", "-p"]
         stdin = None
         if request.prompt.startswith("-"):
@@ -88,10 +67,10 @@ class ClaudeAgent:
         if self.settings.model:
             argv += ["--model", self.settings.model]
         argv += self.settings.args
-        return Invocation(tuple(argv), stdin=stdin)
+        return base.Invocation(tuple(argv), stdin=stdin)
 
-    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
-        events = json_objects(result.stdout)
+    def parse(self, result: process.ProcessResult, request: base.RunRequest) -> base.AgentResult:
+        events = output.json_objects(result.stdout)
         final = next((e for e in reversed(events) if e.get("type") == "result"), None)
         if final is None:
             failed = [e for e in events if e.get("type") == "assistant" and e.get("error")]
@@ -99,28 +78,32 @@ class ClaudeAgent:
                 # The stream stopped after the CLI's synthetic error message.
                 words = _assistant_text(failed[-1])
                 code = str(failed[-1]["error"])
-                raise agent_error(self.name, classify(code, words), f"{words} ({code})")
-            raise no_result_error(self.name, result, "result event", hint=self._root_hint(request))
+                raise output.agent_error(
+                    self.name, output.classify(code, words), f"{words} ({code})"
+                )
+            raise output.no_result_error(
+                self.name, result, "result event", hint=self._root_hint(request)
+            )
         if final.get("is_error") is True:
             # `subtype` may still say "success" on a failed run: is_error decides.
             raise self._result_error(final, events, request)
-        return AgentResult(
+        return base.AgentResult(
             text=final["result"] if isinstance(final.get("result"), str) else "",
             tool_calls=_tool_calls(events) if len(events) > 1 else None,
-            usage=_usage(as_object(final.get("usage"))),
-            cost_usd=as_float(final.get("total_cost_usd")),
+            usage=_usage(output.as_object(final.get("usage"))),
+            cost_usd=output.as_float(final.get("total_cost_usd")),
             models=_models(final, events),
-            duration_ms=as_int(final.get("duration_ms")) or measured_ms(result),
-            num_turns=as_int(final.get("num_turns")),
+            duration_ms=output.as_int(final.get("duration_ms")) or output.measured_ms(result),
+            num_turns=output.as_int(final.get("num_turns")),
             exit_code=result.returncode,
             truncated=result.truncated,
         )
 
-    def _wants_transcript(self, request: RunRequest) -> bool:
+    def _wants_transcript(self, request: base.RunRequest) -> bool:
         return request.needs_transcript or self.settings.transcript
 
     def _result_error(
-        self, final: JSONObject, events: list[JSONObject], request: RunRequest
+        self, final: output.JSONObject, events: list[output.JSONObject], request: base.RunRequest
     ) -> AgentError:
         said: list[str] = []
         if isinstance(final.get("result"), str):
@@ -129,12 +112,12 @@ class ClaudeAgent:
         if isinstance(errors, list):
             said.extend(str(e) for e in errors)
         codes = [str(e["error"]) for e in events if e.get("type") == "assistant" and e.get("error")]
-        status = as_int(final.get("api_error_status"))
+        status = output.as_int(final.get("api_error_status"))
         subtype = final.get("subtype")
 
         kind = _SUBTYPE_KINDS.get(subtype, "") if isinstance(subtype, str) else ""
         if not kind:
-            kind = classify(*said, *codes)
+            kind = output.classify(*said, *codes)
         if kind == "agent" and status is not None:
             kind = _STATUS_KINDS.get(status, "agent")
 
@@ -145,9 +128,9 @@ class ClaudeAgent:
             details.append(f"subtype: {subtype}")
         if details:
             words += f" ({', '.join(details)})"
-        return agent_error(self.name, kind, words, hint=self._hint(kind, request))
+        return output.agent_error(self.name, kind, words, hint=self._hint(kind, request))
 
-    def _hint(self, kind: str, request: RunRequest) -> str:
+    def _hint(self, kind: str, request: base.RunRequest) -> str:
         if kind == "authentication" and request.bare and "ANTHROPIC_API_KEY" not in request.env:
             return (
                 "bare cases run `claude --bare`, which authenticates with ANTHROPIC_API_KEY "
@@ -157,13 +140,13 @@ class ClaudeAgent:
             return "raise --max-turns in eval_agent_args, or make the task smaller"
         return ""
 
-    def _root_hint(self, request: RunRequest) -> str:
+    def _root_hint(self, request: base.RunRequest) -> str:
         # Claude Code refuses --dangerously-skip-permissions as root outside a sandbox,
         # which is exactly how CI containers run it.
         args = self.settings.args
         bypass = (
             _SKIP_PERMISSIONS in args
-            or option_value(args, "--permission-mode") == "bypassPermissions"
+            or output.option_value(args, "--permission-mode") == "bypassPermissions"
         )
         if bypass and os.geteuid() == 0 and "IS_SANDBOX" not in request.env:
             return (
@@ -174,8 +157,8 @@ class ClaudeAgent:
         return ""
 
 
-def _assistant_text(event: JSONObject) -> str:
-    content = as_object(event.get("message")).get("content")
+def _assistant_text(event: output.JSONObject) -> str:
+    content = output.as_object(event.get("message")).get("content")
     if not isinstance(content, list):
         return ""
     return " ".join(
@@ -183,13 +166,13 @@ def _assistant_text(event: JSONObject) -> str:
     )
 
 
-def _tool_calls(events: list[JSONObject]) -> tuple[ToolCall, ...]:
-    calls: list[ToolCall] = []
+def _tool_calls(events: list[output.JSONObject]) -> tuple[base.ToolCall, ...]:
+    calls: list[base.ToolCall] = []
     seen: set[str] = set()
     for event in events:
         if event.get("type") != "assistant":
             continue
-        content = as_object(event.get("message")).get("content")
+        content = output.as_object(event.get("message")).get("content")
         if not isinstance(content, list):
             continue
         for block in content:
@@ -202,24 +185,26 @@ def _tool_calls(events: list[JSONObject]) -> tuple[ToolCall, ...]:
                     continue
                 seen.add(block_id)
             name = str(block.get("name", ""))
-            kind = tool_kind(name, TOOL_KINDS)
+            kind = output.tool_kind(name, TOOL_KINDS)
             value = block.get("input", {})
-            text = tool_input(value, "command") if kind == "shell" else tool_input(value)
-            calls.append(ToolCall(name=name, kind=kind, input=text))
+            text = (
+                output.tool_input(value, "command") if kind == "shell" else output.tool_input(value)
+            )
+            calls.append(base.ToolCall(name=name, kind=kind, input=text))
     return tuple(calls)
 
 
-def _usage(usage: JSONObject) -> Usage:
-    return Usage(
-        input_tokens=as_int(usage.get("input_tokens")),
-        output_tokens=as_int(usage.get("output_tokens")),
-        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
-        cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")),
+def _usage(usage: output.JSONObject) -> base.Usage:
+    return base.Usage(
+        input_tokens=output.as_int(usage.get("input_tokens")),
+        output_tokens=output.as_int(usage.get("output_tokens")),
+        cache_read_tokens=output.as_int(usage.get("cache_read_input_tokens")),
+        cache_write_tokens=output.as_int(usage.get("cache_creation_input_tokens")),
     )
 
 
-def _models(final: JSONObject, events: list[JSONObject]) -> tuple[str, ...]:
-    models = tuple(as_object(final.get("modelUsage")))
+def _models(final: output.JSONObject, events: list[output.JSONObject]) -> tuple[str, ...]:
+    models = tuple(output.as_object(final.get("modelUsage")))
     if models:
         return models
     for event in events:

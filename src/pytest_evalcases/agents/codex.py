@@ -6,26 +6,7 @@ import re
 import shlex
 
 from pytest_evalcases import process
-from pytest_evalcases.agents.base import (
-    AgentResult,
-    AgentSettings,
-    Invocation,
-    RunRequest,
-    ToolCall,
-    Usage,
-)
-from pytest_evalcases.agents.output import (
-    JSONObject,
-    agent_error,
-    as_int,
-    as_object,
-    classify,
-    json_objects,
-    measured_ms,
-    no_result_error,
-    option_value,
-    tool_input,
-)
+from pytest_evalcases.agents import base, output
 
 _ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
 
@@ -49,12 +30,12 @@ class CodexAgent:
     #: Tool calls carry their inputs (the command of a ``command_execution``).
     tool_inputs = True
 
-    def __init__(self, settings: AgentSettings) -> None:
+    def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings
-        model = settings.model or option_value(settings.args, "-m", "--model")
+        model = settings.model or output.option_value(settings.args, "-m", "--model")
         self.models = (model,) if model else ()
 
-    def invocation(self, request: RunRequest) -> Invocation:
+    def invocation(self, request: base.RunRequest) -> base.Invocation:
         # The workspace is outside any git repository, which codex refuses by default.
         argv = ["codex", "exec", "--json", "--skip-git-repo-check"]
         if self.settings.model:
@@ -62,82 +43,84 @@ class CodexAgent:
         argv += self.settings.args
         if request.prompt.startswith("-"):
             # It would be read as an option; "-" makes codex read the prompt from stdin.
-            return Invocation((*argv, "-"), stdin=request.prompt)
-        return Invocation((*argv, request.prompt))
+            return base.Invocation((*argv, "-"), stdin=request.prompt)
+        return base.Invocation((*argv, request.prompt))
 
-    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
-        items: dict[str, JSONObject] = {}
+    def parse(self, result: process.ProcessResult, request: base.RunRequest) -> base.AgentResult:
+        items: dict[str, output.JSONObject] = {}
         completed = False
         usage = [0, 0, 0]
         failures: list[str] = []
         errors: list[str] = []
-        for index, event in enumerate(json_objects(result.stdout)):
+        for index, event in enumerate(output.json_objects(result.stdout)):
             kind = event.get("type")
             if kind in _ITEM_EVENTS:
-                item = as_object(event.get("item"))
+                item = output.as_object(event.get("item"))
                 # A command is announced by item.started and repeated by item.completed:
                 # keyed by id, each item is counted once, in its latest state.
                 key = item.get("id")
                 items[key if isinstance(key, str) else f"#{index}"] = item
             elif kind == "turn.completed":
                 completed = True
-                counts = as_object(event.get("usage"))
+                counts = output.as_object(event.get("usage"))
                 for i, field in enumerate(("input_tokens", "cached_input_tokens", "output_tokens")):
-                    usage[i] += as_int(counts.get(field)) or 0
+                    usage[i] += output.as_int(counts.get(field)) or 0
             elif kind == "turn.failed":
                 error = event.get("error")
-                message = as_object(error).get("message", error)
+                message = output.as_object(error).get("message", error)
                 failures.append(str(message))
             elif kind == "error":
                 errors.append(str(event.get("message", "")))
 
         if failures:
-            raise agent_error(self.name, classify(*failures), "; ".join(failures))
+            raise output.agent_error(self.name, output.classify(*failures), "; ".join(failures))
         if not completed:
             if errors:
                 fatal = [e for e in errors if not _RECONNECTING.match(e)] or errors[-1:]
-                raise agent_error(
+                raise output.agent_error(
                     self.name,
-                    classify(*fatal),
+                    output.classify(*fatal),
                     "; ".join(fatal) + " (the stream ended without turn.completed)",
                 )
-            raise no_result_error(self.name, result, "turn.completed event")
+            raise output.no_result_error(self.name, result, "turn.completed event")
 
         texts = [
             str(item.get("text", ""))
             for item in items.values()
             if _item_type(item) in ("agent_message", "assistant_message")
         ]
-        return AgentResult(
+        return base.AgentResult(
             text=texts[-1] if texts else "",
             tool_calls=tuple(call for item in items.values() if (call := _tool_call(item))),
-            usage=Usage(input_tokens=usage[0], cache_read_tokens=usage[1], output_tokens=usage[2]),
+            usage=base.Usage(
+                input_tokens=usage[0], cache_read_tokens=usage[1], output_tokens=usage[2]
+            ),
             models=self.models,
-            duration_ms=measured_ms(result),
+            duration_ms=output.measured_ms(result),
             exit_code=result.returncode,
             truncated=result.truncated,
         )
 
 
-def _item_type(item: JSONObject) -> str:
+def _item_type(item: output.JSONObject) -> str:
     # Early releases of `codex exec --json` called the field item_type.
     return str(item.get("type") or item.get("item_type") or "")
 
 
-def _tool_call(item: JSONObject) -> ToolCall | None:
+def _tool_call(item: output.JSONObject) -> base.ToolCall | None:
     kind = _item_type(item)
     if kind == "command_execution":
         command = item.get("command", "")
         if isinstance(command, list) and all(isinstance(w, str) for w in command):
             # Older releases gave the argv rather than one command line.
             command = shlex.join(command)
-        return ToolCall(kind, "shell", tool_input(command))
+        return base.ToolCall(kind, "shell", output.tool_input(command))
     if kind == "file_change":
-        return ToolCall(kind, "edit", tool_input(item.get("changes", [])))
+        return base.ToolCall(kind, "edit", output.tool_input(item.get("changes", [])))
     if kind == "web_search":
-        return ToolCall(kind, "web", tool_input(item.get("query", "")))
+        return base.ToolCall(kind, "web", output.tool_input(item.get("query", "")))
     if kind == "mcp_tool_call":
         server, tool = item.get("server"), item.get("tool")
         name = f"{server}.{tool}" if server else str(tool)
-        return ToolCall(name, "other", tool_input(item.get("arguments", {})))
+        return base.ToolCall(name, "other", output.tool_input(item.get("arguments", {})))
     return None

@@ -3,25 +3,7 @@
 from __future__ import annotations
 
 from pytest_evalcases import process
-from pytest_evalcases.agents.base import (
-    AgentResult,
-    AgentSettings,
-    Invocation,
-    RunRequest,
-    ToolCall,
-    Usage,
-)
-from pytest_evalcases.agents.output import (
-    JSONObject,
-    agent_error,
-    as_int,
-    as_object,
-    classify,
-    json_objects,
-    measured_ms,
-    no_result_error,
-    tool_kind,
-)
+from pytest_evalcases.agents import base, output
 from pytest_evalcases.errors import AgentError
 
 #: Gemini CLI's built-in tool names and their canonical kinds.
@@ -63,10 +45,10 @@ class GeminiAgent:
     #: The JSON output counts tool calls by name; it has no inputs.
     tool_inputs = False
 
-    def __init__(self, settings: AgentSettings) -> None:
+    def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings
 
-    def invocation(self, request: RunRequest) -> Invocation:
+    def invocation(self, request: base.RunRequest) -> base.Invocation:
         if request.prompt.startswith("-"):
             # "-p -x" would read -x as an option; the = form keeps it a value.
             argv = ["gemini", f"--prompt={request.prompt}"]
@@ -76,16 +58,16 @@ class GeminiAgent:
         if self.settings.model:
             argv += ["-m", self.settings.model]
         argv += self.settings.args
-        return Invocation(tuple(argv))
+        return base.Invocation(tuple(argv))
 
-    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+    def parse(self, result: process.ProcessResult, request: base.RunRequest) -> base.AgentResult:
         # The result is on stdout; Gemini CLI 0.61 writes the JSON of an error (no
         # credentials, exit 41) to stderr instead.
         doc = next(
             (
                 obj
                 for stream in (result.stdout, result.stderr)
-                for obj in reversed(json_objects(stream))
+                for obj in reversed(output.json_objects(stream))
                 if {"response", "error", "stats"} & obj.keys()
             ),
             None,
@@ -96,41 +78,43 @@ class GeminiAgent:
         if status in EXIT_KINDS:
             kind = EXIT_KINDS[status]
             said = result.said()
-            raise agent_error(
+            raise output.agent_error(
                 self.name, kind, f"exit status {status}: {said}", hint=_hint(kind, said)
             )
         if doc is None:
             said = f"{result.stderr}\n{result.stdout}"
             hint = _TRUST_HINT if "trust" in said.lower() else ""
-            raise no_result_error(self.name, result, "JSON result", hint=hint)
+            raise output.no_result_error(self.name, result, "JSON result", hint=hint)
 
-        stats = as_object(doc.get("stats"))
-        models = as_object(stats.get("models"))
+        stats = output.as_object(doc.get("stats"))
+        models = output.as_object(stats.get("models"))
         response = doc.get("response")
-        return AgentResult(
+        return base.AgentResult(
             text=response if isinstance(response, str) else "",
             tool_calls=_tool_calls(stats) if "tools" in stats else None,
             usage=_usage(models),
             models=tuple(models),
-            duration_ms=measured_ms(result),
+            duration_ms=output.measured_ms(result),
             exit_code=status,
             truncated=result.truncated,
         )
 
     def _error(self, error: object, status: int | None) -> AgentError:
-        fields = as_object(error)
+        fields = output.as_object(error)
         message = str(fields.get("message") or error)
         err_type = fields.get("type")
-        code = as_int(fields.get("code"))
+        code = output.as_int(fields.get("code"))
         kind = (
-            EXIT_KINDS.get(code or 0) or EXIT_KINDS.get(status or 0) or classify(message, err_type)
+            EXIT_KINDS.get(code or 0)
+            or EXIT_KINDS.get(status or 0)
+            or output.classify(message, err_type)
         )
         details = [str(err_type)] if err_type else []
         details.append(f"exit status {status}")
         hint = _hint(kind, f"{err_type} {message}")
         if hint == _TRUST_HINT and kind == "agent":
             kind = "config"
-        return agent_error(self.name, kind, f"{message} ({', '.join(details)})", hint=hint)
+        return output.agent_error(self.name, kind, f"{message} ({', '.join(details)})", hint=hint)
 
 
 def _hint(kind: str, said: str) -> str:
@@ -141,24 +125,26 @@ def _hint(kind: str, said: str) -> str:
     return ""
 
 
-def _tool_calls(stats: JSONObject) -> tuple[ToolCall, ...]:
-    by_name = as_object(as_object(stats.get("tools")).get("byName"))
-    calls: list[ToolCall] = []
+def _tool_calls(stats: output.JSONObject) -> tuple[base.ToolCall, ...]:
+    by_name = output.as_object(output.as_object(stats.get("tools")).get("byName"))
+    calls: list[base.ToolCall] = []
     for name, counts in by_name.items():
         # Only counts are known, not order or inputs: one input-less call per count.
-        count = as_int(as_object(counts).get("count")) or 0
-        calls.extend(ToolCall(name, tool_kind(name, TOOL_KINDS), "") for _ in range(count))
+        count = output.as_int(output.as_object(counts).get("count")) or 0
+        calls.extend(
+            base.ToolCall(name, output.tool_kind(name, TOOL_KINDS), "") for _ in range(count)
+        )
     return tuple(calls)
 
 
-def _usage(models: JSONObject) -> Usage:
+def _usage(models: output.JSONObject) -> base.Usage:
     if not models:
-        return Usage()
+        return base.Usage()
     totals = [0, 0, 0]
     for stats in models.values():
-        tokens = as_object(as_object(stats).get("tokens"))
+        tokens = output.as_object(output.as_object(stats).get("tokens"))
         # `input` is the newer name of `prompt`; both may be present with one value.
         sent = tokens.get("input", tokens.get("prompt"))
         for i, value in enumerate((sent, tokens.get("candidates"), tokens.get("cached"))):
-            totals[i] += as_int(value) or 0
-    return Usage(input_tokens=totals[0], output_tokens=totals[1], cache_read_tokens=totals[2])
+            totals[i] += output.as_int(value) or 0
+    return base.Usage(input_tokens=totals[0], output_tokens=totals[1], cache_read_tokens=totals[2])
