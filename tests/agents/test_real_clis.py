@@ -1,0 +1,227 @@
+"""The real agent CLIs (Claude Code, Codex, Gemini CLI) run through the plugin against
+the scripted model servers of :mod:`tests.helpers.model_server`, on 127.0.0.1 only.
+
+The CLIs come from npm (``.ci/run`` installs the pinned versions into a cache directory
+and names its ``.bin`` in ``EVALCASES_AGENT_CLIS``); a CLI that is not installed, or a
+machine without node, skips its tests with the reason. Each test runs the CLI's own
+agent loop: its tool call is executed in the workspace and graded by the checks, and its
+output format and error handling are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.model_server import ModelServer, Reply, Request, model_server
+from tests.helpers.results import only_results
+
+CLIS = Path(os.environ["EVALCASES_AGENT_CLIS"]) if os.environ.get("EVALCASES_AGENT_CLIS") else None
+
+
+def cli(name: str) -> Path:
+    """The installed CLI ``name``, or a skip that says how to install it."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed (the agent CLIs are npm packages)")
+    found = (CLIS / name) if CLIS is not None else None
+    if found is None or not found.exists():
+        path = shutil.which(name)
+        found = Path(path) if path else None
+    if found is None:
+        pytest.skip(
+            f"the {name} CLI is not installed: set EVALCASES_AGENT_CLIS to a node_modules/.bin "
+            "holding it (.ci/run installs the pinned versions)"
+        )
+    return found
+
+
+def acts(request: Request) -> Reply:
+    """Run one shell command (write a file), then answer with the markers seen."""
+    if request.tool_results == 0:
+        return Reply(shell="echo made-by-the-agent > made.txt", input_tokens=120, output_tokens=9)
+    return Reply(text="done: " + (" ".join(request.markers) or "no markers"), output_tokens=4)
+
+
+CASE = """
+id: acts
+defends: AGENTS.md
+prompt: Write made.txt
+checks:
+  - {type: file_matches, path: made.txt, pattern: made-by-the-agent}
+  - {type: output_matches, pattern: "^done:"}
+  - {type: tool_called, tool: shell, input: "made\\\\.txt"}
+"""
+
+
+@pytest.fixture
+def claude_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ModelServer]:
+    """The real ``claude`` pointed at a scripted Messages API, with a home of its own."""
+    program = cli("claude")
+    with model_server("anthropic", acts) as server:
+        monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-scripted-0000")
+        monkeypatch.setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        # The CLI retries 429/5xx for minutes by default; one attempt says the same.
+        monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        yield server
+
+
+CLAUDE_INI = (
+    "[pytest]\neval_agent = claude\n"
+    "eval_agent_args = --permission-mode acceptEdits --allowedTools Bash\n"
+)
+
+
+def test_claude_runs_its_tool_call_in_the_workspace_and_reports_usage(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    pytester.makefile(".ini", tox=CLAUDE_INI)
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "acts.yaml").write_text(CASE)
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert [c["passed"] for c in record["checks"]] == [True, True, True]
+    assert (record["tokens_in"], record["tokens_out"]) == (120 + 100, 9 + 4)
+    assert record["cost_usd"] > 0
+    assert record["model"]
+    # The CLI's own loop: the second request carried the tool's result.
+    assert [r.tool_results for r in claude_env.conversation()] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (401, "authentication"),
+        (402, "billing"),
+        (429, "rate-limit"),
+        # Server errors have no kind of their own (docs/agents.md): the CLI's words say.
+        (500, "agent"),
+        (529, "agent"),
+    ],
+)
+def test_claude_api_errors_are_errors_of_their_kind(
+    pytester: pytest.Pytester, claude_env: ModelServer, status: int, kind: str
+) -> None:
+    claude_env.script = lambda request: Reply(status=status, error=f"scripted {status}")
+    pytester.makefile(".ini", tox=CLAUDE_INI)
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "acts.yaml").write_text(CASE)
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(errors=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert record["outcome"] == "error"
+    assert record["error_kind"] == kind, record["error"]
+    assert f"scripted {status}" in record["error"]
+
+
+def write_case(pytester: pytest.Pytester, ini: str) -> None:
+    pytester.makefile(".ini", tox=ini)
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "acts.yaml").write_text(CASE)
+
+
+@pytest.fixture
+def codex_ini(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[ModelServer, str]]:
+    """The real ``codex`` with a model provider of its own: a scripted Responses API."""
+    program = cli("codex")
+    with model_server("openai", acts) as server:
+        monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted-0000")
+        monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+        (tmp_path / "codex-home").mkdir()
+        provider = (
+            f'model_providers.scripted={{name="scripted",base_url="{server.url}/v1",'
+            'env_key="OPENAI_API_KEY",wire_api="responses",'
+            "request_max_retries=0,stream_max_retries=0}"
+        )
+        ini = (
+            "[pytest]\neval_agent = codex\n"
+            f"eval_agent_args = -s workspace-write -c model_provider=scripted -c '{provider}'\n"
+        )
+        yield server, ini
+
+
+def test_codex_runs_its_shell_command_in_the_workspace(
+    pytester: pytest.Pytester, codex_ini: tuple[ModelServer, str]
+) -> None:
+    server, ini = codex_ini
+    write_case(pytester, ini)
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert [c["passed"] for c in record["checks"]] == [True, True, True]
+    assert (record["tokens_in"], record["tokens_out"]) == (120 + 100, 9 + 4)
+    assert [r.tool_results for r in server.conversation()] == [0, 1]
+
+
+def test_codex_bad_credentials_are_an_authentication_error(
+    pytester: pytest.Pytester, codex_ini: tuple[ModelServer, str]
+) -> None:
+    server, ini = codex_ini
+    server.script = lambda request: Reply(status=401, error="scripted bad key")
+    write_case(pytester, ini)
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(errors=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert record["error_kind"] == "authentication", record["error"]
+    assert "scripted bad key" in record["error"]
+
+
+@pytest.fixture
+def gemini_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ModelServer]:
+    """The real ``gemini`` pointed at a scripted Gemini API, API-key auth selected in a
+    home of its own (its helper calls get answers matching their JSON schema)."""
+    program = cli("gemini")
+    with model_server("gemini", acts) as server:
+        home = tmp_path / "gemini-home"
+        (home / ".gemini").mkdir(parents=True)
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+        settings["general"] = {"maxAttempts": 1}
+        (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+        monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
+        monkeypatch.setenv("GEMINI_API_KEY", "scripted-0000")
+        monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+        monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        yield server
+
+
+GEMINI_INI = "[pytest]\neval_agent = gemini\neval_agent_args = --yolo\n"
+
+
+def test_gemini_runs_its_shell_command_in_the_workspace(
+    pytester: pytest.Pytester, gemini_server: ModelServer
+) -> None:
+    pytester.makefile(".ini", tox=GEMINI_INI)
+    (pytester.path / "evals").mkdir()
+    # Gemini's JSON names tool calls but not their inputs: no `input:` on its tool check.
+    (pytester.path / "evals" / "acts.yaml").write_text(
+        CASE.replace(
+            '{type: tool_called, tool: shell, input: "made\\\\.txt"}',
+            "{type: tool_called, tool: shell}",
+        )
+    )
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert [c["passed"] for c in record["checks"]] == [True, True, True]
+    assert [r.tool_results for r in gemini_server.conversation()] == [0, 1]
