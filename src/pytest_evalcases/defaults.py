@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_evalcases.kinds import AgentHome
+
 #: ``eval_timeout``: seconds for one agent run.
 TIMEOUT = 600.0
 #: ``eval_min_pass_rate``: the overall case pass rate below which the gate blocks.
 MIN_PASS_RATE = 0.9
 #: ``eval_baseline_tolerance``: percentage points the pass rate may drop below a baseline.
 BASELINE_TOLERANCE = 3.0
+#: ``eval_agent_home``: every run gets a fresh, empty agent home.
+AGENT_HOME: AgentHome = "isolated"
 #: ``eval_results_dir``, relative to the rootdir.
 RESULTS_DIR = Path("evals") / "results"
 #: A case's ``min_pass_rate``: with repeats, the share of runs that must pass.

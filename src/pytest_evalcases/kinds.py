@@ -27,5 +27,9 @@ CaseOutcome = Literal["passed", "failed", "error", "skipped"]
 #: not load (``file``).
 RecordKind = Literal["case", "task", "file"]
 
+#: ``eval_agent_home``: a fresh agent home per run, or the operator's own.
+AgentHome = Literal["isolated", "inherit"]
+AGENT_HOMES: tuple[AgentHome, ...] = ("isolated", "inherit")
+
 #: The gate's verdict; ``NONE`` when nothing was graded.
 Status = Literal["PASS", "BLOCKED", "INCONCLUSIVE", "NONE"]

@@ -62,9 +62,10 @@ def test_bare_model_and_extra_args_in_that_order(tmp_path: Path) -> None:
         model="opus",
         args=("--max-turns", "5"),
     )
+    # A bare run loads the workspace's instructions explicitly (docs/agents.md).
     assert got == [
         "claude",
-        *("-p", "fix it", "--output-format", "json", "--bare"),
+        *("-p", "fix it", "--output-format", "json", "--bare", "--add-dir", str(tmp_path)),
         *("--model", "opus", "--max-turns", "5"),
     ]
 
@@ -495,5 +496,9 @@ def test_eval_transcript_asks_for_the_stream_without_tool_checks(
     result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider", *options)
 
     result.assert_outcomes(passed=1)
-    runs = [call["argv"] for call in recorded_calls(record)]
-    assert runs == [["-p", "Commit the staged change.", *output_format, "--bare"]]
+    calls = recorded_calls(record)
+    runs = [call["argv"] for call in calls]
+    workspace = calls[0]["cwd"]
+    assert runs == [
+        ["-p", "Commit the staged change.", *output_format, "--bare", "--add-dir", workspace]
+    ]

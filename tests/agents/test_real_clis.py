@@ -225,3 +225,106 @@ def test_gemini_runs_its_shell_command_in_the_workspace(
     record = only_results(pytester.path)["cases"][0]
     assert [c["passed"] for c in record["checks"]] == [True, True, True]
     assert [r.tool_results for r in gemini_server.conversation()] == [0, 1]
+
+
+# --- what reaches the model -----------------------------------------------------------
+
+#: The configuration under test says one marker, the operator's own home another; the
+#: scripted model answers with the markers it was sent.
+HERMETIC_CASES = """
+id: {id}
+defends: {config}
+bare: {bare}
+prompt: What do your instructions say?
+checks:
+  - {{type: output_matches, pattern: "MARK-config-under-test"}}
+  - {{type: output_not_matches, pattern: "MARK-operator"}}
+"""
+
+
+def says_markers(request: Request) -> Reply:
+    return Reply(text="saw: " + (" ".join(request.markers) or "nothing"))
+
+
+def hermetic_suite(pytester: pytest.Pytester, ini: str, config: str, bares: list[str]) -> None:
+    pytester.makefile(".ini", tox=ini)
+    (pytester.path / config).write_text("Answer plainly. MARK-config-under-test\n")
+    (pytester.path / "evals").mkdir()
+    for bare in bares:
+        case = HERMETIC_CASES.format(id=f"reaches-{bare}", config=config, bare=bare)
+        (pytester.path / "evals" / f"reaches-{bare}.yaml").write_text(case)
+
+
+@pytest.mark.parametrize(
+    ("home", "outcome"),
+    [("isolated", {"passed": 2}), ("inherit", {"failed": 2})],
+    ids=["isolated", "inherit"],
+)
+def test_claude_sees_the_workspace_claude_md_and_never_the_operators(
+    pytester: pytest.Pytester,
+    claude_env: ModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    home: str,
+    outcome: dict[str, int],
+) -> None:
+    claude_env.script = says_markers
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    operator = tmp_path / "home" / ".claude"
+    operator.mkdir(parents=True)
+    (operator / "CLAUDE.md").write_text("MARK-operator: a personal rule\n")
+    hermetic_suite(
+        pytester, CLAUDE_INI + f"eval_agent_home = {home}\n", "CLAUDE.md", ["true", "false"]
+    )
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(**outcome)
+    if home == "inherit":
+        result.stdout.fnmatch_lines(["*agent home: inherited*"])
+        assert only_results(pytester.path)["pins"]["agent_home"] == "inherit"
+
+
+@pytest.mark.parametrize(
+    ("home", "outcome"),
+    [("isolated", {"passed": 1}), ("inherit", {"failed": 1})],
+    ids=["isolated", "inherit"],
+)
+def test_codex_sees_the_workspace_agents_md_and_never_the_operators(
+    pytester: pytest.Pytester,
+    codex_ini: tuple[ModelServer, str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    home: str,
+    outcome: dict[str, int],
+) -> None:
+    server, ini = codex_ini
+    server.script = says_markers
+    operator = tmp_path / "codex-home"
+    (operator / "AGENTS.md").write_text("MARK-operator: a personal rule\n")
+    hermetic_suite(pytester, ini + f"eval_agent_home = {home}\n", "AGENTS.md", ["true"])
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(**outcome)
+
+
+@pytest.mark.parametrize(
+    ("home", "outcome"),
+    [("isolated", {"passed": 1}), ("inherit", {"failed": 1})],
+    ids=["isolated", "inherit"],
+)
+def test_gemini_sees_the_workspace_gemini_md_and_never_the_operators(
+    pytester: pytest.Pytester,
+    gemini_server: ModelServer,
+    tmp_path: Path,
+    home: str,
+    outcome: dict[str, int],
+) -> None:
+    gemini_server.script = says_markers
+    (tmp_path / "gemini-home" / ".gemini" / "GEMINI.md").write_text("MARK-operator: mine\n")
+    hermetic_suite(pytester, GEMINI_INI + f"eval_agent_home = {home}\n", "GEMINI.md", ["true"])
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(**outcome)

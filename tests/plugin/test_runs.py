@@ -500,3 +500,14 @@ def test_ctrl_c_kills_the_agent_and_its_children(
     assert "KeyboardInterrupt" in out
     for pid in map(int, pids.read_text().split()):
         assert not _alive(pid), f"process {pid} outlived the interrupted run"
+
+
+def test_eval_agent_home_takes_isolated_or_inherit(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".ini", tox="[pytest]\neval_agent_home = shared\n")
+
+    result = run(pytester)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*ini option eval_agent_home expects isolated or inherit, got 'shared'*"]
+    )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, output
+from pytest_evalcases.agents import base, home, output
 from pytest_evalcases.errors import AgentError
 
 #: Claude Code's tool names and their canonical kinds (anything else, MCP tools
@@ -30,6 +32,9 @@ _SUBTYPE_KINDS = {"error_max_turns": "max-turns", "error_max_budget_usd": "budge
 
 _SKIP_PERMISSIONS = "--dangerously-skip-permissions"
 
+#: Claude Code's user-level directory; ``.credentials.json`` holds a ``claude login``.
+HOME = home.Home("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",))
+
 
 class ClaudeAgent:
     """Runs ``claude -p PROMPT --output-format json`` in the workspace.
@@ -37,8 +42,10 @@ class ClaudeAgent:
     With a transcript requested (a tool check in the case, or ``--eval-transcript``) it
     asks for ``--output-format stream-json --verbose`` instead and reads the tool calls
     from the ``tool_use`` blocks of the ``assistant`` events. A bare case adds
-    ``--bare`` (no CLAUDE.md discovery, hooks, plugins or keychain: the API key comes
-    from ``ANTHROPIC_API_KEY`` only).
+    ``--bare`` (no discovery of CLAUDE.md, hooks, skills, plugins, MCP servers or the
+    keychain: the API key comes from ``ANTHROPIC_API_KEY`` only) and ``--add-dir
+    WORKSPACE``, which loads the workspace's instructions explicitly (``CLAUDE.md``, its
+    imports, ``CLAUDE.local.md``, ``.claude/CLAUDE.md``, ``.claude/rules/``).
     """
 
     name = "claude"
@@ -63,11 +70,18 @@ class ClaudeAgent:
         else:
             argv += ["--output-format", "json"]
         if request.bare:
-            argv.append("--bare")
+            # --bare alone reads no CLAUDE.md at all: the configuration under test must
+            # be handed in (docs/agents.md, "What reaches the model").
+            argv += ["--bare", "--add-dir", str(request.workspace)]
         if self.settings.model:
             argv += ["--model", self.settings.model]
         argv += self.settings.args
         return base.Invocation(tuple(argv), stdin=stdin)
+
+    def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
+        """A fresh ``CLAUDE_CONFIG_DIR`` in ``root`` holding only the login's credentials."""
+        variables, _ = home.make(HOME, root, env)
+        return variables
 
     def parse(self, result: process.ProcessResult, request: base.RunRequest) -> base.AgentResult:
         events = output.json_objects(result.stdout)

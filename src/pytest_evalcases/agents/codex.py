@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
+from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, output
+from pytest_evalcases.agents import base, home, output
+
+#: Codex's user-level directory; ``auth.json`` holds a ``codex login`` or its API key.
+HOME = home.Home("CODEX_HOME", ".codex", ("auth.json",))
 
 _ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
 
@@ -45,6 +50,12 @@ class CodexAgent:
             # It would be read as an option; "-" makes codex read the prompt from stdin.
             return base.Invocation((*argv, "-"), stdin=request.prompt)
         return base.Invocation((*argv, request.prompt))
+
+    def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
+        """A fresh ``CODEX_HOME`` in ``root`` holding only ``auth.json``: no AGENTS.md,
+        config.toml, skills or history of the operator's."""
+        variables, _ = home.make(HOME, root, env)
+        return variables
 
     def parse(self, result: process.ProcessResult, request: base.RunRequest) -> base.AgentResult:
         items: dict[str, output.JSONObject] = {}

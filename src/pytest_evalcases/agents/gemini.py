@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, output
+from pytest_evalcases.agents import base, home, output
 from pytest_evalcases.errors import AgentError
+
+#: Gemini CLI's user-level directory is ``$GEMINI_CLI_HOME/.gemini`` (default ``~``);
+#: its OAuth login is in these two files.
+HOME = home.Home(
+    "GEMINI_CLI_HOME", ".gemini", ("oauth_creds.json", "google_accounts.json"), subdir=".gemini"
+)
 
 #: Gemini CLI's built-in tool names and their canonical kinds.
 TOOL_KINDS = {
@@ -59,6 +69,19 @@ class GeminiAgent:
             argv += ["-m", self.settings.model]
         argv += self.settings.args
         return base.Invocation(tuple(argv))
+
+    def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
+        """A fresh ``GEMINI_CLI_HOME`` in ``root``: the OAuth files, and settings that
+        keep only the operator's choice of authentication (API-key auth when there is a
+        ``GEMINI_API_KEY`` and no choice)."""
+        variables, config = home.make(HOME, root, env)
+        chosen = home.read_json(home.source_dir(HOME, env) / "settings.json").get("security")
+        auth = chosen.get("auth") if isinstance(chosen, dict) else None
+        if not isinstance(auth, dict) and env.get("GEMINI_API_KEY"):
+            auth = {"selectedType": "gemini-api-key"}
+        settings = {"security": {"auth": auth}} if isinstance(auth, dict) else {}
+        (config / "settings.json").write_text(json.dumps(settings), "utf-8")
+        return variables
 
     def parse(self, result: process.ProcessResult, request: base.RunRequest) -> base.AgentResult:
         # The result is on stdout; Gemini CLI 0.61 writes the JSON of an error (no

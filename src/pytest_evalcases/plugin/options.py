@@ -17,6 +17,7 @@ import pytest
 from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.kinds import AGENT_HOMES, AgentHome
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.run import variants
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
@@ -184,6 +185,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("eval_agent_args", "Extra arguments for the agent CLI", type="args")
     parser.addini("eval_model", "Model passed to the agent")
     parser.addini(
+        "eval_agent_home",
+        "isolated: a fresh agent home per run (credentials only); inherit: the operator's own",
+        default=defaults.AGENT_HOME,
+    )
+    parser.addini(
         "eval_timeout",
         "Default seconds for one agent run",
         type=_NUMBER,
@@ -253,6 +259,14 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _agent_home(config: pytest.Config) -> AgentHome:
+    value = str(config.getini("eval_agent_home")).strip()
+    for home in AGENT_HOMES:
+        if value == home:
+            return home
+    raise UsageError(f"ini option eval_agent_home expects isolated or inherit, got {value!r}")
+
+
 def build_settings(config: pytest.Config) -> Settings:
     """The settings of this run, from the options and ini values; :class:`UsageError`
     names a bad one."""
@@ -282,6 +296,7 @@ def build_settings(config: pytest.Config) -> Settings:
         min_pass_rate=_float_ini(config, "eval_min_pass_rate", unit=True),
         retries=config.getoption("eval_retry_errors"),
         transcript=config.getoption("eval_transcript"),
+        agent_home=_agent_home(config),
         variants=_variants(config, defends_root),
         repeat=config.getoption("eval_repeat"),
         eval_paths=tuple(Path(p) for p in config.getini("eval_paths")),

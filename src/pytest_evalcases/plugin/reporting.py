@@ -113,6 +113,8 @@ class SessionHooks:
         terminalreporter.section("eval gate")
         for line in summary.lines(self.state.report(), hint):
             terminalreporter.write_line(line)
+        if self.state.agent is not None and self.state.settings.agent_home == "inherit":
+            terminalreporter.write_line(messages.INHERITED_HOME)
         if self.state.results_line:
             terminalreporter.write_line(self.state.results_line)
 

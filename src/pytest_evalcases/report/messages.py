@@ -32,6 +32,13 @@ class CaseHead(Protocol):
     def defends(self) -> str: ...
 
 
+#: The summary's word on ``eval_agent_home = inherit``.
+INHERITED_HOME = (
+    "agent home: inherited (eval_agent_home = inherit): the operator's own agent "
+    "configuration reached the model beside the configuration under test"
+)
+
+
 def display_path(path: Path | str, base: Path) -> str:
     """``path`` relative to ``base`` (the invocation directory) when it can be."""
     try:

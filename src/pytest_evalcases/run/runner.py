@@ -8,8 +8,11 @@ verdict was possible; errored attempts are retried with a fresh workspace.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest, ToolCal
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.kinds import AgentHome
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.workspace import Variant, populate, run_setup
 
@@ -52,6 +56,8 @@ class RunContext:
     retries: int = 0
     transcript: bool = False
     base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    #: ``eval_agent_home``: ``isolated`` gives the agent a fresh home per run.
+    agent_home: AgentHome = "isolated"
 
 
 def execute(
@@ -109,18 +115,35 @@ def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Pa
     populate(workspace, case.fixture, variant.overlays)
     if case.setup:
         run_setup(workspace, case.setup, env)
-    request = RunRequest(
-        prompt=case.prompt,
-        workspace=workspace,
-        bare=case.bare,
-        timeout=case.timeout or ctx.default_timeout,
-        env=env,
-        needs_transcript=case.needs_transcript or ctx.transcript,
-    )
-    result = run_agent(ctx.agent, request)
+    with agent_home(ctx.agent, env, ctx.agent_home) as home_env:
+        request = RunRequest(
+            prompt=case.prompt,
+            workspace=workspace,
+            bare=case.bare,
+            timeout=case.timeout or ctx.default_timeout,
+            env={**env, **home_env},
+            needs_transcript=case.needs_transcript or ctx.transcript,
+        )
+        result = run_agent(ctx.agent, request)
     tool_inputs = bool(getattr(ctx.agent, "tool_inputs", True))
     checks = _evaluate(case, ctx, workspace, result.text, result.tool_calls, env, tool_inputs)
     return RunReport(checks=checks, agent=result, workspace=workspace)
+
+
+@contextmanager
+def agent_home(agent: Agent, env: Mapping[str, str], mode: AgentHome) -> Iterator[dict[str, str]]:
+    """The environment variables that give ``agent`` a fresh home of its own for one run
+    (none with ``inherit``, or for an agent without an ``isolate`` method). The home
+    holds copies of credentials: it goes when the run ends, whatever its outcome."""
+    isolate = getattr(agent, "isolate", None)
+    if mode == "inherit" or isolate is None:
+        yield {}
+        return
+    root = Path(tempfile.mkdtemp(prefix="evalcases-home-"))
+    try:
+        yield dict(isolate(root, env))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _grade_directory(case: LoadedCase, variant: Variant, ctx: RunContext) -> RunReport:

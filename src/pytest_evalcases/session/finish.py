@@ -41,6 +41,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         case_files=tuple(_absolute(invocation_dir, r.file) for r in records if r.file),
         fixtures=tuple(Path(r.fixture) for r in records if r.fixture),
         rootdir=settings.rootdir,
+        agent_home=settings.agent_home,
     )
     doc = resultsfile.document(
         records,

@@ -76,6 +76,8 @@ class PinInputs:
     fixtures: tuple[Path, ...] = ()
     #: Where paths in the pins are shown relative to.
     rootdir: Path = Path()
+    #: ``eval_agent_home``: whether the agent ran in a fresh home or the operator's.
+    agent_home: str = "isolated"
 
 
 def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
@@ -87,6 +89,7 @@ def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
     return {
         "agent": inputs.agent_name,
         "agent_version": agent_version(inputs.agent_program),
+        "agent_home": inputs.agent_home if inputs.agent_name else None,
         "models": models(records),
         "config": config,
         "config_fingerprint": fingerprint(config),

@@ -15,6 +15,7 @@ from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import Agent, AgentSettings
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.cases.parsecache import ParseCache
+from pytest_evalcases.kinds import AgentHome
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import baseline, gate
 from pytest_evalcases.results.document import ResultsDocument
@@ -40,6 +41,8 @@ class Settings:
     min_pass_rate: float = defaults.MIN_PASS_RATE
     retries: int = 0
     transcript: bool = False
+    #: ``eval_agent_home``: a fresh agent home per run, or the operator's own.
+    agent_home: AgentHome = defaults.AGENT_HOME
     variants: tuple[Variant, ...] = (Variant(),)
     repeat: int = 1
     eval_paths: tuple[Path, ...] = ()
@@ -110,6 +113,7 @@ class EvalSession:
             default_timeout=self.settings.timeout,
             retries=self.settings.retries,
             transcript=self.settings.transcript,
+            agent_home=self.settings.agent_home,
         )
 
     def needs_agent(self, variant: Variant) -> bool:
