@@ -19,20 +19,13 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.claude import ClaudeAgent
-from tests.helpers.agents import FAKES, SAMPLES, Driver, fake_request, recorded_calls
+from tests.helpers.agents import FAKES, SAMPLES, Driver, recorded_calls
 
 MODEL = "claude-sonnet-4-5-20250929"
 
 
-DRIVER = Driver(ClaudeAgent, "claude")
-agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
-
-
-def request(workspace: Path, **kwargs: Any) -> RunRequest:
-    """A run of the fake ``claude``."""
-    kwargs.setdefault("prompt", "Commit the staged change.")
-    kwargs.setdefault("bare", False)
-    return fake_request(workspace, **kwargs)
+DRIVER = Driver(ClaudeAgent, "claude", prompt="Commit the staged change.", bare=False)
+agent, request, run, run_error = DRIVER.agent, DRIVER.request, DRIVER.run, DRIVER.error
 
 
 def test_registered_under_its_name() -> None:
@@ -76,15 +69,9 @@ def test_transcript_switches_to_stream_json(tmp_path: Path, needs: bool, setting
 
 
 def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
-    record = tmp_path / "record.json"
-    req = request(
-        tmp_path,
-        sample="claude-json-success.json",
-        prompt="--help is not an option here",
-        FAKE_AGENT_RECORD=str(record),
+    seen = DRIVER.recorded_run(
+        tmp_path, sample="claude-json-success.json", prompt="--help is not an option here"
     )
-    run(req)
-    (seen,) = recorded_calls(record)
     assert seen["argv"] == ["-p", "--output-format", "json"]
     assert seen["stdin"] == "--help is not an option here"
     assert seen["cwd"] == str(tmp_path)

@@ -17,29 +17,20 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.codex import CodexAgent
-from tests.helpers.agents import FAKES, SAMPLES, Driver, fake_request, recorded_calls
+from tests.helpers.agents import FAKES, SAMPLES, Driver, sample_file
 
 EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
 RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
 LS = ToolCall(name="command_execution", kind="shell", input="bash -lc 'ls db/changelog'")
 
 
-DRIVER = Driver(CodexAgent, "codex")
-agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
-
-
-def request(workspace: Path, **kwargs: Any) -> RunRequest:
-    """A run of the fake ``codex``."""
-    kwargs.setdefault("prompt", "Make users.email NOT NULL.")
-    kwargs.setdefault("bare", True)
-    return fake_request(workspace, **kwargs)
+DRIVER = Driver(CodexAgent, "codex", prompt="Make users.email NOT NULL.")
+agent, request, run, run_error = DRIVER.agent, DRIVER.request, DRIVER.run, DRIVER.error
 
 
 def stream(tmp_path: Path, *lines: str) -> Path:
     """A sample file made of ``lines``."""
-    path = tmp_path / "stream.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return sample_file(tmp_path, "\n".join(lines) + "\n", "stream.jsonl")
 
 
 def test_registered_under_its_name() -> None:
@@ -74,12 +65,7 @@ def test_bare_adds_nothing(tmp_path: Path) -> None:
 
 
 def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
-    record = tmp_path / "record.json"
-    req = request(
-        tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt", FAKE_AGENT_RECORD=str(record)
-    )
-    run(req)
-    (seen,) = recorded_calls(record)
+    seen = DRIVER.recorded_run(tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt")
     assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", "-"]
     assert seen["stdin"] == "-v is a prompt"
 
