@@ -19,7 +19,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.claude import ClaudeAgent
-from tests.helpers.agents import FAKES, SAMPLES, Driver, recorded_calls
+from tests.helpers.agents import SAMPLES, Driver, recorded_calls, sample_file, use_fake
 
 MODEL = "claude-sonnet-4-5-20250929"
 
@@ -212,42 +212,46 @@ def test_is_error_decides_even_with_exit_status_0(tmp_path: Path) -> None:
     assert "API status 401" in str(error)
 
 
-def test_status_classifies_an_error_whose_words_do_not(tmp_path: Path) -> None:
-    sample = tmp_path / "429.json"
-    sample.write_text(
-        json.dumps({"type": "result", "is_error": True, "api_error_status": 429, "result": "Slow"})
-    )
+@pytest.mark.parametrize(
+    ("final", "kind", "message"),
+    [
+        pytest.param(
+            {"type": "result", "is_error": True, "api_error_status": 429, "result": "Slow"},
+            "rate-limit",
+            "Slow",
+            id="status-classifies-an-error-whose-words-do-not",
+        ),
+        pytest.param(
+            {
+                "type": "result",
+                "subtype": "error_max_budget_usd",
+                "is_error": True,
+                "errors": ["Reached maximum budget ($0.50)"],
+            },
+            "budget",
+            "Reached maximum budget ($0.50)",
+            id="budget-subtype",
+        ),
+        pytest.param(
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "errors": ["Tool permission stream closed"],
+            },
+            "agent",
+            "Tool permission stream closed",
+            id="other-failures-are-agent-errors",
+        ),
+    ],
+)
+def test_error_kind_of_a_failed_result(
+    tmp_path: Path, final: dict[str, Any], kind: str, message: str
+) -> None:
+    sample = sample_file(tmp_path, json.dumps(final))
     error = run_error(request(tmp_path, sample=sample, exit_code=1))
-    assert error.kind == "rate-limit"
-    assert "Slow" in str(error)
-
-
-def test_budget_subtype(tmp_path: Path) -> None:
-    sample = tmp_path / "budget.json"
-    final = {
-        "type": "result",
-        "subtype": "error_max_budget_usd",
-        "is_error": True,
-        "errors": ["Reached maximum budget ($0.50)"],
-    }
-    sample.write_text(json.dumps(final))
-    error = run_error(request(tmp_path, sample=sample, exit_code=1))
-    assert error.kind == "budget"
-    assert "Reached maximum budget ($0.50)" in str(error)
-
-
-def test_other_failures_are_agent_errors(tmp_path: Path) -> None:
-    sample = tmp_path / "other.json"
-    final = {
-        "type": "result",
-        "subtype": "error_during_execution",
-        "is_error": True,
-        "errors": ["Tool permission stream closed"],
-    }
-    sample.write_text(json.dumps(final))
-    error = run_error(request(tmp_path, sample=sample, exit_code=1))
-    assert error.kind == "agent"
-    assert "Tool permission stream closed" in str(error)
+    assert error.kind == kind
+    assert message in str(error)
 
 
 def test_bare_auth_failure_points_at_the_api_key(tmp_path: Path) -> None:
@@ -383,19 +387,12 @@ checks:
 }
 
 
-def use_fake(monkeypatch: pytest.MonkeyPatch, sample: str, exit_code: int = 0) -> None:
-    """Make the plugin's ``claude`` the fake, printing ``sample``."""
-    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / sample))
-    monkeypatch.setenv("FAKE_AGENT_EXIT", str(exit_code))
-
-
 def test_check_that_does_not_hold_is_a_failure(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makefile(".yaml", **{"evals/commit-message": COMMIT_CASE})
     use_fake(monkeypatch, "claude-json-success.json")
-    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider")
+    result = DRIVER.runpytest(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*FAILED*output_not_matches*fix(auth)*"])
     result.stdout.fnmatch_lines(
@@ -409,7 +406,7 @@ def test_credential_problem_is_an_error_with_the_cli_message(
 ) -> None:
     pytester.makefile(".yaml", **{"evals/commit-message": COMMIT_CASE})
     use_fake(monkeypatch, "claude-invalid-key.json", exit_code=1)
-    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider")
+    result = DRIVER.runpytest(pytester)
     result.assert_outcomes(errors=1)
     out = result.stdout.str()
     assert "Invalid API key · Fix external API key" in out
@@ -424,7 +421,7 @@ def test_tool_checks_on_the_stream_transcript(
     use_fake(monkeypatch, "claude-stream.jsonl")
     record = tmp_path / "record.json"
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
-    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider", "-rA")
+    result = DRIVER.runpytest(pytester, "-rA")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines_random(
         [
@@ -479,7 +476,7 @@ def test_eval_transcript_asks_for_the_stream_without_tool_checks(
     record = tmp_path / "record.json"
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
 
-    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider", *options)
+    result = DRIVER.runpytest(pytester, *options)
 
     result.assert_outcomes(passed=1)
     runs = [call["argv"] for call in recorded_calls(record)]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.codex import CodexAgent
-from tests.helpers.agents import FAKES, SAMPLES, Driver, sample_file
+from tests.helpers.agents import SAMPLES, Driver, sample_file, use_fake
 
 EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
 RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
@@ -245,9 +244,8 @@ def test_tool_checks_on_the_codex_stream(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makefile(".yaml", **TOOL_CASES)
-    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "codex-exec.jsonl"))
-    result = pytester.runpytest("--eval-agent", "codex", "-p", "no:cacheprovider", "-rA")
+    use_fake(monkeypatch, "codex-exec.jsonl")
+    result = DRIVER.runpytest(pytester, "-rA")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines_random(
         [
@@ -264,10 +262,8 @@ def test_turn_failed_is_an_error_through_pytest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makefile(".yaml", **{"evals/codex-no-ls": TOOL_CASES["evals/codex-no-ls"]})
-    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "codex-turn-failed.jsonl"))
-    monkeypatch.setenv("FAKE_AGENT_EXIT", "1")
-    result = pytester.runpytest("--eval-agent", "codex", "-p", "no:cacheprovider")
+    use_fake(monkeypatch, "codex-turn-failed.jsonl", exit_code=1)
+    result = DRIVER.runpytest(pytester)
     result.assert_outcomes(errors=1)
     assert "Missing bearer or basic authentication in header" in result.stdout.str()
     assert result.ret == 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.gemini import GeminiAgent
-from tests.helpers.agents import FAKES, SAMPLES, Driver, sample_file
+from tests.helpers.agents import SAMPLES, Driver, sample_file, use_fake
 
 SUCCESS = json.loads((SAMPLES / "gemini-json-success.json").read_text())
 
@@ -225,9 +224,8 @@ def test_tool_checks_through_pytest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makefile(".yaml", **GEMINI_CASES)
-    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "gemini-json-success.json"))
-    result = pytester.runpytest("--eval-agent", "gemini", "-p", "no:cacheprovider", "-rA")
+    use_fake(monkeypatch, "gemini-json-success.json")
+    result = DRIVER.runpytest(pytester, "-rA")
     # A check on inputs cannot be graded from counts: an error, never a silent pass.
     result.assert_outcomes(passed=1, failed=1, errors=1)
     result.stdout.fnmatch_lines_random(

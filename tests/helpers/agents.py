@@ -90,12 +90,23 @@ class Driver:
             self.run(req, **settings)
         return info.value
 
+    def runpytest(self, pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+        """Run the plugin in ``pytester`` with this driver as ``--eval-agent``."""
+        return pytester.runpytest("--eval-agent", self.name, "-p", "no:cacheprovider", *args)
+
     def recorded_run(self, workspace: Path, **kwargs: Any) -> dict[str, Any]:
         """Run ``request(workspace, **kwargs)`` recording the fake CLI: its one call."""
         record = workspace / "record.json"
         self.run(self.request(workspace, FAKE_AGENT_RECORD=str(record), **kwargs))
         (seen,) = recorded_calls(record)
         return seen
+
+
+def use_fake(monkeypatch: pytest.MonkeyPatch, sample: str, exit_code: int = 0) -> None:
+    """Make the plugin's agent CLIs the fakes, printing ``sample`` (in agent_samples/)."""
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / sample))
+    monkeypatch.setenv("FAKE_AGENT_EXIT", str(exit_code))
 
 
 def sample_file(directory: Path, text: str, name: str = "sample.json") -> Path:
