@@ -19,7 +19,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.claude import ClaudeAgent
-from tests.helpers.agents import SAMPLES, Driver, recorded_calls, sample_file, use_fake
+from tests.helpers.agents import SAMPLES, Driver, recorded_calls, sample_file
 
 MODEL = "claude-sonnet-4-5-20250929"
 
@@ -390,9 +390,9 @@ checks:
 def test_check_that_does_not_hold_is_a_failure(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **{"evals/commit-message": COMMIT_CASE})
-    use_fake(monkeypatch, "claude-json-success.json")
-    result = DRIVER.runpytest(pytester)
+    result = DRIVER.run_cases(
+        pytester, monkeypatch, {"evals/commit-message": COMMIT_CASE}, "claude-json-success.json"
+    )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*FAILED*output_not_matches*fix(auth)*"])
     result.stdout.fnmatch_lines(
@@ -404,9 +404,13 @@ def test_check_that_does_not_hold_is_a_failure(
 def test_credential_problem_is_an_error_with_the_cli_message(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **{"evals/commit-message": COMMIT_CASE})
-    use_fake(monkeypatch, "claude-invalid-key.json", exit_code=1)
-    result = DRIVER.runpytest(pytester)
+    result = DRIVER.run_cases(
+        pytester,
+        monkeypatch,
+        {"evals/commit-message": COMMIT_CASE},
+        "claude-invalid-key.json",
+        exit_code=1,
+    )
     result.assert_outcomes(errors=1)
     out = result.stdout.str()
     assert "Invalid API key · Fix external API key" in out
@@ -417,11 +421,9 @@ def test_credential_problem_is_an_error_with_the_cli_message(
 def test_tool_checks_on_the_stream_transcript(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    pytester.makefile(".yaml", **TOOL_CASES)
-    use_fake(monkeypatch, "claude-stream.jsonl")
     record = tmp_path / "record.json"
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
-    result = DRIVER.runpytest(pytester, "-rA")
+    result = DRIVER.run_cases(pytester, monkeypatch, TOOL_CASES, "claude-stream.jsonl", "-rA")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines_random(
         [
@@ -471,12 +473,12 @@ def test_eval_transcript_asks_for_the_stream_without_tool_checks(
     sample: str,
     output_format: list[str],
 ) -> None:
-    pytester.makefile(".yaml", **{"evals/answers": ANSWERS_CASE})
-    use_fake(monkeypatch, sample)
     record = tmp_path / "record.json"
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
 
-    result = DRIVER.runpytest(pytester, *options)
+    result = DRIVER.run_cases(
+        pytester, monkeypatch, {"evals/answers": ANSWERS_CASE}, sample, *options
+    )
 
     result.assert_outcomes(passed=1)
     runs = [call["argv"] for call in recorded_calls(record)]

@@ -16,7 +16,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.codex import CodexAgent
-from tests.helpers.agents import SAMPLES, Driver, sample_file, use_fake
+from tests.helpers.agents import SAMPLES, Driver, sample_file
 
 EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
 RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
@@ -243,9 +243,7 @@ checks:
 def test_tool_checks_on_the_codex_stream(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **TOOL_CASES)
-    use_fake(monkeypatch, "codex-exec.jsonl")
-    result = DRIVER.runpytest(pytester, "-rA")
+    result = DRIVER.run_cases(pytester, monkeypatch, TOOL_CASES, "codex-exec.jsonl", "-rA")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines_random(
         [
@@ -261,9 +259,13 @@ def test_tool_checks_on_the_codex_stream(
 def test_turn_failed_is_an_error_through_pytest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **{"evals/codex-no-ls": TOOL_CASES["evals/codex-no-ls"]})
-    use_fake(monkeypatch, "codex-turn-failed.jsonl", exit_code=1)
-    result = DRIVER.runpytest(pytester)
+    result = DRIVER.run_cases(
+        pytester,
+        monkeypatch,
+        {"evals/codex-no-ls": TOOL_CASES["evals/codex-no-ls"]},
+        "codex-turn-failed.jsonl",
+        exit_code=1,
+    )
     result.assert_outcomes(errors=1)
     assert "Missing bearer or basic authentication in header" in result.stdout.str()
     assert result.ret == 2

@@ -14,7 +14,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.gemini import GeminiAgent
-from tests.helpers.agents import SAMPLES, Driver, sample_file, use_fake
+from tests.helpers.agents import SAMPLES, Driver, sample_file
 
 SUCCESS = json.loads((SAMPLES / "gemini-json-success.json").read_text())
 
@@ -223,9 +223,9 @@ checks:
 def test_tool_checks_through_pytest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **GEMINI_CASES)
-    use_fake(monkeypatch, "gemini-json-success.json")
-    result = DRIVER.runpytest(pytester, "-rA")
+    result = DRIVER.run_cases(
+        pytester, monkeypatch, GEMINI_CASES, "gemini-json-success.json", "-rA"
+    )
     # A check on inputs cannot be graded from counts: an error, never a silent pass.
     result.assert_outcomes(passed=1, failed=1, errors=1)
     result.stdout.fnmatch_lines_random(

@@ -94,6 +94,21 @@ class Driver:
         """Run the plugin in ``pytester`` with this driver as ``--eval-agent``."""
         return pytester.runpytest("--eval-agent", self.name, "-p", "no:cacheprovider", *args)
 
+    def run_cases(
+        self,
+        pytester: pytest.Pytester,
+        monkeypatch: pytest.MonkeyPatch,
+        cases: dict[str, str],
+        sample: str,
+        *args: str,
+        exit_code: int = 0,
+    ) -> pytest.RunResult:
+        """The plugin run over ``cases`` (path without ``.yaml`` -> YAML) in ``pytester``,
+        this driver's fake printing ``sample`` and exiting with ``exit_code``."""
+        pytester.makefile(".yaml", **cases)
+        use_fake(monkeypatch, sample, exit_code)
+        return self.runpytest(pytester, *args)
+
     def recorded_run(self, workspace: Path, **kwargs: Any) -> dict[str, Any]:
         """Run ``request(workspace, **kwargs)`` recording the fake CLI: its one call."""
         record = workspace / "record.json"
