@@ -17,12 +17,18 @@ def make_suite(make_suite: SuiteBuilder) -> SuiteBuilder:
     return make_suite.with_ini("eval_agent = command\neval_timeout = 20\n")
 
 
-def simple_case(case_id: str, prompt: str = "x", pattern: str = "x") -> str:
-    """A normal case with one ``output_matches`` check."""
-    return (
-        f"id: {case_id}\ndefends: AGENTS.md\nprompt: {prompt}\n"
-        f"checks: [{{type: output_matches, pattern: {pattern}}}]\n"
-    )
+def simple_case(
+    case_id: str, prompt: str = "x", pattern: str = "x", *, checks: str = "", **fields: str
+) -> str:
+    """A case defending AGENTS.md with one ``output_matches`` check of ``pattern``, or
+    with ``checks`` (YAML), and any other ``fields`` (YAML values)."""
+    lines = [f"id: {case_id}", "defends: AGENTS.md", *(f"{k}: {v}" for k, v in fields.items())]
+    checks = checks or f"[{{type: output_matches, pattern: {pattern}}}]"
+    return "\n".join([*lines, f"prompt: {prompt}", f"checks: {checks}", ""])
+
+
+#: A case the echo agent fails: the answer.txt it writes is a ``*.txt``.
+FAILS_CASE = simple_case("fails", checks='[{type: file_absent, path: "*.txt"}]')
 
 
 #: An advisory case that the echo agent fails: its answer never mentions postgres.
@@ -117,20 +123,10 @@ def test_agent_errors_are_errors_not_failures(
             sys.exit(1)
         print("fine")
         """,
-        crash="""
-        id: crash
-        defends: AGENTS.md
-        severity: critical
-        prompt: please crash
-        checks: [{type: output_matches, pattern: fine}]
-        """,
-        setup_fails="""
-        id: setup-fails
-        defends: AGENTS.md
-        setup: echo preparing; echo no such tool >&2; exit 3
-        prompt: anything
-        checks: [{type: output_matches, pattern: fine}]
-        """,
+        crash=simple_case("crash", "please crash", "fine", severity="critical"),
+        setup_fails=simple_case(
+            "setup-fails", "anything", "fine", setup="echo preparing; echo no such tool >&2; exit 3"
+        ),
         ok=simple_case("ok", prompt="anything", pattern="fine"),
     )
 
@@ -176,13 +172,7 @@ def test_timeout_kills_the_agent_and_its_children(
         open("child.pid", "w").write(str(child.pid))
         time.sleep(600)
         """,
-        slow="""
-        id: slow
-        defends: AGENTS.md
-        prompt: x
-        timeout: 1.5
-        checks: [{type: output_matches, pattern: x}]
-        """,
+        slow=simple_case("slow", timeout="1.5"),
     )
 
     result = run(pytester)
@@ -285,14 +275,9 @@ def test_workspace_is_outside_the_users_git_repository(
 ) -> None:
     make_suite(
         ECHO_AGENT,
-        where="""
-        id: where
-        defends: AGENTS.md
-        prompt: x
-        checks:
-          - type: command_fails
-            command: git rev-parse --git-dir
-        """,
+        where=simple_case(
+            "where", checks="[{type: command_fails, command: git rev-parse --git-dir}]"
+        ),
     )
     pytester.run("git", "init", "-q", str(pytester.path))
 
@@ -306,18 +291,8 @@ def test_passed_workspaces_are_removed_failed_ones_kept(
 ) -> None:
     make_suite(
         ECHO_AGENT,
-        passes="""
-        id: passes
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: file_exists, path: answer.txt}]
-        """,
-        fails="""
-        id: fails
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: file_absent, path: "*.txt"}]
-        """,
+        passes=simple_case("passes", checks="[{type: file_exists, path: answer.txt}]"),
+        fails=FAILS_CASE,
     )
     with open(pytester.path / "tox.ini", "a") as ini:
         ini.write("\ntmp_path_retention_policy = failed\n")
@@ -335,12 +310,7 @@ def test_a_kept_workspace_survives_normal_tests_that_use_tmp_path_after_it(
     # the eval cases ran must not empty --basetemp under a failed run's workspace.
     make_suite(
         ECHO_AGENT,
-        fails="""
-        id: fails
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: file_absent, path: "*.txt"}]
-        """,
+        fails=FAILS_CASE,
     )
     pytester.makepyfile(test_zz_later="def test_later(tmp_path):\n    assert tmp_path.is_dir()\n")
     base = pytester.path / "tmp"
@@ -357,13 +327,7 @@ def test_advisory_failure_is_xfailed_quarantine_is_skipped(
     make_suite(
         ECHO_AGENT,
         advisory=ADVISORY_CASE,
-        flaky="""
-        id: flaky
-        defends: AGENTS.md
-        quarantine: flaky since model X
-        prompt: x
-        checks: [{type: output_matches, pattern: x}]
-        """,
+        flaky=simple_case("flaky", quarantine="flaky since model X"),
         **{f"ok-{i}": simple_case(f"ok-{i}") for i in range(9)},
     )
 
@@ -401,9 +365,7 @@ def test_one_advisory_failure_among_few_cases_blocks(
 
 def test_no_agent_skips_and_says_nothing_was_graded(pytester: pytest.Pytester) -> None:
     (pytester.path / "evals").mkdir()
-    (pytester.path / "evals/one.yaml").write_text(
-        "id: one\ndefends: AGENTS.md\nprompt: x\nchecks: [{type: output_matches, pattern: x}]\n"
-    )
+    (pytester.path / "evals/one.yaml").write_text(simple_case("one"))
     pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
 
     result = run(pytester, "-rs")
