@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.suite import SuiteBuilder, write
+from tests.helpers.suite import SuiteBuilder, eval_configs, write
 from tests.plugin import (
     test_bad_input,
     test_html_report,
@@ -314,7 +314,7 @@ def test_failed_repetitions_of_a_passing_case_and_variants_agree(
     )
 
     serial, xdist = serial_and_xdist(
-        "--eval-repeat", "10", "--eval-config", "main=main", "--eval-config", "pr=pr", "-v"
+        "--eval-repeat", "10", *eval_configs("main=main", "pr=pr"), "-v"
     )
 
     # Each variant counts its own runs; failed repetitions do not fail the run.
@@ -360,16 +360,9 @@ def test_variants_from_directories_and_git_revisions_agree(
     (repo / "AGENTS.md").write_text(test_variants.CLASS_RULES)
 
     serial, xdist = serial_and_xdist(
-        "--eval-config",
-        "main=configs/main",
-        "--eval-config",
-        "pr=configs/pr",
-        "--eval-config",
-        "old=git:HEAD~1",
-        "--eval-config",
-        "new=git:main",
-        "--eval-config",
-        "wt=.",
+        *eval_configs(
+            "main=configs/main", "pr=configs/pr", "old=git:HEAD~1", "new=git:main", "wt=."
+        ),
     )
 
     assert_same(serial, xdist)
@@ -447,7 +440,7 @@ def test_html_report_agrees(
     test_html_report.write_results(pytester.path / "evals" / "results")
 
     serial, xdist = serial_and_xdist(
-        "--eval-config", "main=main", "--eval-config", "pr=pr", "--eval-no-save",
+        *eval_configs("main=main", "pr=pr"), "--eval-no-save",
         "--eval-html", "out/report.html",
     )  # fmt: skip
 
