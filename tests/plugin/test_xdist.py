@@ -149,14 +149,20 @@ def assert_same(serial: Session, xdist: Session, *, results: bool = True) -> Non
         assert xdist.results() == serial.results()
 
 
+def under_two_workers(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, str]:
+    """Run with two xdist workers; the result and its output, which has one eval gate."""
+    result = pytester.runpytest(*args, "-n", "2", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert out.count("= eval gate =") == 1
+    return result, out
+
+
 def test_drift_demo_under_two_workers(pytester: pytest.Pytester) -> None:
     shutil.copytree(EXAMPLES / "drift-demo", pytester.path / "drift-demo")
 
-    result = pytester.runpytest("drift-demo", "-n", "2", "-p", "no:cacheprovider")
+    result, out = under_two_workers(pytester, "drift-demo")
 
     result.assert_outcomes(passed=3, failed=3)
-    out = result.stdout.str()
-    assert out.count("= eval gate =") == 1
     assert "Score: 9/9 (100%)" in out
     assert "Score: 5/9 (56%)" in out
     assert "regressed: 01-service-architecture / service-uses-class" in out
@@ -191,11 +197,9 @@ def test_live_runs_errors_and_broken_files_under_two_workers(
 ) -> None:
     make_suite(textwrap.dedent(LIVE_AGENT), live_cases())
 
-    result = pytester.runpytest("-n", "2", "-p", "no:cacheprovider")
+    result, out = under_two_workers(pytester)
 
     result.assert_outcomes(passed=6, errors=2)
-    out = result.stdout.str()
-    assert out.count("= eval gate =") == 1
     assert "suite: 6/7 cases passed · Score: 6/6 (100%) · 1 error · normal 6/7" in out
     assert "agent crashed: out of memory" in out
     assert "evals/broken.yaml:3: checks:" in out
