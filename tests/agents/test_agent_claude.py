@@ -19,20 +19,13 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.claude import ClaudeAgent
-from tests.helpers.agents import FAKES, SAMPLES, Driver, fake_request, recorded_calls
+from tests.helpers.agents import SAMPLES, Driver, recorded_calls, sample_file
 
 MODEL = "claude-sonnet-4-5-20250929"
 
 
-DRIVER = Driver(ClaudeAgent, "claude")
-agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
-
-
-def request(workspace: Path, **kwargs: Any) -> RunRequest:
-    """A run of the fake ``claude``."""
-    kwargs.setdefault("prompt", "Commit the staged change.")
-    kwargs.setdefault("bare", False)
-    return fake_request(workspace, **kwargs)
+DRIVER = Driver(ClaudeAgent, "claude", prompt="Commit the staged change.", bare=False)
+agent, request, run, run_error = DRIVER.agent, DRIVER.request, DRIVER.run, DRIVER.error
 
 
 def test_registered_under_its_name() -> None:
@@ -77,15 +70,9 @@ def test_transcript_switches_to_stream_json(tmp_path: Path, needs: bool, setting
 
 
 def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
-    record = tmp_path / "record.json"
-    req = request(
-        tmp_path,
-        sample="claude-json-success.json",
-        prompt="--help is not an option here",
-        FAKE_AGENT_RECORD=str(record),
+    seen = DRIVER.recorded_run(
+        tmp_path, sample="claude-json-success.json", prompt="--help is not an option here"
     )
-    run(req)
-    (seen,) = recorded_calls(record)
     assert seen["argv"] == ["-p", "--output-format", "json"]
     assert seen["stdin"] == "--help is not an option here"
     assert seen["cwd"] == str(tmp_path)
@@ -226,42 +213,46 @@ def test_is_error_decides_even_with_exit_status_0(tmp_path: Path) -> None:
     assert "API status 401" in str(error)
 
 
-def test_status_classifies_an_error_whose_words_do_not(tmp_path: Path) -> None:
-    sample = tmp_path / "429.json"
-    sample.write_text(
-        json.dumps({"type": "result", "is_error": True, "api_error_status": 429, "result": "Slow"})
-    )
+@pytest.mark.parametrize(
+    ("final", "kind", "message"),
+    [
+        pytest.param(
+            {"type": "result", "is_error": True, "api_error_status": 429, "result": "Slow"},
+            "rate-limit",
+            "Slow",
+            id="status-classifies-an-error-whose-words-do-not",
+        ),
+        pytest.param(
+            {
+                "type": "result",
+                "subtype": "error_max_budget_usd",
+                "is_error": True,
+                "errors": ["Reached maximum budget ($0.50)"],
+            },
+            "budget",
+            "Reached maximum budget ($0.50)",
+            id="budget-subtype",
+        ),
+        pytest.param(
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "errors": ["Tool permission stream closed"],
+            },
+            "agent",
+            "Tool permission stream closed",
+            id="other-failures-are-agent-errors",
+        ),
+    ],
+)
+def test_error_kind_of_a_failed_result(
+    tmp_path: Path, final: dict[str, Any], kind: str, message: str
+) -> None:
+    sample = sample_file(tmp_path, json.dumps(final))
     error = run_error(request(tmp_path, sample=sample, exit_code=1))
-    assert error.kind == "rate-limit"
-    assert "Slow" in str(error)
-
-
-def test_budget_subtype(tmp_path: Path) -> None:
-    sample = tmp_path / "budget.json"
-    final = {
-        "type": "result",
-        "subtype": "error_max_budget_usd",
-        "is_error": True,
-        "errors": ["Reached maximum budget ($0.50)"],
-    }
-    sample.write_text(json.dumps(final))
-    error = run_error(request(tmp_path, sample=sample, exit_code=1))
-    assert error.kind == "budget"
-    assert "Reached maximum budget ($0.50)" in str(error)
-
-
-def test_other_failures_are_agent_errors(tmp_path: Path) -> None:
-    sample = tmp_path / "other.json"
-    final = {
-        "type": "result",
-        "subtype": "error_during_execution",
-        "is_error": True,
-        "errors": ["Tool permission stream closed"],
-    }
-    sample.write_text(json.dumps(final))
-    error = run_error(request(tmp_path, sample=sample, exit_code=1))
-    assert error.kind == "agent"
-    assert "Tool permission stream closed" in str(error)
+    assert error.kind == kind
+    assert message in str(error)
 
 
 def test_bare_auth_failure_points_at_the_api_key(tmp_path: Path) -> None:
@@ -397,19 +388,12 @@ checks:
 }
 
 
-def use_fake(monkeypatch: pytest.MonkeyPatch, sample: str, exit_code: int = 0) -> None:
-    """Make the plugin's ``claude`` the fake, printing ``sample``."""
-    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / sample))
-    monkeypatch.setenv("FAKE_AGENT_EXIT", str(exit_code))
-
-
 def test_check_that_does_not_hold_is_a_failure(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **{"evals/commit-message": COMMIT_CASE})
-    use_fake(monkeypatch, "claude-json-success.json")
-    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider")
+    result = DRIVER.run_cases(
+        pytester, monkeypatch, {"evals/commit-message": COMMIT_CASE}, "claude-json-success.json"
+    )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*FAILED*output_not_matches*fix(auth)*"])
     result.stdout.fnmatch_lines(
@@ -421,9 +405,13 @@ def test_check_that_does_not_hold_is_a_failure(
 def test_credential_problem_is_an_error_with_the_cli_message(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **{"evals/commit-message": COMMIT_CASE})
-    use_fake(monkeypatch, "claude-invalid-key.json", exit_code=1)
-    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider")
+    result = DRIVER.run_cases(
+        pytester,
+        monkeypatch,
+        {"evals/commit-message": COMMIT_CASE},
+        "claude-invalid-key.json",
+        exit_code=1,
+    )
     result.assert_outcomes(errors=1)
     out = result.stdout.str()
     assert "Invalid API key · Fix external API key" in out
@@ -434,11 +422,9 @@ def test_credential_problem_is_an_error_with_the_cli_message(
 def test_tool_checks_on_the_stream_transcript(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    pytester.makefile(".yaml", **TOOL_CASES)
-    use_fake(monkeypatch, "claude-stream.jsonl")
     record = tmp_path / "record.json"
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
-    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider", "-rA")
+    result = DRIVER.run_cases(pytester, monkeypatch, TOOL_CASES, "claude-stream.jsonl", "-rA")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines_random(
         [
@@ -488,12 +474,12 @@ def test_eval_transcript_asks_for_the_stream_without_tool_checks(
     sample: str,
     output_format: list[str],
 ) -> None:
-    pytester.makefile(".yaml", **{"evals/answers": ANSWERS_CASE})
-    use_fake(monkeypatch, sample)
     record = tmp_path / "record.json"
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
 
-    result = pytester.runpytest("--eval-agent", "claude", "-p", "no:cacheprovider", *options)
+    result = DRIVER.run_cases(
+        pytester, monkeypatch, {"evals/answers": ANSWERS_CASE}, sample, *options
+    )
 
     result.assert_outcomes(passed=1)
     calls = recorded_calls(record)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,29 +16,20 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.codex import CodexAgent
-from tests.helpers.agents import FAKES, SAMPLES, Driver, fake_request, recorded_calls
+from tests.helpers.agents import SAMPLES, Driver, sample_file
 
 EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
 RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
 LS = ToolCall(name="command_execution", kind="shell", input="bash -lc 'ls db/changelog'")
 
 
-DRIVER = Driver(CodexAgent, "codex")
-agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
-
-
-def request(workspace: Path, **kwargs: Any) -> RunRequest:
-    """A run of the fake ``codex``."""
-    kwargs.setdefault("prompt", "Make users.email NOT NULL.")
-    kwargs.setdefault("bare", True)
-    return fake_request(workspace, **kwargs)
+DRIVER = Driver(CodexAgent, "codex", prompt="Make users.email NOT NULL.")
+agent, request, run, run_error = DRIVER.agent, DRIVER.request, DRIVER.run, DRIVER.error
 
 
 def stream(tmp_path: Path, *lines: str) -> Path:
     """A sample file made of ``lines``."""
-    path = tmp_path / "stream.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return sample_file(tmp_path, "\n".join(lines) + "\n", "stream.jsonl")
 
 
 def test_registered_under_its_name() -> None:
@@ -74,12 +64,7 @@ def test_bare_adds_nothing(tmp_path: Path) -> None:
 
 
 def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
-    record = tmp_path / "record.json"
-    req = request(
-        tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt", FAKE_AGENT_RECORD=str(record)
-    )
-    run(req)
-    (seen,) = recorded_calls(record)
+    seen = DRIVER.recorded_run(tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt")
     assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", "-"]
     assert seen["stdin"] == "-v is a prompt"
 
@@ -258,10 +243,7 @@ checks:
 def test_tool_checks_on_the_codex_stream(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **TOOL_CASES)
-    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "codex-exec.jsonl"))
-    result = pytester.runpytest("--eval-agent", "codex", "-p", "no:cacheprovider", "-rA")
+    result = DRIVER.run_cases(pytester, monkeypatch, TOOL_CASES, "codex-exec.jsonl", "-rA")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines_random(
         [
@@ -277,11 +259,13 @@ def test_tool_checks_on_the_codex_stream(
 def test_turn_failed_is_an_error_through_pytest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **{"evals/codex-no-ls": TOOL_CASES["evals/codex-no-ls"]})
-    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "codex-turn-failed.jsonl"))
-    monkeypatch.setenv("FAKE_AGENT_EXIT", "1")
-    result = pytester.runpytest("--eval-agent", "codex", "-p", "no:cacheprovider")
+    result = DRIVER.run_cases(
+        pytester,
+        monkeypatch,
+        {"evals/codex-no-ls": TOOL_CASES["evals/codex-no-ls"]},
+        "codex-turn-failed.jsonl",
+        exit_code=1,
+    )
     result.assert_outcomes(errors=1)
     assert "Missing bearer or basic authentication in header" in result.stdout.str()
     assert result.ret == 2

@@ -3,40 +3,24 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
     AgentSettings,
-    RunRequest,
     ToolCall,
     Usage,
 )
 from pytest_evalcases.agents.gemini import GeminiAgent
-from tests.helpers.agents import FAKES, SAMPLES, Driver, fake_request, recorded_calls
+from tests.helpers.agents import SAMPLES, Driver, sample_file
 
 SUCCESS = json.loads((SAMPLES / "gemini-json-success.json").read_text())
 
 
-DRIVER = Driver(GeminiAgent, "gemini")
-agent, run, run_error = DRIVER.agent, DRIVER.run, DRIVER.error
-
-
-def request(workspace: Path, **kwargs: Any) -> RunRequest:
-    """A run of the fake ``gemini``."""
-    kwargs.setdefault("prompt", "Split parse_config into smaller functions.")
-    kwargs.setdefault("bare", True)
-    return fake_request(workspace, **kwargs)
-
-
-def write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "sample.json"
-    path.write_text(text)
-    return path
+DRIVER = Driver(GeminiAgent, "gemini", prompt="Split parse_config into smaller functions.")
+agent, request, run, run_error = DRIVER.agent, DRIVER.request, DRIVER.run, DRIVER.error
 
 
 def test_registered_under_its_name() -> None:
@@ -60,15 +44,9 @@ def test_model_and_extra_args(tmp_path: Path) -> None:
 
 
 def test_prompt_starting_with_a_dash_stays_a_value(tmp_path: Path) -> None:
-    record = tmp_path / "record.json"
-    req = request(
-        tmp_path,
-        sample="gemini-json-success.json",
-        prompt="- list the TODOs",
-        FAKE_AGENT_RECORD=str(record),
+    seen = DRIVER.recorded_run(
+        tmp_path, sample="gemini-json-success.json", prompt="- list the TODOs"
     )
-    run(req)
-    (seen,) = recorded_calls(record)
     assert seen["argv"] == ["--prompt=- list the TODOs", "--output-format", "json"]
 
 
@@ -93,7 +71,7 @@ def test_success_sample(tmp_path: Path) -> None:
 
 
 def test_pretty_printed_output_after_a_log_line(tmp_path: Path) -> None:
-    sample = write(tmp_path, "Loaded cached credentials.\n" + json.dumps(SUCCESS, indent=2))
+    sample = sample_file(tmp_path, "Loaded cached credentials.\n" + json.dumps(SUCCESS, indent=2))
     assert run(request(tmp_path, sample=sample)).text.startswith("I refactored")
 
 
@@ -102,7 +80,7 @@ def test_tokens_are_summed_over_models(tmp_path: Path) -> None:
     doc["stats"]["models"]["gemini-2.5-flash"] = {
         "tokens": {"prompt": 100, "candidates": 7, "cached": 40}
     }
-    result = run(request(tmp_path, sample=write(tmp_path, json.dumps(doc))))
+    result = run(request(tmp_path, sample=sample_file(tmp_path, json.dumps(doc))))
     assert result.usage == Usage(input_tokens=18330, output_tokens=1211, cache_read_tokens=40)
     assert result.models == ("gemini-2.5-pro", "gemini-2.5-flash")
 
@@ -124,12 +102,12 @@ def test_tokens_are_summed_over_models(tmp_path: Path) -> None:
 )
 def test_tool_kinds(tmp_path: Path, name: str, kind: str) -> None:
     doc = {"response": "ok", "stats": {"tools": {"byName": {name: {"count": 1}}}}}
-    result = run(request(tmp_path, sample=write(tmp_path, json.dumps(doc))))
+    result = run(request(tmp_path, sample=sample_file(tmp_path, json.dumps(doc))))
     assert result.tool_calls == (ToolCall(name=name, kind=kind, input=""),)
 
 
 def test_no_stats_means_no_transcript(tmp_path: Path) -> None:
-    result = run(request(tmp_path, sample=write(tmp_path, '{"response": "ok"}')))
+    result = run(request(tmp_path, sample=sample_file(tmp_path, '{"response": "ok"}')))
     assert result.text == "ok"
     assert result.tool_calls is None
 
@@ -179,7 +157,7 @@ def test_documented_exit_statuses_without_json(tmp_path: Path, status: int, kind
 
 def test_error_object_is_classified_by_its_words(tmp_path: Path) -> None:
     doc = {"error": {"type": "ApiError", "message": "[429] Quota exceeded for quota metric"}}
-    error = run_error(request(tmp_path, sample=write(tmp_path, json.dumps(doc)), exit_code=1))
+    error = run_error(request(tmp_path, sample=sample_file(tmp_path, json.dumps(doc)), exit_code=1))
     assert error.kind == "rate-limit"
     assert "[429] Quota exceeded for quota metric" in str(error)
 
@@ -191,7 +169,7 @@ def test_untrusted_workspace_says_how_to_trust_it(tmp_path: Path) -> None:
             "message": "Gemini CLI is not running in a trusted directory.",
         }
     }
-    error = run_error(request(tmp_path, sample=write(tmp_path, json.dumps(doc)), exit_code=1))
+    error = run_error(request(tmp_path, sample=sample_file(tmp_path, json.dumps(doc)), exit_code=1))
     assert error.kind == "config"
     assert "not running in a trusted directory" in str(error)
     assert "GEMINI_TRUST_WORKSPACE=true" in str(error)
@@ -202,7 +180,7 @@ def test_crash_and_parse_errors(tmp_path: Path) -> None:
     crash = run_error(request(tmp_path, exit_code=1, stderr="SyntaxError: Unexpected token\n"))
     assert crash.kind == "crash"
     assert "SyntaxError: Unexpected token" in str(crash)
-    parse = run_error(request(tmp_path, sample=write(tmp_path, "Hello from gemini\n")))
+    parse = run_error(request(tmp_path, sample=sample_file(tmp_path, "Hello from gemini\n")))
     assert parse.kind == "parse"
     assert "Hello from gemini" in str(parse)
 
@@ -245,10 +223,9 @@ checks:
 def test_tool_checks_through_pytest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makefile(".yaml", **GEMINI_CASES)
-    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "gemini-json-success.json"))
-    result = pytester.runpytest("--eval-agent", "gemini", "-p", "no:cacheprovider", "-rA")
+    result = DRIVER.run_cases(
+        pytester, monkeypatch, GEMINI_CASES, "gemini-json-success.json", "-rA"
+    )
     # A check on inputs cannot be graded from counts: an error, never a silent pass.
     result.assert_outcomes(passed=1, failed=1, errors=1)
     result.stdout.fnmatch_lines_random(

@@ -57,14 +57,30 @@ def fake_request(
 
 
 class Driver:
-    """One agent driver under test, built from its factory with per-test settings."""
+    """One agent driver under test, built from its factory with per-test settings, and
+    the fake CLI's runs it is tested with: ``prompt`` and ``bare`` unless a test says."""
 
-    def __init__(self, factory: Callable[[AgentSettings], Agent], name: str) -> None:
+    def __init__(
+        self,
+        factory: Callable[[AgentSettings], Agent],
+        name: str,
+        *,
+        prompt: str = "Do the task.",
+        bare: bool = True,
+    ) -> None:
         self.factory = factory
         self.name = name
+        self.prompt = prompt
+        self.bare = bare
 
     def agent(self, **settings: Any) -> Agent:
         return self.factory(AgentSettings(name=self.name, **settings))
+
+    def request(self, workspace: Path, **kwargs: Any) -> RunRequest:
+        """A run of this driver's fake CLI (:func:`fake_request`)."""
+        kwargs.setdefault("prompt", self.prompt)
+        kwargs.setdefault("bare", self.bare)
+        return fake_request(workspace, **kwargs)
 
     def run(self, req: RunRequest, **settings: Any) -> AgentResult:
         return run_agent(self.agent(**settings), req)
@@ -73,6 +89,46 @@ class Driver:
         with pytest.raises(AgentError) as info:
             self.run(req, **settings)
         return info.value
+
+    def runpytest(self, pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+        """Run the plugin in ``pytester`` with this driver as ``--eval-agent``."""
+        return pytester.runpytest("--eval-agent", self.name, "-p", "no:cacheprovider", *args)
+
+    def run_cases(
+        self,
+        pytester: pytest.Pytester,
+        monkeypatch: pytest.MonkeyPatch,
+        cases: dict[str, str],
+        sample: str,
+        *args: str,
+        exit_code: int = 0,
+    ) -> pytest.RunResult:
+        """The plugin run over ``cases`` (path without ``.yaml`` -> YAML) in ``pytester``,
+        this driver's fake printing ``sample`` and exiting with ``exit_code``."""
+        pytester.makefile(".yaml", **cases)
+        use_fake(monkeypatch, sample, exit_code)
+        return self.runpytest(pytester, *args)
+
+    def recorded_run(self, workspace: Path, **kwargs: Any) -> dict[str, Any]:
+        """Run ``request(workspace, **kwargs)`` recording the fake CLI: its one call."""
+        record = workspace / "record.json"
+        self.run(self.request(workspace, FAKE_AGENT_RECORD=str(record), **kwargs))
+        (seen,) = recorded_calls(record)
+        return seen
+
+
+def use_fake(monkeypatch: pytest.MonkeyPatch, sample: str, exit_code: int = 0) -> None:
+    """Make the plugin's agent CLIs the fakes, printing ``sample`` (in agent_samples/)."""
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / sample))
+    monkeypatch.setenv("FAKE_AGENT_EXIT", str(exit_code))
+
+
+def sample_file(directory: Path, text: str, name: str = "sample.json") -> Path:
+    """A sample for the fake CLI to print, written to ``directory/name``."""
+    path = directory / name
+    path.write_text(text)
+    return path
 
 
 def recorded_calls(record: Path) -> list[dict[str, Any]]:

@@ -14,6 +14,11 @@ from tests.helpers.results import COMMAND_AGENT, case_yaml
 COMMAND = "{python} {rootdir}/agent.py {prompt}"
 
 
+def eval_configs(*specs: str) -> list[str]:
+    """The options naming each ``NAME=SOURCE`` in ``specs`` as a configuration variant."""
+    return [arg for spec in specs for arg in ("--eval-config", spec)]
+
+
 def write(path: Path, content: str | bytes | None) -> None:
     """Write a text or binary file, making its parents; ``None`` makes a directory."""
     if content is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -57,34 +58,38 @@ def case(body: str) -> str:
     return "id: bad\n" + body
 
 
+def bad_yaml(content: str | bytes, line: int | None, field: str, *expect: str, **more: Any) -> Bad:
+    """A broken ``evals/bad.yaml``: its error points at ``line`` and ``field``, saying
+    each of ``expect``."""
+    return Bad("evals/bad.yaml", content, line, field, expect, **more)
+
+
+def bad_checks(checks: str, line: int | None, field: str, *expect: str, **more: Any) -> Bad:
+    """A broken ``evals/bad.yaml`` whose ``checks:`` list is ``checks``."""
+    return bad_yaml(case(HEAD + "checks:\n" + checks), line, field, *expect, **more)
+
+
+def bad_field(field_line: str, line: int | None, field: str, *expect: str) -> Bad:
+    """A broken ``evals/bad.yaml``: a valid case but for ``field_line``."""
+    return bad_yaml(case(HEAD + field_line + "checks:\n" + CHECK), line, field, *expect)
+
+
 BAD: dict[str, Bad] = {
-    "yaml-syntax": Bad(
-        "evals/bad.yaml",
-        case("defends: [rules/x.md\nprompt: hi\n"),
-        3,
-        "",
-        ("invalid YAML", "expected ',' or ']'"),
+    "yaml-syntax": bad_yaml(
+        case("defends: [rules/x.md\nprompt: hi\n"), 3, "", "invalid YAML", "expected ',' or ']'"
     ),
-    "yaml-tab-indent": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n\t- type: file_exists\n"),
-        5,
-        "",
-        ("invalid YAML", "tab: YAML indents with spaces only"),
+    "yaml-tab-indent": bad_checks(
+        "\t- type: file_exists\n", 5, "", "invalid YAML", "tab: YAML indents with spaces only"
     ),
-    "yaml-duplicate-key": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n  - type: output_matches\n    pattern: a\n    pattern: b\n"),
+    "yaml-duplicate-key": bad_checks(
+        "  - type: output_matches\n    pattern: a\n    pattern: b\n",
         7,
         "",
-        ("invalid YAML", "duplicate key 'pattern'"),
+        "invalid YAML",
+        "duplicate key 'pattern'",
     ),
-    "yaml-two-documents": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n" + CHECK + "---\nid: other\n"),
-        7,
-        "",
-        ("invalid YAML", "single document"),
+    "yaml-two-documents": bad_checks(
+        CHECK + "---\nid: other\n", 7, "", "invalid YAML", "single document"
     ),
     "json-syntax": Bad(
         "evals/bad.json",
@@ -108,210 +113,135 @@ BAD: dict[str, Bad] = {
         "timeout",
         ("number", "'soon'"),
     ),
-    "empty-file": Bad("evals/bad.yaml", "", 1, "", ("empty", "id, defends")),
-    "whitespace-only": Bad("evals/bad.yaml", "  \n\n\t\n", 1, "", ("empty",)),
-    "comment-only": Bad("evals/bad.yaml", "# nothing yet\n", 1, "", ("got nothing",)),
-    "not-utf8": Bad(
-        "evals/bad.yaml",
+    "empty-file": bad_yaml("", 1, "", "empty", "id, defends"),
+    "whitespace-only": bad_yaml("  \n\n\t\n", 1, "", "empty"),
+    "comment-only": bad_yaml("# nothing yet\n", 1, "", "got nothing"),
+    "not-utf8": bad_yaml(
         b"id: bad\ndefends: rules/x.md\nprompt: caf\xe9\n",
         3,
         "",
-        ("not UTF-8", "0xe9", "save the file as UTF-8"),
+        "not UTF-8",
+        "0xe9",
+        "save the file as UTF-8",
     ),
-    "top-level-list": Bad(
-        "evals/bad.yaml",
+    "top-level-list": bad_yaml(
         "- id: bad\n  defends: rules/x.md\n",
         1,
         "",
-        ("expected a mapping", "`cases:` list", "got a list"),
+        "expected a mapping",
+        "`cases:` list",
+        "got a list",
     ),
-    "top-level-scalar": Bad(
-        "evals/bad.yaml", "just some words\n", 1, "", ("expected a mapping", "got a string")
+    "top-level-scalar": bad_yaml("just some words\n", 1, "", "expected a mapping", "got a string"),
+    "missing-id": bad_yaml(
+        HEAD + "checks:\n" + CHECK, 1, "id", "required field is missing", "kebab-case id"
     ),
-    "missing-id": Bad(
-        "evals/bad.yaml",
-        HEAD + "checks:\n" + CHECK,
-        1,
-        "id",
-        ("required field is missing", "kebab-case id"),
+    "missing-defends": bad_yaml(
+        case("prompt: do it\nchecks:\n" + CHECK), 1, "defends", "required field is missing"
     ),
-    "missing-defends": Bad(
-        "evals/bad.yaml",
-        case("prompt: do it\nchecks:\n" + CHECK),
-        1,
-        "defends",
-        ("required field is missing",),
+    "missing-checks": bad_yaml(case(HEAD), 1, "checks", "required field is missing"),
+    "empty-checks": bad_yaml(case(HEAD + "checks: []\n"), 4, "checks", "at least 1"),
+    "checks-not-a-list": bad_checks("  type: file_exists\n  path: ok.txt\n", 5, "checks", "list"),
+    "severity-invalid": bad_field(
+        "severity: high\n", 4, "severity", "'critical'", "'normal'", "'advisory'", "'high'"
     ),
-    "missing-checks": Bad(
-        "evals/bad.yaml", case(HEAD), 1, "checks", ("required field is missing",)
+    "timeout-not-number": bad_field("timeout: abc\n", 4, "timeout", "number", "'abc'"),
+    "timeout-negative": bad_field("timeout: -5\n", 4, "timeout", "greater than 0", "-5"),
+    "bare-not-bool": bad_field("bare: maybe\n", 4, "bare", "boolean", "'maybe'"),
+    "tags-not-list": bad_field("tags: 5\n", 4, "tags", "list", "5"),
+    "min-pass-rate-above-1": bad_field(
+        "min_pass_rate: 1.5\n", 4, "min_pass_rate", "less than or equal to 1", "1.5"
     ),
-    "empty-checks": Bad(
-        "evals/bad.yaml", case(HEAD + "checks: []\n"), 4, "checks", ("at least 1",)
-    ),
-    "checks-not-a-list": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n  type: file_exists\n  path: ok.txt\n"),
-        5,
-        "checks",
-        ("list",),
-    ),
-    "severity-invalid": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "severity: high\nchecks:\n" + CHECK),
-        4,
-        "severity",
-        ("'critical'", "'normal'", "'advisory'", "'high'"),
-    ),
-    "timeout-not-number": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "timeout: abc\nchecks:\n" + CHECK),
-        4,
-        "timeout",
-        ("number", "'abc'"),
-    ),
-    "timeout-negative": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "timeout: -5\nchecks:\n" + CHECK),
-        4,
-        "timeout",
-        ("greater than 0", "-5"),
-    ),
-    "bare-not-bool": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "bare: maybe\nchecks:\n" + CHECK),
-        4,
-        "bare",
-        ("boolean", "'maybe'"),
-    ),
-    "tags-not-list": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "tags: 5\nchecks:\n" + CHECK),
-        4,
-        "tags",
-        ("list", "5"),
-    ),
-    "min-pass-rate-above-1": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "min_pass_rate: 1.5\nchecks:\n" + CHECK),
-        4,
-        "min_pass_rate",
-        ("less than or equal to 1", "1.5"),
-    ),
-    "unknown-top-level-field": Bad(
-        "evals/bad.yaml",
+    "unknown-top-level-field": bad_yaml(
         "id: bad\ndefends: rules/x.md\npromt: do it\nchecks:\n" + CHECK,
         3,
         "promt",
-        ("unknown field 'promt'", "did you mean 'prompt'?"),
+        "unknown field 'promt'",
+        "did you mean 'prompt'?",
     ),
-    "unknown-field-in-check": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n" + CHECK + "  - type: output_matches\n    patern: fix\n"),
+    "unknown-field-in-check": bad_checks(
+        CHECK + "  - type: output_matches\n    patern: fix\n",
         8,
         "checks[1].patern",
-        ("unknown field 'patern'", "did you mean 'pattern'?"),
+        "unknown field 'patern'",
+        "did you mean 'pattern'?",
     ),
-    "unknown-check-type": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n" + CHECK + "  - type: file_exist\n    path: a.txt\n"),
+    "unknown-check-type": bad_checks(
+        CHECK + "  - type: file_exist\n    path: a.txt\n",
         7,
         "checks[1].type",
-        ("unknown check type 'file_exist'", "did you mean 'file_exists'?", "output_matches"),
+        "unknown check type 'file_exist'",
+        "did you mean 'file_exists'?",
+        "output_matches",
     ),
-    "check-without-type": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n" + CHECK + "  - path: a.txt\n"),
-        7,
-        "checks[1].type",
-        ("needs a `type` field",),
+    "check-without-type": bad_checks(
+        CHECK + "  - path: a.txt\n", 7, "checks[1].type", "needs a `type` field"
     ),
-    "check-not-a-mapping": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n  - file_exists\n"),
-        5,
-        "checks[0]",
-        ("expected a mapping of fields", "got a string"),
+    "check-not-a-mapping": bad_checks(
+        "  - file_exists\n", 5, "checks[0]", "expected a mapping of fields", "got a string"
     ),
-    "regex-output-matches": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n" + CHECK + "  - type: output_matches\n    pattern: 'fix(auth'\n"),
+    "regex-output-matches": bad_checks(
+        CHECK + "  - type: output_matches\n    pattern: 'fix(auth'\n",
         8,
         "checks[1].pattern",
-        ("invalid regular expression 'fix(auth'", "missing )"),
+        "invalid regular expression 'fix(auth'",
+        "missing )",
     ),
-    "regex-file-matches": Bad(
-        "evals/bad.yaml",
-        case(
-            HEAD
-            + "checks:\n"
-            + CHECK
-            + CHECK
-            + "  - type: file_matches\n    path: a.py\n    pattern: '[a-'\n"
-        ),
+    "regex-file-matches": bad_checks(
+        CHECK + CHECK + "  - type: file_matches\n    path: a.py\n    pattern: '[a-'\n",
         11,
         "checks[2].pattern",
-        ("invalid regular expression '[a-'",),
+        "invalid regular expression '[a-'",
     ),
-    "regex-tool-input": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n  - type: tool_not_called\n    tool: shell\n    input: 'grep (-r'\n"),
+    "regex-tool-input": bad_checks(
+        "  - type: tool_not_called\n    tool: shell\n    input: 'grep (-r'\n",
         7,
         "checks[0].input",
-        ("invalid regular expression 'grep (-r'",),
+        "invalid regular expression 'grep (-r'",
     ),
-    "path-parent": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n  - type: file_exists\n    path: ../x\n"),
+    "path-parent": bad_checks(
+        "  - type: file_exists\n    path: ../x\n",
         6,
         "checks[0].path",
-        ("'../x' escapes the workspace",),
+        "'../x' escapes the workspace",
     ),
-    "path-absolute": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n  - type: file_matches\n    path: /etc/passwd\n    pattern: root\n"),
+    "path-absolute": bad_checks(
+        "  - type: file_matches\n    path: /etc/passwd\n    pattern: root\n",
         6,
         "checks[0].path",
-        ("'/etc/passwd' is absolute", "relative to the workspace"),
+        "'/etc/passwd' is absolute",
+        "relative to the workspace",
     ),
-    "path-dotdot-inside": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n  - type: file_absent\n    path: a/../../b\n"),
+    "path-dotdot-inside": bad_checks(
+        "  - type: file_absent\n    path: a/../../b\n",
         6,
         "checks[0].path",
-        ("'a/../../b' escapes the workspace",),
+        "'a/../../b' escapes the workspace",
     ),
-    "path-file-contains": Bad(
-        "evals/bad.yaml",
-        case(
-            HEAD + "checks:\n  - type: file_contains\n    file: ../../etc/hosts\n    pattern: x\n"
-        ),
+    "path-file-contains": bad_checks(
+        "  - type: file_contains\n    file: ../../etc/hosts\n    pattern: x\n",
         6,
         "checks[0].file",
-        ("escapes the workspace",),
+        "escapes the workspace",
     ),
-    "file-and-path": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "checks:\n  - type: file_contains\n    file: a\n    path: b\n    pattern: x\n"),
+    "file-and-path": bad_checks(
+        "  - type: file_contains\n    file: a\n    path: b\n    pattern: x\n",
         5,
         "checks[0]",
-        ("exactly one of `file` or `path`",),
+        "exactly one of `file` or `path`",
     ),
-    "id-not-kebab": Bad(
-        "evals/bad.yaml",
-        "id: Bad_Case\n" + HEAD + "checks:\n" + CHECK,
-        1,
-        "id",
-        ("kebab-case", "'Bad_Case'"),
+    "id-not-kebab": bad_yaml(
+        "id: Bad_Case\n" + HEAD + "checks:\n" + CHECK, 1, "id", "kebab-case", "'Bad_Case'"
     ),
-    "duplicate-id-in-cases": Bad(
-        "evals/bad.yaml",
+    "duplicate-id-in-cases": bad_yaml(
         "cases:\n  - id: twin\n" + "    " + HEAD.replace("\n", "\n    ").rstrip() + "\n"
         "    checks:\n      - type: file_exists\n        path: ok.txt\n"
         "  - id: twin\n    defends: rules/y.md\n"
         "    checks:\n      - type: file_exists\n        path: ok.txt\n",
         8,
         "cases[1].id",
-        ("duplicate id 'twin'", "also at line 2"),
+        "duplicate id 'twin'",
+        "also at line 2",
     ),
     "duplicate-id-across-files": Bad(
         "evals/zz-bad.yaml",
@@ -322,47 +252,37 @@ BAD: dict[str, Bad] = {
         extra={"evals/aa-first.yaml": "id: good-twin\n" + HEAD + "checks:\n" + CHECK},
         passed=2,
     ),
-    "cases-not-a-list": Bad(
-        "evals/bad.yaml",
-        "cases:\n  id: bad\n  defends: rules/x.md\n",
-        2,
-        "cases",
-        ("non-empty list",),
+    "cases-not-a-list": bad_yaml(
+        "cases:\n  id: bad\n  defends: rules/x.md\n", 2, "cases", "non-empty list"
     ),
-    "cases-empty": Bad("evals/bad.yaml", "cases: []\n", 1, "cases", ("non-empty list",)),
-    "case-is-a-string": Bad(
-        "evals/bad.yaml",
+    "cases-empty": bad_yaml("cases: []\n", 1, "cases", "non-empty list"),
+    "case-is-a-string": bad_yaml(
         "cases:\n  - id: fine\n    defends: rules/x.md\n    checks:\n"
         + "    "
         + CHECK.rstrip().replace("\n", "\n    ")
         + "\n  - just-a-string\n",
         7,
         "cases[1]",
-        ("a case must be a mapping", "got a string"),
+        "a case must be a mapping",
+        "got a string",
     ),
-    "case-in-list-missing-field": Bad(
-        "evals/bad.yaml",
+    "case-in-list-missing-field": bad_yaml(
         "cases:\n  - id: fine\n    defends: rules/x.md\n"
         "    checks: [{type: file_exists, path: a}]\n"
         "  - id: broken\n    checks: [{type: file_exists, path: a}]\n",
         5,
         "cases[1].defends",
-        ("required field is missing",),
+        "required field is missing",
     ),
-    "field-beside-cases": Bad(
-        "evals/bad.yaml",
+    "field-beside-cases": bad_yaml(
         "defaults:\n  severity: normal\ncases:\n  - id: fine\n    defends: rules/x.md\n"
         "    checks: [{type: file_exists, path: a}]\n",
         1,
         "defaults",
-        ("unknown top-level field beside `cases:`",),
+        "unknown top-level field beside `cases:`",
     ),
-    "cwd-missing": Bad(
-        "evals/bad.yaml",
-        case(HEAD + "cwd: fixtures/nope\nchecks:\n" + CHECK),
-        4,
-        "cwd",
-        ("fixture directory 'fixtures/nope' not found",),
+    "cwd-missing": bad_field(
+        "cwd: fixtures/nope\n", 4, "cwd", "fixture directory 'fixtures/nope' not found"
     ),
     "task-check-without-id": Bad(
         "tasks/broken-task/checks.yaml",

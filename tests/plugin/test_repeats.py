@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -50,15 +52,36 @@ def repeat_cases(**cases: tuple[str, float]) -> dict[str, str]:
     }
 
 
-def test_failed_repetitions_of_a_passing_case_do_not_fail_the_run(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite(AGENT, repeat_cases(flaky=("work; fail at 0,3,6", 0.7)))
+Repeated = Callable[..., tuple[pytest.RunResult, str]]
 
-    result = pytester.runpytest("--eval-repeat", "10", "-v")
+
+@pytest.fixture
+def run_repeated(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> Repeated:
+    """``run_repeated(n, cases, *args)``: the suite of :data:`AGENT` and ``cases`` run with
+    ``--eval-repeat n``; the result and its output."""
+
+    def run(repeat: int, cases: dict[str, str], *args: str) -> tuple[pytest.RunResult, str]:
+        make_suite(AGENT, cases)
+        result = pytester.runpytest("--eval-repeat", str(repeat), *args)
+        return result, result.stdout.str()
+
+    return run
+
+
+def saved_cases(pytester: pytest.Pytester) -> list[dict[str, Any]]:
+    """The case verdicts of the one variant in the one results file the run saved."""
+    (saved,) = (pytester.path / "evals/results").glob("*.json")
+    (variant,) = json.loads(saved.read_text())["variants"]
+    cases: list[dict[str, Any]] = variant["cases"]
+    return cases
+
+
+def test_failed_repetitions_of_a_passing_case_do_not_fail_the_run(
+    run_repeated: Repeated,
+) -> None:
+    result, out = run_repeated(10, repeat_cases(flaky=("work; fail at 0,3,6", 0.7)), "-v")
 
     result.assert_outcomes(passed=7, failed=3)
-    out = result.stdout.str()
     # 7/10: Wilson 95% interval 0.397-0.892.
     assert "  flaky: 7/10 runs passed (70%, 95% CI 40%–89%; needs 70%)" in out
     assert "eval gate: PASS" in out
@@ -68,22 +91,19 @@ def test_failed_repetitions_of_a_passing_case_do_not_fail_the_run(
 
 
 def test_a_case_below_its_min_pass_rate_blocks(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
+    run_repeated: Repeated, pytester: pytest.Pytester
 ) -> None:
-    make_suite(AGENT, repeat_cases(flaky=("work; fail at 0,3,6", 0.8), steady=("work", 1.0)))
+    cases = repeat_cases(flaky=("work; fail at 0,3,6", 0.8), steady=("work", 1.0))
 
-    result = pytester.runpytest("--eval-repeat", "10")
+    result, out = run_repeated(10, cases)
 
     result.assert_outcomes(passed=17, failed=3)
-    out = result.stdout.str()
     assert "  flaky: 7/10 runs passed (70%, 95% CI 40%–89%; needs 80%)" in out
     assert "  steady: 10/10 runs passed (100%, 95% CI 72%–100%; needs 100%)" in out
     assert "eval gate: BLOCKED (1 normal case failed: flaky)" in out
     assert result.ret == 1
     # The results file carries the same evidence, per variant and case.
-    (saved,) = (pytester.path / "evals/results").glob("*.json")
-    (variant,) = json.loads(saved.read_text())["variants"]
-    verdicts = {c["id"]: c for c in variant["cases"]}
+    verdicts = {c["id"]: c for c in saved_cases(pytester)}
     assert verdicts["flaky"] == {
         "id": "flaky",
         "outcome": "failed",
@@ -99,18 +119,13 @@ def test_a_case_below_its_min_pass_rate_blocks(
 
 
 def test_errored_repetitions_are_left_out_of_the_rate_and_reported(
-    make_suite: SuiteBuilder,
-    pytester: pytest.Pytester,
+    run_repeated: Repeated, pytester: pytest.Pytester
 ) -> None:
-    make_suite(AGENT, repeat_cases(shaky=("work; fail at 0; error at 1,2", 0.6)))
-
-    result = pytester.runpytest("--eval-repeat", "5")
+    result, out = run_repeated(5, repeat_cases(shaky=("work; fail at 0; error at 1,2", 0.6)))
 
     result.assert_outcomes(passed=2, failed=1, errors=2)
-    out = result.stdout.str()
     assert "  shaky: 2/3 runs passed (67%, 95% CI 21%–94%; needs 60%), 2 errored runs" in out
-    (saved,) = (pytester.path / "evals/results").glob("*.json")
-    (verdict,) = json.loads(saved.read_text())["variants"][0]["cases"]
+    (verdict,) = saved_cases(pytester)
     assert (verdict["runs"], verdict["graded"], verdict["passes"], verdict["errors"]) == (
         5,
         3,
@@ -122,15 +137,12 @@ def test_errored_repetitions_are_left_out_of_the_rate_and_reported(
     assert result.ret == 0
 
 
-def test_a_case_whose_repetitions_all_errored_is_an_error(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite(AGENT, repeat_cases(down=("work; error at 0,1,2", 1.0), fine=("work", 1.0)))
-
-    result = pytester.runpytest("--eval-repeat", "3")
+def test_a_case_whose_repetitions_all_errored_is_an_error(run_repeated: Repeated) -> None:
+    result, out = run_repeated(
+        3, repeat_cases(down=("work; error at 0,1,2", 1.0), fine=("work", 1.0))
+    )
 
     result.assert_outcomes(passed=3, errors=3)
-    out = result.stdout.str()
     assert "eval gate: INCONCLUSIVE (1 case errored: down)" in out
     assert result.ret == 2
 

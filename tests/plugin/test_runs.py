@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,12 +18,18 @@ def make_suite(make_suite: SuiteBuilder) -> SuiteBuilder:
     return make_suite.with_ini("eval_agent = command\neval_timeout = 20\n")
 
 
-def simple_case(case_id: str, prompt: str = "x", pattern: str = "x") -> str:
-    """A normal case with one ``output_matches`` check."""
-    return (
-        f"id: {case_id}\ndefends: AGENTS.md\nprompt: {prompt}\n"
-        f"checks: [{{type: output_matches, pattern: {pattern}}}]\n"
-    )
+def simple_case(
+    case_id: str, prompt: str = "x", pattern: str = "x", *, checks: str = "", **fields: str
+) -> str:
+    """A case defending AGENTS.md with one ``output_matches`` check of ``pattern``, or
+    with ``checks`` (YAML), and any other ``fields`` (YAML values)."""
+    lines = [f"id: {case_id}", "defends: AGENTS.md", *(f"{k}: {v}" for k, v in fields.items())]
+    checks = checks or f"[{{type: output_matches, pattern: {pattern}}}]"
+    return "\n".join([*lines, f"prompt: {prompt}", f"checks: {checks}", ""])
+
+
+#: A case the echo agent fails: the answer.txt it writes is a ``*.txt``.
+FAILS_CASE = simple_case("fails", checks='[{type: file_absent, path: "*.txt"}]')
 
 
 #: An advisory case that the echo agent fails: its answer never mentions postgres.
@@ -47,9 +54,23 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest("-p", "no:cacheprovider", *args)
 
 
-def test_passing_and_failing_checks(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
-    make_suite(
-        ECHO_AGENT,
+SuiteRun = Callable[..., pytest.RunResult]
+
+
+@pytest.fixture
+def run_suite_of(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> SuiteRun:
+    """``run_suite_of(*args, agent=ECHO_AGENT, **cases)``: the suite of the agent script
+    and ``cases``, run with ``args``."""
+
+    def run_suite(*args: str, agent: str = ECHO_AGENT, **cases: str) -> pytest.RunResult:
+        make_suite(agent, **cases)
+        return run(pytester, *args)
+
+    return run_suite
+
+
+def test_passing_and_failing_checks(run_suite_of: SuiteRun) -> None:
+    result = run_suite_of(
         good="""
         id: good
         defends: AGENTS.md
@@ -83,8 +104,6 @@ def test_passing_and_failing_checks(make_suite: SuiteBuilder, pytester: pytest.P
         """,
     )
 
-    result = run(pytester)
-
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     assert "case bad (normal) defends rules/git.md" in out
@@ -117,20 +136,10 @@ def test_agent_errors_are_errors_not_failures(
             sys.exit(1)
         print("fine")
         """,
-        crash="""
-        id: crash
-        defends: AGENTS.md
-        severity: critical
-        prompt: please crash
-        checks: [{type: output_matches, pattern: fine}]
-        """,
-        setup_fails="""
-        id: setup-fails
-        defends: AGENTS.md
-        setup: echo preparing; echo no such tool >&2; exit 3
-        prompt: anything
-        checks: [{type: output_matches, pattern: fine}]
-        """,
+        crash=simple_case("crash", "please crash", "fine", severity="critical"),
+        setup_fails=simple_case(
+            "setup-fails", "anything", "fine", setup="echo preparing; echo no such tool >&2; exit 3"
+        ),
         ok=simple_case("ok", prompt="anything", pattern="fine"),
     )
 
@@ -152,15 +161,12 @@ def test_agent_errors_are_errors_not_failures(
     assert result.ret == 2
 
 
-def test_missing_agent_binary_is_an_error(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite(
-        ECHO_AGENT,
+def test_missing_agent_binary_is_an_error(run_suite_of: SuiteRun) -> None:
+    result = run_suite_of(
+        "--eval-agent-command",
+        "no-such-agent-cli {prompt}",
         one=simple_case("one"),
     )
-
-    result = run(pytester, "--eval-agent-command", "no-such-agent-cli {prompt}")
 
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*program 'no-such-agent-cli' not found on PATH*"])
@@ -176,13 +182,7 @@ def test_timeout_kills_the_agent_and_its_children(
         open("child.pid", "w").write(str(child.pid))
         time.sleep(600)
         """,
-        slow="""
-        id: slow
-        defends: AGENTS.md
-        prompt: x
-        timeout: 1.5
-        checks: [{type: output_matches, pattern: x}]
-        """,
+        slow=simple_case("slow", timeout="1.5"),
     )
 
     result = run(pytester)
@@ -207,16 +207,12 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_prompt_placeholder_inside_a_word_stays_one_argument(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite(
-        "import sys\nprint(repr(sys.argv[1:]), 'stdin:', repr(sys.stdin.read()))\n",
+def test_prompt_placeholder_inside_a_word_stays_one_argument(run_suite_of: SuiteRun) -> None:
+    result = run_suite_of(
+        "--eval-agent-command",
+        "{python} {rootdir}/agent.py --message={prompt} -v",
+        agent="import sys\nprint(repr(sys.argv[1:]), 'stdin:', repr(sys.stdin.read()))\n",
         one=simple_case("one", prompt="'say {rootdir} twice'", pattern="x"),
-    )
-
-    result = run(
-        pytester, "--eval-agent-command", "{python} {rootdir}/agent.py --message={prompt} -v"
     )
 
     # The prompt fills its word, as one argument; placeholders in the prompt stay as
@@ -229,15 +225,13 @@ def test_prompt_placeholder_inside_a_word_stays_one_argument(
     )
 
 
-def test_prompt_goes_to_stdin_without_placeholder(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite(
-        "import sys\nprint('heard:', sys.stdin.read())\n",
+def test_prompt_goes_to_stdin_without_placeholder(run_suite_of: SuiteRun) -> None:
+    result = run_suite_of(
+        "--eval-agent-command",
+        "{python} {rootdir}/agent.py",
+        agent="import sys\nprint('heard:', sys.stdin.read())\n",
         one=simple_case("one", prompt="via stdin", pattern="'heard: via stdin'"),
     )
-
-    result = run(pytester, "--eval-agent-command", "{python} {rootdir}/agent.py")
 
     result.assert_outcomes(passed=1)
 
@@ -281,22 +275,12 @@ def test_fixture_copied_setup_run_source_untouched(
 
 
 def test_workspace_is_outside_the_users_git_repository(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
+    run_suite_of: SuiteRun, pytester: pytest.Pytester
 ) -> None:
-    make_suite(
-        ECHO_AGENT,
-        where="""
-        id: where
-        defends: AGENTS.md
-        prompt: x
-        checks:
-          - type: command_fails
-            command: git rev-parse --git-dir
-        """,
-    )
+    where = simple_case("where", checks="[{type: command_fails, command: git rev-parse --git-dir}]")
     pytester.run("git", "init", "-q", str(pytester.path))
 
-    result = run(pytester, f"--basetemp={pytester.path / 'tmp'}")
+    result = run_suite_of(f"--basetemp={pytester.path / 'tmp'}", where=where)
 
     result.assert_outcomes(passed=1)
 
@@ -306,18 +290,8 @@ def test_passed_workspaces_are_removed_failed_ones_kept(
 ) -> None:
     make_suite(
         ECHO_AGENT,
-        passes="""
-        id: passes
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: file_exists, path: answer.txt}]
-        """,
-        fails="""
-        id: fails
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: file_absent, path: "*.txt"}]
-        """,
+        passes=simple_case("passes", checks="[{type: file_exists, path: answer.txt}]"),
+        fails=FAILS_CASE,
     )
     with open(pytester.path / "tox.ini", "a") as ini:
         ini.write("\ntmp_path_retention_policy = failed\n")
@@ -329,45 +303,26 @@ def test_passed_workspaces_are_removed_failed_ones_kept(
 
 
 def test_a_kept_workspace_survives_normal_tests_that_use_tmp_path_after_it(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
+    run_suite_of: SuiteRun, pytester: pytest.Pytester
 ) -> None:
     # Workspaces are pytest's own tmp_path directories: a test asking for tmp_path after
     # the eval cases ran must not empty --basetemp under a failed run's workspace.
-    make_suite(
-        ECHO_AGENT,
-        fails="""
-        id: fails
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: file_absent, path: "*.txt"}]
-        """,
-    )
     pytester.makepyfile(test_zz_later="def test_later(tmp_path):\n    assert tmp_path.is_dir()\n")
     base = pytester.path / "tmp"
 
-    run(pytester, f"--basetemp={base}").assert_outcomes(passed=1, failed=1)
+    run_suite_of(f"--basetemp={base}", fails=FAILS_CASE).assert_outcomes(passed=1, failed=1)
 
     assert (base / "fails0" / "answer.txt").read_text() == "x"
     assert (base / "test_later0").is_dir()
 
 
-def test_advisory_failure_is_xfailed_quarantine_is_skipped(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite(
-        ECHO_AGENT,
+def test_advisory_failure_is_xfailed_quarantine_is_skipped(run_suite_of: SuiteRun) -> None:
+    result = run_suite_of(
+        "-rsx",
         advisory=ADVISORY_CASE,
-        flaky="""
-        id: flaky
-        defends: AGENTS.md
-        quarantine: flaky since model X
-        prompt: x
-        checks: [{type: output_matches, pattern: x}]
-        """,
+        flaky=simple_case("flaky", quarantine="flaky since model X"),
         **{f"ok-{i}": simple_case(f"ok-{i}") for i in range(9)},
     )
-
-    result = run(pytester, "-rsx")
 
     result.assert_outcomes(passed=9, xfailed=1, skipped=1)
     result.stdout.fnmatch_lines(
@@ -381,16 +336,11 @@ def test_advisory_failure_is_xfailed_quarantine_is_skipped(
     assert result.ret == 0
 
 
-def test_one_advisory_failure_among_few_cases_blocks(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite(
-        ECHO_AGENT,
+def test_one_advisory_failure_among_few_cases_blocks(run_suite_of: SuiteRun) -> None:
+    result = run_suite_of(
         advisory=ADVISORY_CASE,
         ok=simple_case("ok"),
     )
-
-    result = run(pytester)
 
     result.assert_outcomes(passed=1, xfailed=1)
     result.stdout.fnmatch_lines(
@@ -401,9 +351,7 @@ def test_one_advisory_failure_among_few_cases_blocks(
 
 def test_no_agent_skips_and_says_nothing_was_graded(pytester: pytest.Pytester) -> None:
     (pytester.path / "evals").mkdir()
-    (pytester.path / "evals/one.yaml").write_text(
-        "id: one\ndefends: AGENTS.md\nprompt: x\nchecks: [{type: output_matches, pattern: x}]\n"
-    )
+    (pytester.path / "evals/one.yaml").write_text(simple_case("one"))
     pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
 
     result = run(pytester, "-rs")
@@ -461,15 +409,11 @@ def test_retry_errors_reruns_only_errored_runs(
 
 
 def test_normal_test_failure_is_never_hidden(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
+    run_suite_of: SuiteRun, pytester: pytest.Pytester
 ) -> None:
-    make_suite(
-        ECHO_AGENT,
-        ok=simple_case("ok"),
-    )
     pytester.makepyfile(test_unit="def test_unit():\n    assert False\n")
 
-    result = run(pytester)
+    result = run_suite_of(ok=simple_case("ok"))
 
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["eval gate: PASS"])

@@ -22,7 +22,7 @@ import pytest
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.run import variants
-from tests.helpers.suite import SuiteBuilder
+from tests.helpers.suite import SuiteBuilder, eval_configs
 
 AGENT = textwrap.dedent(
     """
@@ -150,9 +150,7 @@ def test_ab_directories_show_regressed_checks_and_mcnemar(
 ) -> None:
     services()
 
-    result = pytester.runpytest(
-        "--eval-config", "main=configs/main", "--eval-config", "pr=configs/pr"
-    )
+    result = pytester.runpytest(*eval_configs("main=configs/main", "pr=configs/pr"))
 
     # 6 cases x 2 variants; pr fails the 5 services; main's advisory helper is xfailed.
     result.assert_outcomes(passed=6, failed=5, xfailed=1)
@@ -180,9 +178,7 @@ def test_baseline_is_the_first_config_even_when_its_runs_finish_last(
 ) -> None:
     services()
 
-    result = pytester.runpytest(
-        "--eval-config", "pr=configs/pr", "--eval-config", "main=configs/main", "-n", "2"
-    )
+    result = pytester.runpytest(*eval_configs("pr=configs/pr", "main=configs/main"), "-n", "2")
 
     out = result.stdout.str()
     assert "main vs pr: 1 check regressed, 10 improved" in out
@@ -200,10 +196,7 @@ def test_single_file_lands_at_its_path_relative_to_the_rootdir(
     monkeypatch.chdir(pytester.path / "configs")
 
     result = pytester.runpytest(
-        "--eval-config",
-        "pr=../AGENTS.md",
-        "--eval-config",
-        "rules=../rules/style.md",
+        *eval_configs("pr=../AGENTS.md", "rules=../rules/style.md"),
         "-k",
         "users",
         str(pytester.path),
@@ -223,7 +216,7 @@ def test_working_tree_dot_takes_only_the_config_files(
     (pytester.path / ".claude" / "commands" / "review.md").write_text("review\n")
     (pytester.path / "notes.md").write_text("not configuration\n")
 
-    result = pytester.runpytest("--eval-config", "pr=.", "-k", "users")
+    result = pytester.runpytest(*eval_configs("pr=."), "-k", "users")
 
     assert seen(pytester.path, "pr", "users-service") == (
         FUNCTION_RULES,
@@ -278,12 +271,7 @@ def test_git_revisions_compared_with_the_working_tree(
     (repo / "AGENTS.md").write_text(CLASS_RULES)
 
     result = pytester.runpytest(
-        "--eval-config",
-        "old=git:HEAD~1",
-        "--eval-config",
-        "new=git:main",
-        "--eval-config",
-        "wt=.",
+        *eval_configs("old=git:HEAD~1", "new=git:main", "wt=."),
     )
 
     out = result.stdout.str()
@@ -325,10 +313,7 @@ def test_git_variant_files_are_overlaid_in_the_workspace(
     pytester: pytest.Pytester, repo: Path
 ) -> None:
     result = pytester.runpytest(
-        "--eval-config",
-        "rules=git:main:rules/",
-        "--eval-config",
-        "old=git:HEAD~1",
+        *eval_configs("rules=git:main:rules/", "old=git:HEAD~1"),
         "-k",
         "users",
     )
@@ -367,7 +352,7 @@ def test_git_source_outside_a_repository(
 ) -> None:
     services()
 
-    result = pytester.runpytest("--eval-config", "main=git:main")
+    result = pytester.runpytest(*eval_configs("main=git:main"))
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--eval-config main=git:main:" in result.stderr.str()
@@ -379,8 +364,8 @@ def test_duplicate_names_and_workspace_mix_are_usage_errors(
 ) -> None:
     services()
 
-    twice = pytester.runpytest("--eval-config", "a=configs/main", "--eval-config", "a=configs/pr")
-    mixed = pytester.runpytest("--eval-config", "a=configs/main", "--eval-workspace", "configs")
+    twice = pytester.runpytest(*eval_configs("a=configs/main", "a=configs/pr"))
+    mixed = pytester.runpytest(*eval_configs("a=configs/main"), "--eval-workspace", "configs")
 
     assert twice.ret == mixed.ret == pytest.ExitCode.USAGE_ERROR
     assert "the name 'a' is given twice" in twice.stderr.str()

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.suite import SuiteBuilder, write
+from tests.helpers.suite import SuiteBuilder, eval_configs, write
 from tests.plugin import (
     test_bad_input,
     test_html_report,
@@ -149,14 +149,20 @@ def assert_same(serial: Session, xdist: Session, *, results: bool = True) -> Non
         assert xdist.results() == serial.results()
 
 
+def under_two_workers(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, str]:
+    """Run with two xdist workers; the result and its output, which has one eval gate."""
+    result = pytester.runpytest(*args, "-n", "2", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert out.count("= eval gate =") == 1
+    return result, out
+
+
 def test_drift_demo_under_two_workers(pytester: pytest.Pytester) -> None:
     shutil.copytree(EXAMPLES / "drift-demo", pytester.path / "drift-demo")
 
-    result = pytester.runpytest("drift-demo", "-n", "2", "-p", "no:cacheprovider")
+    result, out = under_two_workers(pytester, "drift-demo")
 
     result.assert_outcomes(passed=3, failed=3)
-    out = result.stdout.str()
-    assert out.count("= eval gate =") == 1
     assert "Score: 9/9 (100%)" in out
     assert "Score: 5/9 (56%)" in out
     assert "regressed: 01-service-architecture / service-uses-class" in out
@@ -191,11 +197,9 @@ def test_live_runs_errors_and_broken_files_under_two_workers(
 ) -> None:
     make_suite(textwrap.dedent(LIVE_AGENT), live_cases())
 
-    result = pytester.runpytest("-n", "2", "-p", "no:cacheprovider")
+    result, out = under_two_workers(pytester)
 
     result.assert_outcomes(passed=6, errors=2)
-    out = result.stdout.str()
-    assert out.count("= eval gate =") == 1
     assert "suite: 6/7 cases passed · Score: 6/6 (100%) · 1 error · normal 6/7" in out
     assert "agent crashed: out of memory" in out
     assert "evals/broken.yaml:3: checks:" in out
@@ -314,7 +318,7 @@ def test_failed_repetitions_of_a_passing_case_and_variants_agree(
     )
 
     serial, xdist = serial_and_xdist(
-        "--eval-repeat", "10", "--eval-config", "main=main", "--eval-config", "pr=pr", "-v"
+        "--eval-repeat", "10", *eval_configs("main=main", "pr=pr"), "-v"
     )
 
     # Each variant counts its own runs; failed repetitions do not fail the run.
@@ -360,16 +364,9 @@ def test_variants_from_directories_and_git_revisions_agree(
     (repo / "AGENTS.md").write_text(test_variants.CLASS_RULES)
 
     serial, xdist = serial_and_xdist(
-        "--eval-config",
-        "main=configs/main",
-        "--eval-config",
-        "pr=configs/pr",
-        "--eval-config",
-        "old=git:HEAD~1",
-        "--eval-config",
-        "new=git:main",
-        "--eval-config",
-        "wt=.",
+        *eval_configs(
+            "main=configs/main", "pr=configs/pr", "old=git:HEAD~1", "new=git:main", "wt=."
+        ),
     )
 
     assert_same(serial, xdist)
@@ -447,7 +444,7 @@ def test_html_report_agrees(
     test_html_report.write_results(pytester.path / "evals" / "results")
 
     serial, xdist = serial_and_xdist(
-        "--eval-config", "main=main", "--eval-config", "pr=pr", "--eval-no-save",
+        *eval_configs("main=main", "pr=pr"), "--eval-no-save",
         "--eval-html", "out/report.html",
     )  # fmt: skip
 

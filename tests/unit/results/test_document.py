@@ -11,6 +11,25 @@ from pytest_evalcases.results.record import CheckRecord
 
 from .records import FINISHED, doc, run
 
+#: A case's entry in a variant after its one run passed, and after it failed.
+PASSED_ONCE = {
+    "outcome": "passed",
+    "runs": 1,
+    "graded": 1,
+    "passes": 1,
+    "errors": 0,
+    "pass_rate": 1.0,
+    "ci95": [0.2065, 1.0],
+    "min_pass_rate": 1.0,
+}
+FAILED_ONCE = {
+    **PASSED_ONCE,
+    "outcome": "failed",
+    "passes": 0,
+    "pass_rate": 0.0,
+    "ci95": [0.0, 0.7935],
+}
+
 
 def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_json() -> None:
     records = [
@@ -28,6 +47,31 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
     ).to_dict()
 
     cases = data.pop("cases")
+    main = {
+        "name": "main",
+        "source": "main-dir",
+        "passed": 1,
+        "failed": 1,
+        "errors": 0,
+        "skipped": 0,
+        "total": 2,
+        "pass_rate": 0.5,
+        "checks_passed": 1,
+        "checks_total": 2,
+        "verdict": "BLOCKED",
+        "cases": [{"id": "alpha", **PASSED_ONCE}, {"id": "beta", **FAILED_ONCE}],
+    }
+    pr = {
+        **main,
+        "name": "pr",
+        "source": "pr-dir",
+        "passed": 2,
+        "failed": 0,
+        "pass_rate": 1.0,
+        "checks_passed": 2,
+        "verdict": "PASS",
+        "cases": [{"id": "alpha", **PASSED_ONCE}, {"id": "beta", **PASSED_ONCE}],
+    }
     assert data == {
         "format": 1,
         "date": "2026-12-01T09:30:00.000Z",
@@ -57,82 +101,7 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
             "cost_mean": 0.375,
         },
         "pins": {},
-        "variants": [
-            {
-                "name": "main",
-                "source": "main-dir",
-                "passed": 1,
-                "failed": 1,
-                "errors": 0,
-                "skipped": 0,
-                "total": 2,
-                "pass_rate": 0.5,
-                "checks_passed": 1,
-                "checks_total": 2,
-                "verdict": "BLOCKED",
-                "cases": [
-                    {
-                        "id": "alpha",
-                        "outcome": "passed",
-                        "runs": 1,
-                        "graded": 1,
-                        "passes": 1,
-                        "errors": 0,
-                        "pass_rate": 1.0,
-                        "ci95": [0.2065, 1.0],
-                        "min_pass_rate": 1.0,
-                    },
-                    {
-                        "id": "beta",
-                        "outcome": "failed",
-                        "runs": 1,
-                        "graded": 1,
-                        "passes": 0,
-                        "errors": 0,
-                        "pass_rate": 0.0,
-                        "ci95": [0.0, 0.7935],
-                        "min_pass_rate": 1.0,
-                    },
-                ],
-            },
-            {
-                "name": "pr",
-                "source": "pr-dir",
-                "passed": 2,
-                "failed": 0,
-                "errors": 0,
-                "skipped": 0,
-                "total": 2,
-                "pass_rate": 1.0,
-                "checks_passed": 2,
-                "checks_total": 2,
-                "verdict": "PASS",
-                "cases": [
-                    {
-                        "id": "alpha",
-                        "outcome": "passed",
-                        "runs": 1,
-                        "graded": 1,
-                        "passes": 1,
-                        "errors": 0,
-                        "pass_rate": 1.0,
-                        "ci95": [0.2065, 1.0],
-                        "min_pass_rate": 1.0,
-                    },
-                    {
-                        "id": "beta",
-                        "outcome": "passed",
-                        "runs": 1,
-                        "graded": 1,
-                        "passes": 1,
-                        "errors": 0,
-                        "pass_rate": 1.0,
-                        "ci95": [0.2065, 1.0],
-                        "min_pass_rate": 1.0,
-                    },
-                ],
-            },
-        ],
+        "variants": [main, pr],
         "comparisons": [
             {
                 "baseline": "main",

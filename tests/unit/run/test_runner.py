@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -34,11 +33,18 @@ print("I did:", prompt, "as", os.environ["EVALCASES_CASE_ID"], os.environ["EVALC
 """
 
 
-def load(tmp_path: Path, body: str) -> LoadedCase:
+#: The check most cases here grade by: the agent wrote its answer.
+ANSWER_EXISTS = "[{type: file_exists, path: answer.txt}]"
+
+
+def load(tmp_path: Path, case_id: str, checks: str = ANSWER_EXISTS, **fields: str) -> LoadedCase:
+    """The case ``case_id`` defending AGENTS.md: its checks and other fields as YAML values."""
     evals = tmp_path / "evals"
     evals.mkdir(exist_ok=True)
     case_file = evals / "case.yaml"
-    case_file.write_text(textwrap.dedent(body))
+    lines = [f"id: {case_id}", "defends: AGENTS.md"]
+    lines += [f"{name}: {value}" for name, value in fields.items()]
+    case_file.write_text("\n".join([*lines, f"checks: {checks}", ""]))
     (case,) = load_case_file(case_file, evals, default_registry())
     return case
 
@@ -72,19 +78,11 @@ class Workspaces:
 
 
 def test_passing_run_reports_every_check_and_the_agent_output(tmp_path: Path) -> None:
-    case = load(
-        tmp_path,
-        """
-        id: good
-        defends: AGENTS.md
-        prompt: add it
-        checks:
-          - type: output_matches
-            pattern: "^I did: add it as good cfg"
-          - type: file_exists
-            path: answer.txt
-        """,
+    checks = (
+        '[{type: output_matches, pattern: "^I did: add it as good cfg"},'
+        " {type: file_exists, path: answer.txt}]"
     )
+    case = load(tmp_path, "good", checks, prompt="add it")
     workspaces = Workspaces(tmp_path / "ws")
 
     report = execute(case, Variant(name="cfg"), context(tmp_path), workspaces)
@@ -103,17 +101,11 @@ def test_passing_run_reports_every_check_and_the_agent_output(tmp_path: Path) ->
 
 
 def test_failing_check_is_reported_without_stopping_the_others(tmp_path: Path) -> None:
-    case = load(
-        tmp_path,
-        """
-        id: bad
-        defends: AGENTS.md
-        prompt: x
-        checks:
-          - {id: absent, type: file_absent, path: answer.txt}
-          - {id: present, type: file_exists, path: answer.txt}
-        """,
+    checks = (
+        "[{id: absent, type: file_absent, path: answer.txt},"
+        " {id: present, type: file_exists, path: answer.txt}]"
     )
+    case = load(tmp_path, "bad", checks, prompt="x")
 
     report = execute(case, Variant(), context(tmp_path), Workspaces(tmp_path / "ws"))
 
@@ -126,17 +118,8 @@ def test_overlays_and_setup_run_before_the_agent(tmp_path: Path) -> None:
     overlay = tmp_path / "config"
     overlay.mkdir()
     (overlay / "AGENTS.md").write_text("be brief")
-    case = load(
-        tmp_path,
-        """
-        id: setup
-        defends: AGENTS.md
-        prompt: x
-        setup: cat AGENTS.md > seen.txt
-        checks:
-          - {type: file_matches, path: seen.txt, pattern: "^be brief$"}
-        """,
-    )
+    checks = '[{type: file_matches, path: seen.txt, pattern: "^be brief$"}]'
+    case = load(tmp_path, "setup", checks, prompt="x", setup="cat AGENTS.md > seen.txt")
 
     report = execute(
         case,
@@ -149,16 +132,7 @@ def test_overlays_and_setup_run_before_the_agent(tmp_path: Path) -> None:
 
 
 def test_failing_setup_is_a_setup_error_with_its_workspace(tmp_path: Path) -> None:
-    case = load(
-        tmp_path,
-        """
-        id: broken-setup
-        defends: AGENTS.md
-        prompt: x
-        setup: echo nope >&2; exit 4
-        checks: [{type: file_exists, path: answer.txt}]
-        """,
-    )
+    case = load(tmp_path, "broken-setup", prompt="x", setup="echo nope >&2; exit 4")
     workspaces = Workspaces(tmp_path / "ws")
 
     with pytest.raises(RunError) as caught:
@@ -171,16 +145,7 @@ def test_failing_setup_is_a_setup_error_with_its_workspace(tmp_path: Path) -> No
 
 
 def test_timeout_is_an_error_of_kind_timeout(tmp_path: Path) -> None:
-    case = load(
-        tmp_path,
-        """
-        id: slow
-        defends: AGENTS.md
-        prompt: sleep
-        timeout: 0.5
-        checks: [{type: file_exists, path: answer.txt}]
-        """,
-    )
+    case = load(tmp_path, "slow", prompt="sleep", timeout="0.5")
 
     with pytest.raises(RunError) as caught:
         execute(case, Variant(), context(tmp_path), Workspaces(tmp_path / "ws"))
@@ -190,15 +155,7 @@ def test_timeout_is_an_error_of_kind_timeout(tmp_path: Path) -> None:
 
 
 def test_errored_attempts_are_retried_in_fresh_workspaces(tmp_path: Path) -> None:
-    case = load(
-        tmp_path,
-        """
-        id: flaky
-        defends: AGENTS.md
-        prompt: flaky
-        checks: [{type: file_exists, path: answer.txt}]
-        """,
-    )
+    case = load(tmp_path, "flaky", prompt="flaky")
     workspaces = Workspaces(tmp_path / "ws")
     ctx = context(tmp_path, retries=2, env={"COUNTER": str(tmp_path / "counter")})
 
@@ -211,15 +168,7 @@ def test_errored_attempts_are_retried_in_fresh_workspaces(tmp_path: Path) -> Non
 
 
 def test_last_error_names_the_attempts_when_retries_run_out(tmp_path: Path) -> None:
-    case = load(
-        tmp_path,
-        """
-        id: flaky
-        defends: AGENTS.md
-        prompt: flaky
-        checks: [{type: file_exists, path: answer.txt}]
-        """,
-    )
+    case = load(tmp_path, "flaky", prompt="flaky")
     ctx = context(tmp_path, retries=1, env={"COUNTER": str(tmp_path / "counter")})
 
     with pytest.raises(RunError) as caught:
@@ -234,16 +183,10 @@ def test_graded_directory_is_checked_as_it_is(tmp_path: Path) -> None:
     graded = tmp_path / "done"
     (graded / ".evalcases").mkdir(parents=True)
     (graded / ".evalcases" / "output.txt").write_text("all done")
-    case = load(
-        tmp_path,
-        """
-        id: graded
-        defends: AGENTS.md
-        checks:
-          - {type: output_matches, pattern: "^all done$"}
-          - {type: file_exists, path: answer.txt}
-        """,
+    checks = (
+        '[{type: output_matches, pattern: "^all done$"}, {type: file_exists, path: answer.txt}]'
     )
+    case = load(tmp_path, "graded", checks)
     ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
 
     report = execute(case, Variant(graded_dir=graded), ctx, Workspaces(tmp_path / "ws"))
@@ -256,15 +199,7 @@ def test_graded_directory_is_checked_as_it_is(tmp_path: Path) -> None:
 
 
 def test_no_agent_is_an_error_of_kind_no_agent(tmp_path: Path) -> None:
-    case = load(
-        tmp_path,
-        """
-        id: live
-        defends: AGENTS.md
-        prompt: x
-        checks: [{type: file_exists, path: answer.txt}]
-        """,
-    )
+    case = load(tmp_path, "live", prompt="x")
     ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
 
     with pytest.raises(RunError) as caught:
