@@ -18,7 +18,7 @@ from pytest_evalcases.agents.base import (
     ToolCall,
     Usage,
 )
-from pytest_evalcases.agents.claude import ClaudeAgent
+from pytest_evalcases.agents.claude import PERMISSIONS, ClaudeAgent
 from tests.helpers.agents import SAMPLES, Driver, recorded_calls, sample_file
 
 MODEL = "claude-sonnet-4-5-20250929"
@@ -40,13 +40,28 @@ def argv(req: RunRequest, **settings: Any) -> list[str]:
 
 
 def test_default_command_line(tmp_path: Path) -> None:
+    # Without permission arguments of the user's, an eval run may edit and run commands.
     assert argv(request(tmp_path, prompt="fix it")) == [
         "claude",
-        "-p",
-        "fix it",
-        "--output-format",
-        "json",
+        *("-p", "fix it", "--output-format", "json"),
+        *("--permission-mode", "acceptEdits", "--allowedTools", "Bash"),
     ]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ("--permission-mode", "plan"),
+        ("--allowedTools", "Read"),
+        ("--disallowedTools=Bash",),
+        ("--dangerously-skip-permissions",),
+    ],
+)
+def test_permission_arguments_of_the_users_replace_the_default(
+    tmp_path: Path, given: tuple[str, ...]
+) -> None:
+    got = argv(request(tmp_path, prompt="fix it"), args=given)
+    assert got == ["claude", "-p", "fix it", "--output-format", "json", *given]
 
 
 def test_bare_model_and_extra_args_in_that_order(tmp_path: Path) -> None:
@@ -60,20 +75,21 @@ def test_bare_model_and_extra_args_in_that_order(tmp_path: Path) -> None:
         "claude",
         *("-p", "fix it", "--output-format", "json", "--bare", "--add-dir", str(tmp_path)),
         *("--model", "opus", "--max-turns", "5"),
+        *PERMISSIONS,
     ]
 
 
 @pytest.mark.parametrize(("needs", "setting"), [(True, False), (False, True)])
 def test_transcript_switches_to_stream_json(tmp_path: Path, needs: bool, setting: bool) -> None:
     got = argv(request(tmp_path, prompt="p", needs_transcript=needs), transcript=setting)
-    assert got == ["claude", "-p", "p", "--output-format", "stream-json", "--verbose"]
+    assert got == ["claude", "-p", "p", "--output-format", "stream-json", "--verbose", *PERMISSIONS]
 
 
 def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
     seen = DRIVER.recorded_run(
         tmp_path, sample="claude-json-success.json", prompt="--help is not an option here"
     )
-    assert seen["argv"] == ["-p", "--output-format", "json"]
+    assert seen["argv"] == ["-p", "--output-format", "json", *PERMISSIONS]
     assert seen["stdin"] == "--help is not an option here"
     assert seen["cwd"] == str(tmp_path)
 
@@ -486,5 +502,8 @@ def test_eval_transcript_asks_for_the_stream_without_tool_checks(
     runs = [call["argv"] for call in calls]
     workspace = calls[0]["cwd"]
     assert runs == [
-        ["-p", "Commit the staged change.", *output_format, "--bare", "--add-dir", workspace]
+        [
+            *("-p", "Commit the staged change.", *output_format),
+            *("--bare", "--add-dir", workspace, *PERMISSIONS),
+        ]
     ]

@@ -15,7 +15,7 @@ from pytest_evalcases.agents.base import (
     ToolCall,
     Usage,
 )
-from pytest_evalcases.agents.codex import CodexAgent
+from pytest_evalcases.agents.codex import PERMISSIONS, CodexAgent
 from tests.helpers.agents import SAMPLES, Driver, sample_file
 
 EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
@@ -41,7 +41,11 @@ def test_registered_under_its_name() -> None:
 
 def test_default_command_line(tmp_path: Path) -> None:
     got = agent().invocation(request(tmp_path, prompt="fix it"))
-    assert got.argv == ("codex", "exec", "--json", "--skip-git-repo-check", "fix it")
+    # Without a sandbox argument of the user's, an eval run may write in its workspace.
+    assert got.argv == (
+        *("codex", "exec", "--json", "--skip-git-repo-check"),
+        *("-s", "workspace-write", "fix it"),
+    )
     assert got.stdin is None
 
 
@@ -65,7 +69,7 @@ def test_bare_adds_nothing(tmp_path: Path) -> None:
 
 def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
     seen = DRIVER.recorded_run(tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt")
-    assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", "-"]
+    assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", *PERMISSIONS, "-"]
     assert seen["stdin"] == "-v is a prompt"
 
 

@@ -13,7 +13,7 @@ from pytest_evalcases.agents.base import (
     ToolCall,
     Usage,
 )
-from pytest_evalcases.agents.gemini import GeminiAgent
+from pytest_evalcases.agents.gemini import PERMISSIONS, GeminiAgent
 from tests.helpers.agents import SAMPLES, Driver, sample_file
 
 SUCCESS = json.loads((SAMPLES / "gemini-json-success.json").read_text())
@@ -32,7 +32,11 @@ def test_registered_under_its_name() -> None:
 
 def test_default_command_line(tmp_path: Path) -> None:
     got = agent().invocation(request(tmp_path, prompt="fix it"))
-    assert got.argv == ("gemini", "-p", "fix it", "--output-format", "json")
+    # Without an approval argument of the user's, every tool call is approved.
+    assert got.argv == (
+        *("gemini", "-p", "fix it", "--output-format", "json"),
+        *("--approval-mode", "yolo"),
+    )
 
 
 def test_model_and_extra_args(tmp_path: Path) -> None:
@@ -47,7 +51,7 @@ def test_prompt_starting_with_a_dash_stays_a_value(tmp_path: Path) -> None:
     seen = DRIVER.recorded_run(
         tmp_path, sample="gemini-json-success.json", prompt="- list the TODOs"
     )
-    assert seen["argv"] == ["--prompt=- list the TODOs", "--output-format", "json"]
+    assert seen["argv"] == ["--prompt=- list the TODOs", "--output-format", "json", *PERMISSIONS]
 
 
 # --- successful runs ------------------------------------------------------------------

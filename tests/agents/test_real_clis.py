@@ -74,10 +74,8 @@ def claude_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Mode
         yield server
 
 
-CLAUDE_INI = (
-    "[pytest]\neval_agent = claude\n"
-    "eval_agent_args = --permission-mode acceptEdits --allowedTools Bash\n"
-)
+#: No permission arguments: the driver's defaults must let the run edit and run commands.
+CLAUDE_INI = "[pytest]\neval_agent = claude\n"
 
 
 def test_claude_runs_its_tool_call_in_the_workspace_and_reports_usage(
@@ -149,7 +147,7 @@ def codex_ini(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple
         )
         ini = (
             "[pytest]\neval_agent = codex\n"
-            f"eval_agent_args = -s workspace-write -c model_provider=scripted -c '{provider}'\n"
+            f"eval_agent_args = -c model_provider=scripted -c '{provider}'\n"
         )
         yield server, ini
 
@@ -203,7 +201,7 @@ def gemini_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[M
         yield server
 
 
-GEMINI_INI = "[pytest]\neval_agent = gemini\neval_agent_args = --yolo\n"
+GEMINI_INI = "[pytest]\neval_agent = gemini\n"
 
 
 def test_gemini_runs_its_shell_command_in_the_workspace(
@@ -328,3 +326,57 @@ def test_gemini_sees_the_workspace_gemini_md_and_never_the_operators(
     result = pytester.runpytest("-p", "no:cacheprovider")
 
     result.assert_outcomes(**outcome)
+
+
+# --- permissions and runaway models -------------------------------------------------
+
+
+def test_claude_tool_calls_refused_for_want_of_permission_are_reported(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    write_case(pytester, CLAUDE_INI + "eval_agent_args = --permission-mode default\n")
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the agent CLI refused 1 tool call for want of permission*",
+            "*denied Bash: echo made-by-the-agent > made.txt*",
+        ]
+    )
+    record = only_results(pytester.path)["cases"][0]
+    assert record["permission_denials"] == ["Bash: echo made-by-the-agent > made.txt"]
+
+
+def processes_in(directory: Path) -> list[int]:
+    """The processes whose working directory is ``directory`` or below it."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cwd = (proc / "cwd").resolve(strict=True)
+        except OSError:
+            continue
+        if proc.name.isdigit() and cwd.is_relative_to(directory):
+            found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("extra", "kind"),
+    [("eval_agent_args = --max-turns 3\n", "max-turns"), ("eval_timeout = 6\n", "timeout")],
+    ids=["max-turns", "timeout"],
+)
+def test_a_model_that_never_stops_calling_tools_is_an_error_and_leaves_no_process(
+    pytester: pytest.Pytester, claude_env: ModelServer, extra: str, kind: str
+) -> None:
+    claude_env.script = lambda request: Reply(shell="sleep 0.3; echo again >> log.txt")
+    write_case(pytester, CLAUDE_INI + extra)
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(errors=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert record["error_kind"] == kind, record["error"]
+    assert len(claude_env.conversation()) >= 3
+    assert processes_in(Path(record["workspace"])) == []

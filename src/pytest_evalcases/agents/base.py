@@ -63,6 +63,8 @@ class AgentResult:
     exit_code: int | None = None
     #: True when stdout or stderr was longer than the cap and was cut.
     truncated: bool = False
+    #: Tool calls the CLI refused for want of permission, as ``TOOL: input``.
+    denials: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,18 @@ _SUBTYPE_KINDS = {"error_max_turns": "max-turns", "error_max_budget_usd": "budge
 
 _SKIP_PERMISSIONS = "--dangerously-skip-permissions"
 
+#: What an eval run may do without asking, unless ``eval_agent_args`` says otherwise: edit
+#: files and run commands in its throwaway workspace (docs/agents.md, "Permissions").
+PERMISSIONS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
+_PERMISSION_FLAGS = (
+    "--permission-mode",
+    "--allowedTools",
+    "--allowed-tools",
+    "--disallowedTools",
+    "--disallowed-tools",
+    _SKIP_PERMISSIONS,
+)
+
 #: Claude Code's user-level directory; ``.credentials.json`` holds a ``claude login``.
 HOME = home.Home("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",))
 
@@ -54,6 +66,8 @@ class ClaudeAgent:
 
     def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings
+        #: The extra arguments with the default permissions when they name none.
+        self.args = output.with_permissions(settings.args, PERMISSIONS, _PERMISSION_FLAGS)
 
     def invocation(self, request: base.RunRequest) -> base.Invocation:
         argv = ["claude", "-p"]
@@ -75,7 +89,7 @@ class ClaudeAgent:
             argv += ["--bare", "--add-dir", str(request.workspace)]
         if self.settings.model:
             argv += ["--model", self.settings.model]
-        argv += self.settings.args
+        argv += self.args
         return base.Invocation(tuple(argv), stdin=stdin)
 
     def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
@@ -111,6 +125,7 @@ class ClaudeAgent:
             num_turns=output.as_int(final.get("num_turns")),
             exit_code=result.returncode,
             truncated=result.truncated,
+            denials=_denials(final.get("permission_denials")),
         )
 
     def _wants_transcript(self, request: base.RunRequest) -> bool:
@@ -157,7 +172,7 @@ class ClaudeAgent:
     def _root_hint(self, request: base.RunRequest) -> str:
         # Claude Code refuses --dangerously-skip-permissions as root outside a sandbox,
         # which is exactly how CI containers run it.
-        args = self.settings.args
+        args = self.args
         bypass = (
             _SKIP_PERMISSIONS in args
             or output.option_value(args, "--permission-mode") == "bypassPermissions"
@@ -206,6 +221,18 @@ def _tool_calls(events: list[output.JSONObject]) -> tuple[base.ToolCall, ...]:
             )
             calls.append(base.ToolCall(name=name, kind=kind, input=text))
     return tuple(calls)
+
+
+def _denials(value: object) -> tuple[str, ...]:
+    """``permission_denials`` of the result: each refused call as ``TOOL: input``."""
+    if not isinstance(value, list):
+        return ()
+    denied = []
+    for entry in value:
+        if isinstance(entry, dict):
+            name = str(entry.get("tool_name") or "?")
+            denied.append(f"{name}: {output.tool_input(entry.get('tool_input'), 'command')}")
+    return tuple(denied)
 
 
 def _usage(usage: output.JSONObject) -> base.Usage:

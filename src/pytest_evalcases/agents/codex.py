@@ -10,6 +10,11 @@ from pathlib import Path
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
 
+#: What an eval run may do, unless ``eval_agent_args`` says otherwise: write in its
+#: workspace and run commands there (docs/agents.md, "Permissions").
+PERMISSIONS = ("-s", "workspace-write")
+_PERMISSION_FLAGS = ("-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox")
+
 #: Codex's user-level directory; ``auth.json`` holds a ``codex login`` or its API key.
 HOME = home.Home("CODEX_HOME", ".codex", ("auth.json",))
 
@@ -37,6 +42,8 @@ class CodexAgent:
 
     def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings
+        #: The extra arguments with the default permissions when they name none.
+        self.args = output.with_permissions(settings.args, PERMISSIONS, _PERMISSION_FLAGS)
         model = settings.model or output.option_value(settings.args, "-m", "--model")
         self.models = (model,) if model else ()
 
@@ -45,7 +52,7 @@ class CodexAgent:
         argv = ["codex", "exec", "--json", "--skip-git-repo-check"]
         if self.settings.model:
             argv += ["-m", self.settings.model]
-        argv += self.settings.args
+        argv += self.args
         if request.prompt.startswith("-"):
             # It would be read as an option; "-" makes codex read the prompt from stdin.
             return base.Invocation((*argv, "-"), stdin=request.prompt)

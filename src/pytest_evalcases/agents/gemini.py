@@ -10,6 +10,11 @@ from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
 from pytest_evalcases.errors import AgentError
 
+#: What an eval run may do, unless ``eval_agent_args`` says otherwise: every tool call,
+#: shell commands included, without asking (docs/agents.md, "Permissions").
+PERMISSIONS = ("--approval-mode", "yolo")
+_PERMISSION_FLAGS = ("--approval-mode", "--yolo", "-y")
+
 #: Gemini CLI's user-level directory is ``$GEMINI_CLI_HOME/.gemini`` (default ``~``);
 #: its OAuth login is in these two files.
 HOME = home.Home(
@@ -57,6 +62,8 @@ class GeminiAgent:
 
     def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings
+        #: The extra arguments with the default permissions when they name none.
+        self.args = output.with_permissions(settings.args, PERMISSIONS, _PERMISSION_FLAGS)
 
     def invocation(self, request: base.RunRequest) -> base.Invocation:
         if request.prompt.startswith("-"):
@@ -67,7 +74,7 @@ class GeminiAgent:
         argv += ["--output-format", "json"]
         if self.settings.model:
             argv += ["-m", self.settings.model]
-        argv += self.settings.args
+        argv += self.args
         return base.Invocation(tuple(argv))
 
     def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:

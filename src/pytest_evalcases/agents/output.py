@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_evalcases import process
@@ -206,3 +206,13 @@ def option_value(args: tuple[str, ...], *names: str) -> str | None:
 def measured_ms(result: process.ProcessResult) -> int:
     """Wall-clock duration of the process in milliseconds."""
     return int(result.duration * 1000)
+
+
+def with_permissions(
+    args: Sequence[str], defaults: Sequence[str], flags: Sequence[str]
+) -> tuple[str, ...]:
+    """``args`` with the driver's default permission arguments appended, unless ``args``
+    already says anything about permissions (one of ``flags``, alone or as ``FLAG=…``):
+    then the user's choice stands alone (docs/agents.md, "Permissions")."""
+    given = any(a == f or a.startswith(f + "=") for a in args for f in flags)
+    return tuple(args) if given else (*args, *defaults)

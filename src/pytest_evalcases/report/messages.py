@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from pytest_evalcases.errors import CaseFileError, RunError
+from pytest_evalcases.text import plural
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import AgentResult
@@ -117,6 +118,13 @@ def failure_text(
     if report.workspace is not None:
         kept = "graded directory" if graded else "workspace kept"
         lines.append(f"{kept}: {report.workspace}")
+    denied = report.agent.denials if report.agent is not None else ()
+    if denied:
+        lines.append(
+            f"the agent CLI refused {plural(len(denied), 'tool call')} for want of permission "
+            "(eval_agent_args decides what it may do):"
+        )
+        lines += [f"  denied {call}" for call in denied]
     usage = usage_line(report.agent)
     if usage:
         lines.append(usage)

@@ -68,6 +68,8 @@ class RunRecord:
     nodeid: str = ""
     #: The fixture directory the workspace was copied from (absolute), if any.
     fixture: str | None = None
+    #: Tool calls the agent CLI refused for want of permission (``TOOL: input``).
+    permission_denials: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a results file's case entry: the case's id is ``id``.
@@ -78,6 +80,7 @@ class RunRecord:
         for name in _FIELDS:
             data[name] = getattr(self, name)
         data["tags"] = list(self.tags)
+        data["permission_denials"] = list(self.permission_denials)
         data["checks"] = [check.to_dict() for check in self.checks]
         return data
 

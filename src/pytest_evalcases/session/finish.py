@@ -34,7 +34,10 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     inputs = pins.PinInputs(
         agent_name=settings.agent.name if settings.agent else None,
         agent_program=_program(state),
-        agent_args=settings.agent.args if settings.agent else (),
+        # The arguments the agent ran with: the driver's default permissions included.
+        agent_args=tuple(
+            getattr(state.agent, "args", settings.agent.args if settings.agent else ())
+        ),
         config_root=settings.config_root or settings.rootdir,
         config_patterns=options.config_patterns,
         variants=settings.variants,
@@ -80,6 +83,12 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         return
     status = "" if doc.complete else " (incomplete: " + "; ".join(state.incomplete) + ")"
     state.results_line = f"results: {_display(written)}{status}"
+
+
+def _agent_args(state: EvalSession) -> tuple[str, ...]:
+    """The arguments the agent ran with, the driver's default permissions included."""
+    given = state.settings.agent.args if state.settings.agent else ()
+    return tuple(getattr(state.agent, "args", given))
 
 
 def _program(state: EvalSession) -> str | None:

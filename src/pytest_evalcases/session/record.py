@@ -82,6 +82,7 @@ def run_record(
             rec.tokens_in = agent.usage.input_tokens
             rec.tokens_out = agent.usage.output_tokens
             rec.cost_usd = agent.cost_usd
+            rec.permission_denials = [redact(denied) for denied in agent.denials]
             rec.model = ", ".join(agent.models) or None
     return rec
 
