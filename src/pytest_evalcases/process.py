@@ -16,12 +16,15 @@ import signal
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
 #: Bytes of each stream kept by default (head and tail together).
 DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
+#: The environment variable that marks every process of one run.
+RUN_MARK = "EVALCASES_RUN"
 #: Seconds between SIGTERM and SIGKILL when a command is stopped.
 KILL_GRACE = 2.0
 
@@ -65,6 +68,11 @@ def run(
     """
     shell = isinstance(args, str)
     start = time.monotonic()
+    # Every process of the run inherits this mark, including those that leave its
+    # process group (a CLI that starts its tools in sessions of their own): the sweep
+    # below finds them by it.
+    mark = f"{RUN_MARK}={uuid.uuid4().hex}"
+    env = {**(os.environ if env is None else env), RUN_MARK: mark.partition("=")[2]}
     with contextlib.ExitStack() as files:
         out = files.enter_context(tempfile.TemporaryFile())
         err = files.enter_context(tempfile.TemporaryFile())
@@ -77,7 +85,7 @@ def run(
             args,
             shell=shell,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env=env,
             stdin=inp,
             stdout=out,
             stderr=err,
@@ -87,11 +95,13 @@ def run(
             timed_out = not _wait(proc, timeout)
         except BaseException:
             _kill_group(proc)
+            kill_marked(mark)
             raise
         if timed_out:
             _kill_group(proc)
-        # The leader exited; anything it left running in its group goes too.
+        # The leader exited; anything it left running goes too, in its group or not.
         _signal_group(proc.pid, signal.SIGKILL)
+        kill_marked(mark)
         duration = time.monotonic() - start
         stdout, out_cut = _read_capped(out, max_output)
         stderr, err_cut = _read_capped(err, max_output)
@@ -104,6 +114,39 @@ def run(
         stdout_truncated=out_cut,
         stderr_truncated=err_cut,
     )
+
+
+def kill_marked(mark: str) -> int:
+    """SIGKILL every process whose environment holds ``mark`` (``NAME=VALUE``); returns
+    how many were signalled. Reads ``/proc``: elsewhere it does nothing."""
+    needle = mark.encode() + b"\0"
+    killed = 0
+    for _ in range(3):
+        found = []
+        try:
+            entries = os.scandir("/proc")
+        except OSError:
+            return killed
+        with entries:
+            for entry in entries:
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{entry.name}/environ", "rb") as f:
+                        environ = f.read() + b"\0"
+                except OSError:
+                    continue
+                if b"\0" + needle in b"\0" + environ:
+                    found.append(int(entry.name))
+        if not found:
+            break
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        # A process forked while the first were read is found the next time round.
+        time.sleep(0.01)
+    return killed
 
 
 def tail(text: str, limit: int = 600) -> str:

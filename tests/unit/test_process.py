@@ -59,6 +59,34 @@ def test_children_left_behind_by_a_finished_command_are_killed(tmp_path: Path) -
     assert not alive(int(pidfile.read_text()))
 
 
+@pytest.mark.parametrize("timeout", [1.0, 30.0], ids=["on-timeout", "after-exit"])
+def test_a_child_in_a_session_of_its_own_is_killed_too(tmp_path: Path, timeout: float) -> None:
+    # setsid takes the child out of the run's process group, as a CLI that starts its
+    # tools detached does; the run's mark in its environment still finds it.
+    pidfile = tmp_path / "pid"
+    wait = "; sleep 300" if timeout < 5 else ""
+    result = process.run(
+        f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 300' & sleep 0.5{wait}",
+        cwd=tmp_path,
+        timeout=timeout,
+    )
+    assert result.timed_out is (timeout < 5)
+    assert not alive(int(pidfile.read_text()))
+
+
+def test_kill_marked_finds_processes_by_their_environment(tmp_path: Path) -> None:
+    env = {**os.environ, "EVALCASES_RUN": "mark-of-this-test"}
+    proc = subprocess.Popen(["sleep", "300"], env=env, start_new_session=True)
+    other = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        assert process.kill_marked("EVALCASES_RUN=mark-of-this-test") == 1
+        assert proc.wait(timeout=5) == -9
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_alive_sees_a_running_process(tmp_path: Path) -> None:
     # Guards the helper above: the tests that rely on it could otherwise never fail.
     child = subprocess.Popen(["sleep", "30"])
