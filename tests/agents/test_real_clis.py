@@ -167,19 +167,32 @@ def test_codex_runs_its_shell_command_in_the_workspace(
     assert [r.tool_results for r in server.conversation()] == [0, 1]
 
 
-def test_codex_bad_credentials_are_an_authentication_error(
-    pytester: pytest.Pytester, codex_ini: tuple[ModelServer, str]
+@pytest.mark.parametrize(
+    ("status", "kind", "said"),
+    [
+        (401, "authentication", "scripted 401"),
+        (429, "rate-limit", "429 Too Many Requests"),
+        # Codex words a server error its own way and names no status (docs/agents.md).
+        (500, "agent", "high demand"),
+    ],
+)
+def test_codex_api_errors_are_errors_of_their_kind(
+    pytester: pytest.Pytester,
+    codex_ini: tuple[ModelServer, str],
+    status: int,
+    kind: str,
+    said: str,
 ) -> None:
     server, ini = codex_ini
-    server.script = lambda request: Reply(status=401, error="scripted bad key")
+    server.script = lambda request: Reply(status=status, error=f"scripted {status}")
     write_case(pytester, ini)
 
     result = pytester.runpytest("-p", "no:cacheprovider")
 
     result.assert_outcomes(errors=1)
     record = only_results(pytester.path)["cases"][0]
-    assert record["error_kind"] == "authentication", record["error"]
-    assert "scripted bad key" in record["error"]
+    assert record["error_kind"] == kind, record["error"]
+    assert said in record["error"]
 
 
 @pytest.fixture
@@ -380,3 +393,17 @@ def test_a_model_that_never_stops_calling_tools_is_an_error_and_leaves_no_proces
     assert record["error_kind"] == kind, record["error"]
     assert len(claude_env.conversation()) >= 3
     assert processes_in(Path(record["workspace"])) == []
+
+
+def test_gemini_bad_credentials_are_an_authentication_error(
+    pytester: pytest.Pytester, gemini_server: ModelServer
+) -> None:
+    gemini_server.script = lambda request: Reply(status=401, error="scripted bad key")
+    write_case(pytester, GEMINI_INI)
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(errors=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert record["error_kind"] == "authentication", record["error"]
+    assert "scripted bad key" in record["error"]
