@@ -46,6 +46,8 @@ class PreflightHooks:
         self._check(lambda: _needs(self._cases_of(ids)))
 
     def _check(self, needs: Callable[[], preflight.Needs]) -> None:
+        # `needs` loads the collected cases (bare, quarantine): only once an agent and a
+        # variant that runs it make the answer matter.
         if self.done or self.config.getoption("collectonly"):
             return
         self.done = True
