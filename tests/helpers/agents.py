@@ -117,8 +117,25 @@ class Driver:
         return seen
 
 
+#: A credential for each agent CLI, so that the session's preflight lets the fakes run.
+#: Variables the drivers read for nothing else (ANTHROPIC_API_KEY changes Claude's hints).
+FAKE_CREDENTIALS = {
+    "CLAUDE_CODE_OAUTH_TOKEN": "evalcases-fake-claude-token",
+    "CODEX_API_KEY": "evalcases-fake-codex-key",
+    "GOOGLE_API_KEY": "evalcases-fake-google-key",
+}
+
+
+def fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Give every agent CLI a (fake) credential in the environment of the plugin."""
+    for name, value in FAKE_CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+
+
 def use_fake(monkeypatch: pytest.MonkeyPatch, sample: str, exit_code: int = 0) -> None:
-    """Make the plugin's agent CLIs the fakes, printing ``sample`` (in agent_samples/)."""
+    """Make the plugin's agent CLIs the fakes, printing ``sample`` (in agent_samples/),
+    with fake credentials for the preflight."""
+    fake_credentials(monkeypatch)
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
     monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / sample))
     monkeypatch.setenv("FAKE_AGENT_EXIT", str(exit_code))

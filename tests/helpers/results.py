@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.results.record import RunRecord
+from tests.helpers.agents import fake_credentials
 
 #: The command agent: ``agent.py ROOT PROMPT``; the prompt is the case id. Files under
 #: ROOT steer it per case: fail/<id> (a wrong answer that quotes ANTHROPIC_API_KEY),
@@ -76,7 +77,9 @@ def steer(root: Path, kind: str, case_id: str, value: str = "") -> None:
 
 
 def install_fake_claude(tmp: Path, monkeypatch: pytest.MonkeyPatch, **state: Any) -> Path:
-    """Put a fake ``claude`` first on PATH; returns its state file (rewrite to steer)."""
+    """Put a fake ``claude`` first on PATH, with a fake credential for the preflight;
+    returns its state file (rewrite to steer)."""
+    fake_credentials(monkeypatch)
     bindir = tmp / "fake-bin"
     bindir.mkdir(exist_ok=True)
     script = bindir / "claude"

@@ -139,6 +139,7 @@ def test_missing_defends_is_a_warning_and_a_skill_directory_is_fine(
               - {type: output_not_matches, pattern: x}
           - id: skill
             defends: skills/release
+            bare: false
             prompt: Cut a release.
             checks:
               - {type: output_not_matches, pattern: x}
@@ -214,6 +215,7 @@ def test_prohibition_with_only_positive_checks_is_a_warning(
         """\
         id: skill-positive
         defends: skills/release
+        bare: false
         prompt: Cut a release.
         checks:
           - type: command_succeeds
@@ -227,6 +229,67 @@ def test_prohibition_with_only_positive_checks_is_a_warning(
     assert codes(lines) == ["WARNING no-negative-check"]
     assert lines[0].startswith("evals/positive-only.yaml:4: ")
     assert "'Never'" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "defends",
+    [
+        "hooks/pre-commit.sh",
+        ".claude/hooks",
+        "./.claude/hooks/guard.py",
+        "skills/release",
+        ".claude/skills/release/",
+        ".codex/skills/release/SKILL.md",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        ".mcp.json",
+    ],
+)
+def test_a_bare_case_defending_what_bare_runs_skip_is_a_warning(
+    project: Path, capsys: pytest.CaptureFixture[str], defends: str
+) -> None:
+    if not (project / defends).exists():
+        write(project / defends.rstrip("/"), "{}\n")
+    for name, bare in (
+        ("default", ""),
+        ("explicit", "bare: true\n"),
+        ("not-bare", "bare: false\n"),
+    ):
+        case = GOOD.format(id=name, prompt=f"Commit {name}.").replace(
+            "defends: rules/git-attribution.md", f"defends: {defends}\n{bare}".rstrip("\n")
+        )
+        write(project / "evals" / f"{name}.yaml", case)
+
+    status, lines = run_lint(
+        capsys, *(f"evals/{n}.yaml" for n in ("default", "explicit", "not-bare"))
+    )
+
+    # docs/writing-cases.md lists it among the warnings.
+    assert status == 0
+    assert sorted(lines) == [
+        f"evals/{name}.yaml:2: WARNING bare-defends-discovery: defends {defends!r}, which a "
+        "bare run (`bare: true`, the default) does not load: no hooks, skills or settings "
+        "are discovered; write `bare: false`"
+        for name in ("default", "explicit")
+    ]
+
+
+def test_a_bare_case_defending_instructions_is_fine(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files: list[str] = []
+    for defends in ("CLAUDE.md", ".claude/rules/style.md", "docs/hooks/guide.md", "my-skills.md"):
+        write(project / defends, "Be brief.\n")
+        name = defends.lower().replace("/", "-").replace(".", "-").strip("-")
+        case = GOOD.format(id=name, prompt=f"Do {name}.").replace(
+            "defends: rules/git-attribution.md", f"defends: {defends}"
+        )
+        write(project / "evals" / f"{name}.yaml", case)
+        files.append(f"evals/{name}.yaml")
+
+    assert run_lint(capsys, *files) == (0, [])
 
 
 def test_id_differing_from_stem_and_duplicate_prompts_are_warnings(

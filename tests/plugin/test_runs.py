@@ -161,15 +161,19 @@ def test_agent_errors_are_errors_not_failures(
     assert result.ret == 2
 
 
-def test_missing_agent_binary_is_an_error(run_suite_of: SuiteRun) -> None:
+def test_missing_agent_binary_is_one_usage_error(run_suite_of: SuiteRun) -> None:
+    # The session's preflight (tests/plugin/test_preflight.py); a run still says so
+    # itself (tests/agents/test_agent_claude.py).
     result = run_suite_of(
         "--eval-agent-command",
         "no-such-agent-cli {prompt}",
         one=simple_case("one"),
     )
 
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*program 'no-such-agent-cli' not found on PATH*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: agent 'command': program 'no-such-agent-cli' (the first word of*"]
+    )
 
 
 def test_timeout_kills_the_agent_and_its_children(

@@ -118,10 +118,8 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
     """Run ``agent`` for ``request`` in the workspace and parse what it printed."""
     inv = agent.invocation(request)
     program = inv.argv[0]
-    if (
-        shutil.which(program, path=request.env.get("PATH", os.defpath)) is None
-        and not Path(program).is_file()
-    ):
+    if not on_path(program, request.env):
+        # The session's preflight said so once; this covers a PATH that changed since.
         raise AgentError(
             f"agent {agent.name!r}: program {program!r} not found on PATH; "
             "install it or set --eval-agent / eval_agent_command",
@@ -148,6 +146,13 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
             kind="timeout",
         )
     return agent.parse(proc, request)
+
+
+def on_path(program: str, env: Mapping[str, str]) -> bool:
+    """Whether ``program`` is found on the ``PATH`` of ``env``, or is a file's path."""
+    return shutil.which(program, path=env.get("PATH", os.defpath)) is not None or (
+        Path(program).is_file()
+    )
 
 
 def last_words(proc: process.ProcessResult, limit: int = 300) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, home, output
+from pytest_evalcases.agents import base, home, output, preflight
 from pytest_evalcases.errors import AgentError
 
 #: Claude Code's tool names and their canonical kinds (anything else, MCP tools
@@ -47,6 +47,20 @@ _PERMISSION_FLAGS = (
 #: Claude Code's user-level directory; ``.credentials.json`` holds a ``claude login``.
 HOME = home.Home("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",))
 
+#: What the session checks before the first run (docs/agents.md, "Before the first run").
+#: ``--bare`` skips the login and the keychain: a bare run reads ANTHROPIC_API_KEY only.
+REQUIREMENTS = preflight.Requirements(
+    install="npm install -g @anthropic-ai/claude-code",
+    credentials=preflight.Credentials(
+        variables=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
+        home=HOME,
+        files=(".credentials.json",),
+        providers=("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"),
+        bare_variables=("ANTHROPIC_API_KEY",),
+        keychain=True,
+    ),
+)
+
 
 class ClaudeAgent:
     """Runs ``claude -p PROMPT --output-format json`` in the workspace.
@@ -63,6 +77,7 @@ class ClaudeAgent:
     name = "claude"
     #: Tool calls carry their inputs (the shell command of a ``Bash`` call, ...).
     tool_inputs = True
+    requirements = REQUIREMENTS
 
     def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, home, output
+from pytest_evalcases.agents import base, home, output, preflight
 
 #: What an eval run may do, unless ``eval_agent_args`` says otherwise: write in its
 #: workspace and run commands there (docs/agents.md, "Permissions").
@@ -17,6 +17,14 @@ _PERMISSION_FLAGS = ("-s", "--sandbox", "--dangerously-bypass-approvals-and-sand
 
 #: Codex's user-level directory; ``auth.json`` holds a ``codex login`` or its API key.
 HOME = home.Home("CODEX_HOME", ".codex", ("auth.json",))
+
+#: What the session checks before the first run (docs/agents.md, "Before the first run").
+REQUIREMENTS = preflight.Requirements(
+    install="npm install -g @openai/codex",
+    credentials=preflight.Credentials(
+        variables=("OPENAI_API_KEY", "CODEX_API_KEY"), home=HOME, files=("auth.json",)
+    ),
+)
 
 _ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
 
@@ -39,6 +47,7 @@ class CodexAgent:
     name = "codex"
     #: Tool calls carry their inputs (the command of a ``command_execution``).
     tool_inputs = True
+    requirements = REQUIREMENTS
 
     def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings

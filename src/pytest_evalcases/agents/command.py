@@ -7,6 +7,7 @@ import shlex
 from pytest_evalcases import process
 from pytest_evalcases.agents.base import AgentResult, AgentSettings, Invocation, RunRequest
 from pytest_evalcases.agents.output import measured_ms
+from pytest_evalcases.agents.preflight import Requirements
 from pytest_evalcases.errors import AgentError, UsageError
 
 
@@ -20,6 +21,12 @@ class CommandAgent:
     """
 
     name = "command"
+    #: The first word is the user's; ``--version`` of it says nothing (often ``python``).
+    requirements = Requirements(
+        program_from="the first word of eval_agent_command",
+        fix="correct eval_agent_command (ini) or --eval-agent-command",
+        version=False,
+    )
 
     def __init__(self, settings: AgentSettings) -> None:
         if not settings.command:

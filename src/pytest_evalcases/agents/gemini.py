@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, home, output
+from pytest_evalcases.agents import base, home, output, preflight
 from pytest_evalcases.errors import AgentError
 
 #: What an eval run may do, unless ``eval_agent_args`` says otherwise: every tool call,
@@ -19,6 +19,18 @@ _PERMISSION_FLAGS = ("--approval-mode", "--yolo", "-y")
 #: its OAuth login is in these two files.
 HOME = home.Home(
     "GEMINI_CLI_HOME", ".gemini", ("oauth_creds.json", "google_accounts.json"), subdir=".gemini"
+)
+
+#: What the session checks before the first run (docs/agents.md, "Before the first run").
+#: Vertex AI (GOOGLE_GENAI_USE_VERTEXAI) may log in with gcloud's own credentials.
+REQUIREMENTS = preflight.Requirements(
+    install="npm install -g @google/gemini-cli",
+    credentials=preflight.Credentials(
+        variables=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"),
+        home=HOME,
+        files=("oauth_creds.json",),
+        providers=("GOOGLE_GENAI_USE_VERTEXAI",),
+    ),
 )
 
 #: Gemini CLI's built-in tool names and their canonical kinds.
@@ -59,6 +71,7 @@ class GeminiAgent:
     name = "gemini"
     #: The JSON output counts tool calls by name; it has no inputs.
     tool_inputs = False
+    requirements = REQUIREMENTS
 
     def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings

@@ -56,6 +56,16 @@ _POSITIVE_PATTERN = ("output_matches", "file_matches", "file_contains")
 _NEGATIVE_PATTERN = ("output_not_matches", "file_not_matches", "file_not_contains")
 #: Texts that any pattern matching every text also matches (and ``^$`` does not).
 _PROBES = ("", "x", "Zq9 -#!")
+#: What a bare run does not discover (docs/agents.md, "bare"): directories of hooks and
+#: skills, settings files and MCP servers. Paths relative to the defends root.
+BARE_SKIPS_DIRS = ("hooks", ".claude/hooks", "skills", ".claude/skills", ".codex/skills")
+BARE_SKIPS_FILES = (
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".gemini/settings.json",
+    ".codex/config.toml",
+    ".mcp.json",
+)
 _PROHIBITION = re.compile(r"(?i)\b(never|must not|do not|don't|don’t)\b")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 
@@ -259,6 +269,15 @@ def _lint_case(
             "missing-defends",
             f"defends {case.defends!r}, which does not exist (relative to {root})",
         )
+    if case.bare and case.defends and _bare_skips(case.defends):
+        yield Finding(
+            path,
+            line("defends"),
+            WARNING,
+            "bare-defends-discovery",
+            f"defends {case.defends!r}, which a bare run (`bare: true`, the default) does not "
+            "load: no hooks, skills or settings are discovered; write `bare: false`",
+        )
     rule_text = _rule_text(defended) if defended is not None else ""
     if case.prompt and rule_text:
         quoted = quoted_run(case.prompt, rule_text)
@@ -291,6 +310,14 @@ def _lint_case(
             f"id {case.id!r} differs from the file name {path.name!r}; name the file "
             f"{case.id}{path.suffix} so a failure leads to it",
         )
+
+
+def _bare_skips(defends: str) -> bool:
+    """Whether ``defends`` is a hook, a skill or a settings file, which bare runs skip."""
+    rel = defends.strip().removeprefix("./").rstrip("/")
+    return rel in BARE_SKIPS_FILES or any(
+        rel == d or rel.startswith(d + "/") for d in BARE_SKIPS_DIRS
+    )
 
 
 def _vacuous(pattern: str) -> bool:

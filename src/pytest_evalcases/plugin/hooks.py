@@ -14,7 +14,7 @@ import pytest
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import SEVERITIES
-from pytest_evalcases.plugin import cache, integrations, options, reporting
+from pytest_evalcases.plugin import cache, integrations, options, preflight, reporting
 from pytest_evalcases.plugin import hookspecs as newhooks
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalFile, EvalItem, TaskDirFile
 from pytest_evalcases.plugin.stash import SESSION_KEY, is_worker, session_of
@@ -56,6 +56,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(reporting.SessionHooks(config, state), "evalcases-session")
+    if agent is not None and not is_worker(config):
+        # The controller checks the agent once for the session, before the first case.
+        hooks = preflight.PreflightHooks(config, state)
+        config.pluginmanager.register(hooks, "evalcases-preflight")
     html = config.getoption("eval_html")
     if html and not is_worker(config):
         # Registered after the session hooks: among trylast hooks pluggy calls the

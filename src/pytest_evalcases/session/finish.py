@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pytest_evalcases import defaults
-from pytest_evalcases.agents.base import RunRequest
+from pytest_evalcases.agents import preflight
 from pytest_evalcases.errors import EvalcasesError
 from pytest_evalcases.results import baseline
 from pytest_evalcases.results import files as resultsfile
@@ -33,11 +33,8 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     options = settings.results
     inputs = pins.PinInputs(
         agent_name=settings.agent.name if settings.agent else None,
-        agent_program=_program(state),
-        # The arguments the agent ran with: the driver's default permissions included.
-        agent_args=tuple(
-            getattr(state.agent, "args", settings.agent.args if settings.agent else ())
-        ),
+        agent_version=_version(state),
+        agent_args=_agent_args(state),
         config_root=settings.config_root or settings.rootdir,
         config_patterns=options.config_patterns,
         variants=settings.variants,
@@ -91,19 +88,23 @@ def _agent_args(state: EvalSession) -> tuple[str, ...]:
     return tuple(getattr(state.agent, "args", given))
 
 
-def _program(state: EvalSession) -> str | None:
-    """The agent CLI to ask for ``--version``: the first word of its command line,
-    except for the command agent (its first word is usually an interpreter)."""
+def _version(state: EvalSession) -> str | None:
+    """The agent's version as the preflight read it; asked now when no preflight ran
+    (graded directories need no agent), except where ``--version`` says nothing."""
+    if state.preflight is not None:
+        return state.preflight.version
     agent = state.agent
-    if agent is None or agent.name == "command":
+    if agent is None:
         return None
-    request = RunRequest(
-        prompt="version", workspace=state.settings.rootdir, bare=True, timeout=1.0, env={}
+    found = preflight.requirements_of(agent)
+    if found is not None and not found.version:
+        return None
+    program = preflight.program_of(agent, state.settings.rootdir)
+    if program is None:
+        return None
+    return preflight.read_version(
+        program, os.environ, state.settings.rootdir, preflight.VERSION_TIMEOUT
     )
-    try:
-        return agent.invocation(request).argv[0]
-    except Exception:  # a third-party driver: no version rather than no results
-        return None
 
 
 def _absolute(base: Path, path: str) -> Path:

@@ -18,13 +18,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import process
 from pytest_evalcases.redact import redact
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run import variants
 from pytest_evalcases.run.workspace import Overlay, Variant
 
-VERSION_TIMEOUT = 5.0
 PACKAGES = (
     "pytest",
     "pydantic",
@@ -63,9 +61,9 @@ class PinInputs:
     """What :func:`collect` needs to know about the run."""
 
     agent_name: str | None
-    #: The agent CLI whose ``--version`` is recorded; ``None`` for the command agent,
-    #: whose first word (often ``python``) says nothing about the agent.
-    agent_program: str | None
+    #: The first line of the agent CLI's ``--version``, read by the preflight; ``None``
+    #: for the command agent, whose first word (often ``python``) says nothing of it.
+    agent_version: str | None
     agent_args: tuple[str, ...]
     config_root: Path
     #: ``eval_config_files``; empty: the default patterns.
@@ -88,7 +86,7 @@ def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
     }
     return {
         "agent": inputs.agent_name,
-        "agent_version": agent_version(inputs.agent_program),
+        "agent_version": inputs.agent_version,
         "agent_home": inputs.agent_home if inputs.agent_name else None,
         "models": models(records),
         "config": config,
@@ -105,28 +103,6 @@ def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
         "python": platform.python_version(),
         "packages": package_versions(),
     }
-
-
-def agent_version(program: str | None, timeout: float = VERSION_TIMEOUT) -> str | None:
-    """``program --version``, first non-empty line of its output; ``None`` on failure."""
-    if not program:
-        return None
-    try:
-        result = process.run(
-            [program, "--version"],
-            cwd=Path.cwd(),
-            env=dict(os.environ),
-            timeout=timeout,
-            max_output=16 * 1024,
-        )
-    except OSError:
-        return None
-    if result.timed_out or result.returncode != 0:
-        return None
-    for line in (result.stdout + "\n" + result.stderr).splitlines():
-        if line.strip():
-            return redact(line.strip())[:200]
-    return None
 
 
 def models(records: Iterable[RunRecord]) -> list[str]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import Agent, AgentSettings
+from pytest_evalcases.agents.preflight import Checked
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.cases.parsecache import ParseCache
 from pytest_evalcases.kinds import AgentHome
@@ -87,6 +88,8 @@ class EvalSession:
     results_line: str = ""
     #: Where this process makes the workspaces of its runs.
     workspaces: WorkspaceDirs = field(default_factory=WorkspaceDirs)
+    #: The agent as the preflight found it (its version); ``None`` when none ran.
+    preflight: Checked | None = None
 
     @functools.cached_property
     def discovery(self) -> Discovery:

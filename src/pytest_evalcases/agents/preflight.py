@@ -1,0 +1,172 @@
+"""Before the first run: the agent's program, its version and its credentials, checked
+once per session (docs/agents.md, "Before the first run").
+
+A missing CLI or a missing login would otherwise fail every case with the same error.
+The drivers describe what they need as :class:`Requirements` (an optional
+``requirements`` attribute; a third-party driver without one gets the program check
+only); :func:`check` turns a missing piece into one :class:`UsageError` for the session.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_evalcases import process
+from pytest_evalcases.agents import base, home
+from pytest_evalcases.errors import UsageError
+from pytest_evalcases.redact import redact
+
+#: How long ``PROGRAM --version`` may take before the version is recorded as unknown.
+VERSION_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Where an agent CLI finds its login; any one of them is enough."""
+
+    #: Environment variables holding a key or a token.
+    variables: tuple[str, ...]
+    #: The CLI's user-level directory, and the files of it that hold a login.
+    home: home.Home
+    files: tuple[str, ...]
+    #: Variables that choose another provider with credentials of its own (a cloud
+    #: platform): when one is set, nothing is checked.
+    providers: tuple[str, ...] = ()
+    #: A bare run ignores the login files and reads only these (Claude Code's ``--bare``);
+    #: empty when bare runs log in as the others do.
+    bare_variables: tuple[str, ...] = ()
+    #: On macOS the login may be in the keychain, which the check cannot see.
+    keychain: bool = False
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What an agent CLI needs before it can run a case."""
+
+    #: The command that installs the program (``npm install -g ...``).
+    install: str = ""
+    #: Where the program's name comes from, when the user chose it, and how to correct it.
+    program_from: str = ""
+    fix: str = ""
+    credentials: Credentials | None = None
+    #: Whether ``PROGRAM --version`` says the agent's version (not an interpreter's).
+    version: bool = True
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What the collected items ask of the agent: how many runs, how many of them bare."""
+
+    runs: int
+    bare: int = 0
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The outcome of a preflight that passed: the program, and its version for the pins."""
+
+    program: str | None
+    version: str | None
+
+
+def requirements_of(agent: base.Agent) -> Requirements | None:
+    """The driver's :class:`Requirements`, or ``None`` for one that declares none."""
+    found = getattr(agent, "requirements", None)
+    return found if isinstance(found, Requirements) else None
+
+
+def program_of(agent: base.Agent, cwd: Path) -> str | None:
+    """The program the agent runs: the first word of its command line."""
+    request = base.RunRequest(prompt="version", workspace=cwd, bare=True, timeout=1.0, env={})
+    try:
+        argv = agent.invocation(request).argv
+    except Exception:  # a third-party driver: no check rather than no run
+        return None
+    return argv[0] if argv else None
+
+
+def check(
+    agent: base.Agent,
+    needs: Needs,
+    env: Mapping[str, str],
+    cwd: Path,
+    *,
+    platform: str = sys.platform,
+    timeout: float = VERSION_TIMEOUT,
+) -> Checked:
+    """Check the agent for ``needs``; :class:`UsageError` names what is missing."""
+    requirements = requirements_of(agent) or Requirements()
+    program = program_of(agent, cwd)
+    if program is None:
+        return Checked(None, None)
+    if not base.on_path(program, env):
+        raise UsageError(missing_program(agent.name, program, requirements))
+    if requirements.credentials is not None:
+        problem = credential_problem(agent.name, requirements.credentials, needs, env, platform)
+        if problem:
+            raise UsageError(problem)
+    version = read_version(program, env, cwd, timeout) if requirements.version else None
+    return Checked(program, version)
+
+
+def missing_program(name: str, program: str, requirements: Requirements) -> str:
+    """One line: the program that is not on PATH, and how to get it."""
+    origin = f" ({requirements.program_from})" if requirements.program_from else ""
+    if requirements.install:
+        remedy = f"install it with `{requirements.install}`, or put it on PATH"
+    else:
+        remedy = requirements.fix or "install it, or choose another agent with --eval-agent"
+    return f"agent {name!r}: program {program!r}{origin} not found on PATH; {remedy}"
+
+
+def credential_problem(
+    name: str, credentials: Credentials, needs: Needs, env: Mapping[str, str], platform: str
+) -> str:
+    """Why the agent cannot log in, or ``""`` when it can (as far as can be seen)."""
+    if any(env.get(v) for v in (*credentials.variables, *credentials.providers)):
+        return ""
+    directory = home.source_dir(credentials.home, env)
+    files = [directory / f for f in credentials.files]
+    logged_in = any(f.is_file() for f in files) or (credentials.keychain and platform == "darwin")
+    shown = _either([str(f) for f in files])
+    if logged_in and needs.bare and credentials.bare_variables:
+        cases = "1 collected case runs" if needs.bare == 1 else f"{needs.bare} collected cases run"
+        return (
+            f"agent {name!r}: {cases} bare (`{name} --bare`), which ignores the login in "
+            f"{shown} and the keychain and reads only {_either(credentials.bare_variables)}; "
+            "set it, or write `bare: false` on those cases"
+        )
+    if logged_in:
+        return ""
+    place = credentials.home
+    variable = f"${place.variable}/{place.subdir}" if place.subdir else f"${place.variable}"
+    where = f"{variable}, default ~/{place.default}"
+    return (
+        f"agent {name!r} has no credentials: set {_either(credentials.variables)}, "
+        f"or log in so that {shown} exists ({where})"
+    )
+
+
+def read_version(program: str, env: Mapping[str, str], cwd: Path, timeout: float) -> str | None:
+    """``program --version``, first non-empty line of its output; ``None`` on failure."""
+    try:
+        result = process.run(
+            [program, "--version"], cwd=cwd, env=dict(env), timeout=timeout, max_output=16 * 1024
+        )
+    except OSError:
+        return None
+    if result.timed_out or result.returncode != 0:
+        return None
+    for line in (result.stdout + "\n" + result.stderr).splitlines():
+        if line.strip():
+            return redact(line.strip())[:200]
+    return None
+
+
+def _either(names: list[str] | tuple[str, ...]) -> str:
+    """``A``, ``A or B``, ``A, B or C``."""
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]

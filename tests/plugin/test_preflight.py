@@ -1,0 +1,191 @@
+"""One preflight per session (docs/agents.md, "Before the first run"): a missing agent CLI
+or credential is one usage error before any case runs, never one error per case, and
+never an error for a session that runs no case (unit tests, ``--collect-only``, grading)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from tests.helpers.agents import FAKES, SAMPLES, recorded_calls
+
+CREDENTIAL_VARIABLES = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY",
+    "CLAUDE_CONFIG_DIR",
+    "OPENAI_API_KEY",
+    "CODEX_API_KEY",
+    "CODEX_HOME",
+)
+
+#: The fake claude's sample answer says it committed the staged change.
+ANSWERED = "[{type: output_matches, pattern: staged}]"
+
+
+class Suite:
+    """Cases for the fake ``claude`` in a pytester directory, with HOME and the
+    credentials of the environment under the test's control."""
+
+    def __init__(self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.pytester = pytester
+        self.monkeypatch = monkeypatch
+        self.home = pytester.path / "home"
+        self.home.mkdir()
+        self.record = pytester.path / "record.jsonl"
+        monkeypatch.setenv("HOME", str(self.home))
+        for name in CREDENTIAL_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "claude-json-success.json"))
+        monkeypatch.setenv("FAKE_AGENT_RECORD", str(self.record))
+        self.on_path(with_fakes=True)
+        pytester.makeini("[pytest]\neval_agent = claude\n")
+
+    def on_path(self, *, with_fakes: bool) -> None:
+        """PATH: the fakes or none of them, and this Python (no real agent CLI)."""
+        python = os.path.dirname(sys.executable)
+        self.monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{python}" if with_fakes else python)
+
+    def cases(self, *ids: str, bare: bool = True, checks: str = ANSWERED) -> None:
+        extra = "" if bare else "bare: false\n"
+        for case_id in ids:
+            text = f"id: {case_id}\ndefends: AGENTS.md\nprompt: do it\n{extra}checks: {checks}\n"
+            (self.pytester.path / "evals").mkdir(exist_ok=True)
+            (self.pytester.path / "evals" / f"{case_id}.yaml").write_text(text, "utf-8")
+
+    def login(self) -> None:
+        """A ``claude login``'s file in the default home."""
+        (self.home / ".claude").mkdir()
+        (self.home / ".claude" / ".credentials.json").write_text("{}", "utf-8")
+
+    def run(self, *args: str) -> pytest.RunResult:
+        return self.pytester.runpytest("-p", "no:cacheprovider", *args)
+
+    def calls(self) -> list[list[str]]:
+        """Every call of the fake CLI, ``--version`` included."""
+        if not self.record.exists():
+            return []
+        return [json.loads(line)["argv"] for line in self.record.read_text().splitlines()]
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Suite:
+    return Suite(pytester, monkeypatch)
+
+
+def usage_errors(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.stderr.lines if line.startswith("ERROR:")]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_missing_program_is_one_usage_error_and_no_case_runs(
+    suite: Suite, workers: list[str]
+) -> None:
+    suite.cases("one", "two", "three")
+    suite.on_path(with_fakes=False)
+
+    result = suite.run(*workers)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert usage_errors(result) == [
+        "ERROR: agent 'claude': program 'claude' not found on PATH; install it with "
+        "`npm install -g @anthropic-ai/claude-code`, or put it on PATH"
+    ]
+    result.stdout.fnmatch_lines(["*= no tests ran in *"])
+    assert suite.calls() == []
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_missing_credential_is_one_usage_error_naming_variables_and_files(
+    suite: Suite, workers: list[str]
+) -> None:
+    suite.cases("one", "two")
+
+    result = suite.run(*workers)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert usage_errors(result) == [
+        "ERROR: agent 'claude' has no credentials: set ANTHROPIC_API_KEY, "
+        "ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN, or log in so that "
+        f"{suite.home}/.claude/.credentials.json exists ($CLAUDE_CONFIG_DIR, default ~/.claude)"
+    ]
+    assert suite.calls() == []
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_present_key_runs_and_the_version_is_read_once_for_the_pins(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+) -> None:
+    suite.cases("one", "two")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "evalcases-fake-key")
+
+    result = suite.run(*workers)
+
+    result.assert_outcomes(passed=2)
+    assert suite.calls().count(["--version"]) == 1
+    assert len(recorded_calls(suite.record)) == 2
+    (results,) = (suite.pytester.path / "evals" / "results").glob("*.json")
+    assert json.loads(results.read_text())["pins"]["agent_version"] == "claude 0.0.0 (fake)"
+
+
+def test_bare_cases_with_only_the_login_file_are_one_usage_error(suite: Suite) -> None:
+    suite.login()
+    suite.cases("one", "two")
+
+    result = suite.run()
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert usage_errors(result) == [
+        "ERROR: agent 'claude': 2 collected cases run bare (`claude --bare`), which ignores "
+        f"the login in {suite.home}/.claude/.credentials.json and the keychain and reads "
+        "only ANTHROPIC_API_KEY; set it, or write `bare: false` on those cases"
+    ]
+
+
+def test_cases_that_are_not_bare_run_with_the_login_file(suite: Suite) -> None:
+    suite.login()
+    suite.cases("one", "two", bare=False)
+
+    suite.run().assert_outcomes(passed=2)
+
+
+def test_plain_tests_never_check_the_agent(suite: Suite) -> None:
+    suite.on_path(with_fakes=False)
+    suite.pytester.makepyfile(test_unit="def test_one():\n    assert True\n")
+    suite.cases("one")
+
+    suite.run("test_unit.py").assert_outcomes(passed=1)
+    suite.run("test_unit.py", "-n", "2").assert_outcomes(passed=1)
+    # Cases deselected, or only quarantined ones: nothing needs the agent either.
+    suite.run("-k", "test_one").assert_outcomes(passed=1, deselected=1)
+    suite.cases("one", "two")
+    for case in ("one", "two"):
+        path = suite.pytester.path / "evals" / f"{case}.yaml"
+        path.write_text(path.read_text() + "quarantine: flaky\n", "utf-8")
+    suite.run("evals").assert_outcomes(skipped=2)
+
+
+def test_collect_only_never_checks_the_agent(suite: Suite) -> None:
+    suite.on_path(with_fakes=False)
+    suite.cases("one", "two")
+
+    result = suite.run("--collect-only", "-q")
+
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["evals/one.yaml::one", "evals/two.yaml::two"])
+
+
+def test_grading_workspaces_needs_no_agent(suite: Suite) -> None:
+    suite.on_path(with_fakes=False)
+    suite.cases("one", checks="[{type: file_exists, path: done.txt}]")
+    graded = suite.pytester.path / "graded"
+    graded.mkdir()
+    (graded / "done.txt").write_text("", "utf-8")
+
+    suite.run("--eval-workspace", str(graded)).assert_outcomes(passed=1)
