@@ -22,7 +22,10 @@ HOME = home.Home("CODEX_HOME", ".codex", ("auth.json",))
 REQUIREMENTS = preflight.Requirements(
     install="npm install -g @openai/codex",
     credentials=preflight.Credentials(
-        variables=("OPENAI_API_KEY", "CODEX_API_KEY"), home=HOME, files=("auth.json",)
+        variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
+        home=HOME,
+        files=("auth.json",),
+        provider_args=("model_provider=", "--oss", "--local-provider"),
     ),
 )
 

@@ -10,7 +10,7 @@ only); :func:`check` turns a missing piece into one :class:`UsageError` for the 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +40,9 @@ class Credentials:
     bare_variables: tuple[str, ...] = ()
     #: On macOS the login may be in the keychain, which the check cannot see.
     keychain: bool = False
+    #: Agent arguments that bring a provider of the user's own, with its own credentials
+    #: (a Codex ``-c model_provider=...``, ``--oss``): when one is given, nothing is checked.
+    provider_args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,12 +107,18 @@ def check(
         return Checked(None, None)
     if not base.on_path(program, env):
         raise UsageError(missing_program(agent.name, program, requirements))
-    if requirements.credentials is not None:
-        problem = credential_problem(agent.name, requirements.credentials, needs, env, platform)
+    credentials = requirements.credentials
+    args = tuple(getattr(agent, "args", ()))
+    if credentials is not None and not _own_provider(credentials, args):
+        problem = credential_problem(agent.name, credentials, needs, env, platform)
         if problem:
             raise UsageError(problem)
     version = read_version(program, env, cwd, timeout) if requirements.version else None
     return Checked(program, version)
+
+
+def _own_provider(credentials: Credentials, args: Sequence[str]) -> bool:
+    return any(marker in arg for arg in args for marker in credentials.provider_args)
 
 
 def missing_program(name: str, program: str, requirements: Requirements) -> str:

@@ -122,6 +122,27 @@ def test_no_credential_names_the_variables_and_the_login_file(
     )
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-c", "model_provider=mine"),
+        (
+            "-c",
+            'model_providers.mine={base_url="http://127.0.0.1:9/v1"}',
+            "-c",
+            "model_provider=mine",
+        ),
+        ("--oss",),
+    ],
+)
+def test_a_codex_provider_of_the_users_own_brings_its_own_credentials(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    agent = make_agent(AgentSettings("codex", args=args))
+    checked = preflight.check(agent, preflight.Needs(runs=1), env_of(tmp_path), tmp_path)
+    assert checked.program == "codex"
+
+
 @pytest.mark.parametrize(("name", "variable"), CREDENTIAL_VARIABLES)
 def test_any_one_variable_is_enough_but_not_an_empty_one(
     tmp_path: Path, name: str, variable: str
