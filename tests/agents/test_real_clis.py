@@ -93,6 +93,7 @@ def test_claude_runs_its_tool_call_in_the_workspace_and_reports_usage(
     assert (record["tokens_in"], record["tokens_out"]) == (120 + 100, 9 + 4)
     assert record["cost_usd"] > 0
     assert record["model"]
+    assert record["turns"] == 2
     # The CLI's own loop: the second request carried the tool's result.
     assert [r.tool_results for r in claude_env.conversation()] == [0, 1]
 
@@ -407,3 +408,20 @@ def test_gemini_bad_credentials_are_an_authentication_error(
     record = only_results(pytester.path)["cases"][0]
     assert record["error_kind"] == "authentication", record["error"]
     assert "scripted bad key" in record["error"]
+
+
+def test_gemini_retrying_a_rate_limit_past_the_timeout_is_an_error_not_a_failure(
+    pytester: pytest.Pytester, gemini_server: ModelServer
+) -> None:
+    # Gemini CLI retries 429s for minutes (its settings' general.maxAttempts, which a
+    # fresh home leaves at the default): the run's timeout ends it, as an error.
+    gemini_server.script = lambda request: Reply(status=429, error="scripted quota")
+    write_case(pytester, GEMINI_INI + "eval_timeout = 8\n")
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(errors=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert record["error_kind"] == "timeout", record["error"]
+    assert len(gemini_server.conversation()) >= 1
+    assert processes_in(Path(record["workspace"])) == []

@@ -68,6 +68,8 @@ class RunRecord:
     nodeid: str = ""
     #: The fixture directory the workspace was copied from (absolute), if any.
     fixture: str | None = None
+    #: The agent's turns (model requests) as its CLI counted them, when it says.
+    turns: int | None = None
     #: Tool calls the agent CLI refused for want of permission (``TOOL: input``).
     permission_denials: list[str] = field(default_factory=list)
 
