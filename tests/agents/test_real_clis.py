@@ -21,6 +21,8 @@ import pytest
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 from tests.helpers.results import only_results
 
+pytestmark = pytest.mark.real_cli
+
 CLIS = Path(os.environ["EVALCASES_AGENT_CLIS"]) if os.environ.get("EVALCASES_AGENT_CLIS") else None
 
 
