@@ -60,8 +60,15 @@ def run(
     timeout: float | None = None,
     stdin: str | None = None,
     max_output: int = DEFAULT_MAX_OUTPUT,
+    sweep: bool = False,
 ) -> ProcessResult:
     """Run ``args`` (a shell command line when a string) and return its outcome.
+
+    The process runs in a group of its own, killed when it ends or times out. With
+    ``sweep``, every process that still carries the run's mark (``EVALCASES_RUN`` in its
+    environment) is killed too, also one that left the group: for agent CLIs, which may
+    start their tools in sessions of their own. The sweep reads ``/proc`` (about half a
+    millisecond), so commands of the plugin's own do without it.
 
     Raises ``FileNotFoundError`` / ``PermissionError`` when the program cannot be
     started; every other failure is described by the result.
@@ -95,13 +102,15 @@ def run(
             timed_out = not _wait(proc, timeout)
         except BaseException:
             _kill_group(proc)
-            kill_marked(mark)
+            if sweep:
+                kill_marked(mark)
             raise
         if timed_out:
             _kill_group(proc)
         # The leader exited; anything it left running goes too, in its group or not.
         _signal_group(proc.pid, signal.SIGKILL)
-        kill_marked(mark)
+        if sweep:
+            kill_marked(mark)
         duration = time.monotonic() - start
         stdout, out_cut = _read_capped(out, max_output)
         stderr, err_cut = _read_capped(err, max_output)

@@ -69,6 +69,7 @@ def test_a_child_in_a_session_of_its_own_is_killed_too(tmp_path: Path, timeout: 
         f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 300' & sleep 0.5{wait}",
         cwd=tmp_path,
         timeout=timeout,
+        sweep=True,
     )
     assert result.timed_out is (timeout < 5)
     assert not alive(int(pidfile.read_text()))

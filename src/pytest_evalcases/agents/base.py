@@ -132,6 +132,7 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
             env=request.env,
             timeout=request.timeout,
             stdin=inv.stdin,
+            sweep=True,
         )
     except OSError as exc:
         raise AgentError(
