@@ -106,9 +106,8 @@ def test_claude_runs_its_tool_call_in_the_workspace_and_reports_usage(
         (401, "authentication"),
         (402, "billing"),
         (429, "rate-limit"),
-        # Server errors have no kind of their own (docs/agents.md): the CLI's words say.
-        (500, "agent"),
-        (529, "agent"),
+        (500, "server"),
+        (529, "server"),
     ],
 )
 def test_claude_api_errors_are_errors_of_their_kind(
@@ -174,9 +173,10 @@ def test_codex_runs_its_shell_command_in_the_workspace(
     ("status", "kind", "said"),
     [
         (401, "authentication", "scripted 401"),
+        (402, "billing", "scripted 402"),
         (429, "rate-limit", "429 Too Many Requests"),
-        # Codex words a server error its own way and names no status (docs/agents.md).
-        (500, "agent", "high demand"),
+        # Codex words a server error its own way, naming no status.
+        (500, "server", "high demand"),
     ],
 )
 def test_codex_api_errors_are_errors_of_their_kind(

@@ -26,7 +26,16 @@ TOOL_KINDS = {
 }
 
 # A failed result whose words name no known cause is classified by the API status.
-_STATUS_KINDS = {401: "authentication", 402: "billing", 429: "rate-limit"}
+_STATUS_KINDS = {
+    401: "authentication",
+    402: "billing",
+    429: "rate-limit",
+    500: "server",
+    502: "server",
+    503: "server",
+    504: "server",
+    529: "server",
+}
 
 _SUBTYPE_KINDS = {"error_max_turns": "max-turns", "error_max_budget_usd": "budget"}
 

@@ -52,6 +52,16 @@ _KIND_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
+    (
+        # The provider's side failed (an outage, overload): no verdict, and nothing the
+        # configuration or the account could fix.
+        "server",
+        re.compile(
+            r"\b(500|502|503|504|529)\b|overloaded|server[ _-]side issue|internal server error"
+            r"|high demand|service unavailable",
+            re.IGNORECASE,
+        ),
+    ),
 )
 
 #: How each kind of failure reads in a message, after the agent's name.
@@ -59,6 +69,7 @@ _KIND_PHRASES = {
     "authentication": "could not authenticate",
     "billing": "was refused for billing (no credit)",
     "rate-limit": "hit a rate or usage limit",
+    "server": "met an error on the model provider's side",
     "max-turns": "stopped at its turn limit",
     "budget": "stopped at its budget limit",
     "config": "refused its configuration",

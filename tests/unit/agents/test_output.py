@@ -116,3 +116,20 @@ def test_truncated_is_either_stream() -> None:
 def test_tail_is_importable_from_agents_base() -> None:
     assert base.tail is process.tail
     assert process.tail("  abc  ", limit=2) == "…bc"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "API Error: 529 Overloaded",
+        "API Error: 500 boom. This is a server-side issue, usually temporary",
+        "We're currently experiencing high demand, which may cause temporary errors.",
+        "503 Service Unavailable",
+    ],
+)
+def test_the_providers_own_failures_are_server_errors(words: str) -> None:
+    assert output.classify(words) == "server"
+
+
+def test_a_number_inside_a_word_is_not_a_status() -> None:
+    assert output.classify("gave up after 500ms") == "agent"
