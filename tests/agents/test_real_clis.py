@@ -427,3 +427,44 @@ def test_gemini_retrying_a_rate_limit_past_the_timeout_is_an_error_not_a_failure
     assert record["error_kind"] == "timeout", record["error"]
     assert len(gemini_server.conversation()) >= 1
     assert processes_in(Path(record["workspace"])) == []
+
+
+HOOK_CASE = """
+id: hooks-{bare}
+defends: .claude/settings.json
+bare: {bare}
+prompt: Go
+checks:
+  - {{type: file_exists, path: session-hook-ran}}
+  - {{type: output_matches, pattern: MARK-hook-context}}
+"""
+
+
+@pytest.mark.parametrize(("bare", "outcome"), [("false", "passed"), ("true", "failed")])
+def test_claude_runs_the_workspace_hooks_in_discovery_only(
+    pytester: pytest.Pytester, claude_env: ModelServer, bare: str, outcome: str
+) -> None:
+    claude_env.script = says_markers
+    pytester.makefile(".ini", tox=CLAUDE_INI)
+    hooks = {
+        "hooks": {
+            "SessionStart": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "touch session-hook-ran; echo MARK-hook-context",
+                        }
+                    ]
+                }
+            ]
+        }
+    }
+    (pytester.path / ".claude").mkdir()
+    (pytester.path / ".claude" / "settings.json").write_text(json.dumps(hooks))
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "hooks.yaml").write_text(HOOK_CASE.format(bare=bare))
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(**{outcome: 1})
