@@ -63,7 +63,6 @@ REQUIREMENTS = preflight.Requirements(
     credentials=preflight.Credentials(
         variables=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
         home=HOME,
-        files=(".credentials.json",),
         providers=("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"),
         bare_variables=("ANTHROPIC_API_KEY",),
         keychain=True,

@@ -24,7 +24,6 @@ REQUIREMENTS = preflight.Requirements(
     credentials=preflight.Credentials(
         variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
         home=HOME,
-        files=("auth.json",),
         provider_args=("model_provider=", "--oss", "--local-provider"),
     ),
 )

@@ -28,7 +28,8 @@ REQUIREMENTS = preflight.Requirements(
     credentials=preflight.Credentials(
         variables=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"),
         home=HOME,
-        files=("oauth_creds.json",),
+        # google_accounts.json only names the account: the login is the OAuth file.
+        login_files=("oauth_creds.json",),
         providers=("GOOGLE_GENAI_USE_VERTEXAI",),
     ),
 )

@@ -29,9 +29,10 @@ class Credentials:
 
     #: Environment variables holding a key or a token.
     variables: tuple[str, ...]
-    #: The CLI's user-level directory, and the files of it that hold a login.
+    #: The CLI's user-level directory; a login is one of its credential files.
     home: home.Home
-    files: tuple[str, ...]
+    #: The files of it that prove a login, when not all its credential files do.
+    login_files: tuple[str, ...] = ()
     #: Variables that choose another provider with credentials of its own (a cloud
     #: platform): when one is set, nothing is checked.
     providers: tuple[str, ...] = ()
@@ -138,7 +139,7 @@ def credential_problem(
     if any(env.get(v) for v in (*credentials.variables, *credentials.providers)):
         return ""
     directory = home.source_dir(credentials.home, env)
-    files = [directory / f for f in credentials.files]
+    files = [directory / f for f in credentials.login_files or credentials.home.credentials]
     logged_in = any(f.is_file() for f in files) or (credentials.keychain and platform == "darwin")
     shown = _either([str(f) for f in files])
     if logged_in and needs.bare and credentials.bare_variables:
