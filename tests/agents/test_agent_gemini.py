@@ -176,7 +176,7 @@ def test_untrusted_workspace_says_how_to_trust_it(tmp_path: Path) -> None:
     error = run_error(request(tmp_path, sample=sample_file(tmp_path, json.dumps(doc)), exit_code=1))
     assert error.kind == "config"
     assert "not running in a trusted directory" in str(error)
-    assert "GEMINI_TRUST_WORKSPACE=true" in str(error)
+    assert "GEMINI_CLI_TRUST_WORKSPACE=true" in str(error)
     assert "--skip-trust" in str(error)
 
 

@@ -120,7 +120,8 @@ class Driver:
 #: A credential for each agent CLI, so that the session's preflight lets the fakes run.
 #: Variables the drivers read for nothing else (ANTHROPIC_API_KEY changes Claude's hints).
 FAKE_CREDENTIALS = {
-    "CLAUDE_CODE_OAUTH_TOKEN": "evalcases-fake-claude-token",
+    # A bare Claude run reads this one only (docs/agents.md, "Before the first run").
+    "ANTHROPIC_API_KEY": "evalcases-fake-claude-key",
     "CODEX_API_KEY": "evalcases-fake-codex-key",
     "GOOGLE_API_KEY": "evalcases-fake-google-key",
 }

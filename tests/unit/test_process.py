@@ -66,7 +66,8 @@ def test_a_child_in_a_session_of_its_own_is_killed_too(tmp_path: Path, timeout: 
     pidfile = tmp_path / "pid"
     wait = "; sleep 300" if timeout < 5 else ""
     result = process.run(
-        f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 300' & sleep 0.5{wait}",
+        f"setsid sh -c 'echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; exec sleep 300' & "
+        f"until [ -s {pidfile} ]; do sleep 0.05; done{wait}",
         cwd=tmp_path,
         timeout=timeout,
         sweep=True,

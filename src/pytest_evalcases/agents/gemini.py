@@ -55,7 +55,7 @@ EXIT_KINDS = {41: "authentication", 42: "input", 52: "config", 53: "max-turns"}
 
 _TRUST_HINT = (
     "Gemini CLI does not trust the workspace folder in headless mode; set "
-    "GEMINI_TRUST_WORKSPACE=true in the environment or add --skip-trust to eval_agent_args"
+    "GEMINI_CLI_TRUST_WORKSPACE=true in the environment or add --skip-trust to eval_agent_args"
 )
 
 

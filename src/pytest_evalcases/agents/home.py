@@ -4,8 +4,9 @@ A coding-agent CLI reads the operator's personal configuration from a directory 
 own (Claude Code ``~/.claude``, Codex ``~/.codex``, Gemini CLI ``~/.gemini``): personal
 instructions, settings, hooks, skills, memories. A verdict must not depend on them, so
 each run points the CLI at a new directory that holds copies of the operator's
-credential files and nothing else. The drivers say which variable names the directory
-and which files are credentials; this module makes it.
+credential files and nothing else but what its driver adds (Gemini: the operator's
+choice of authentication). The drivers say which variable names the directory and which
+files are credentials; this module makes it.
 """
 
 from __future__ import annotations

@@ -136,18 +136,27 @@ def credential_problem(
     name: str, credentials: Credentials, needs: Needs, env: Mapping[str, str], platform: str
 ) -> str:
     """Why the agent cannot log in, or ``""`` when it can (as far as can be seen)."""
-    if any(env.get(v) for v in (*credentials.variables, *credentials.providers)):
+    if any(env.get(v) for v in credentials.providers):
+        return ""
+    bare_only = bool(needs.bare and credentials.bare_variables)
+    if bare_only and any(env.get(v) for v in credentials.bare_variables):
         return ""
     directory = home.source_dir(credentials.home, env)
     files = [directory / f for f in credentials.login_files or credentials.home.credentials]
-    logged_in = any(f.is_file() for f in files) or (credentials.keychain and platform == "darwin")
     shown = _either([str(f) for f in files])
-    if logged_in and needs.bare and credentials.bare_variables:
+    logged_in = (
+        any(env.get(v) for v in credentials.variables)
+        or any(f.is_file() for f in files)
+        or (credentials.keychain and platform == "darwin")
+    )
+    if logged_in and bare_only:
+        # A bare run reads neither the other variables, nor the login, nor the keychain.
+        others = [v for v in credentials.variables if v not in credentials.bare_variables]
         cases = "1 collected case runs" if needs.bare == 1 else f"{needs.bare} collected cases run"
         return (
-            f"agent {name!r}: {cases} bare (`{name} --bare`), which ignores the login in "
-            f"{shown} and the keychain and reads only {_either(credentials.bare_variables)}; "
-            "set it, or write `bare: false` on those cases"
+            f"agent {name!r}: {cases} bare (`{name} --bare`), which ignores "
+            f"{_either(others)}, the login in {shown} and the keychain and reads only "
+            f"{_either(credentials.bare_variables)}; set it, or write `bare: false` on those cases"
         )
     if logged_in:
         return ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from pytest_evalcases import defaults
 from pytest_evalcases.kinds import GRADED, OUTCOMES, Outcome, RecordKind, Severity
 
 
@@ -54,7 +55,7 @@ class RunRecord:
     kind: RecordKind = "case"
     description: str | None = None
     tags: list[str] = field(default_factory=list)
-    min_pass_rate: float = 1.0
+    min_pass_rate: float = defaults.CASE_MIN_PASS_RATE
     checks: list[CheckRecord] = field(default_factory=list)
     duration: float = 0.0
     tokens_in: int | None = None

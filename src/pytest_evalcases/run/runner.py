@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest, ToolCall, run_agent
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
-from pytest_evalcases.errors import RunError
+from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.kinds import AgentHome
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.workspace import Variant, populate, run_setup
@@ -57,7 +58,7 @@ class RunContext:
     transcript: bool = False
     base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     #: ``eval_agent_home``: ``isolated`` gives the agent a fresh home per run.
-    agent_home: AgentHome = "isolated"
+    agent_home: AgentHome = defaults.AGENT_HOME
 
 
 def execute(
@@ -141,7 +142,11 @@ def agent_home(agent: Agent, env: Mapping[str, str], mode: AgentHome) -> Iterato
         return
     root = Path(tempfile.mkdtemp(prefix="evalcases-home-"))
     try:
-        yield dict(isolate(root, env))
+        try:
+            variables = dict(isolate(root, env))
+        except OSError as exc:
+            raise SetupError(f"could not make the agent's home in {root}: {exc}") from None
+        yield variables
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

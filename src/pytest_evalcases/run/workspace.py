@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ from pytest_evalcases.errors import SetupError
 
 #: The prefix of the session directories below the system's temporary directory.
 SESSION_PREFIX = "session-"
+#: A session directory touched this recently may belong to a process still running.
+IN_USE_SECONDS = 3600.0
 
 
 @dataclass(frozen=True)
@@ -152,10 +155,21 @@ class WorkspaceDirs:
             except FileExistsError:
                 continue
             break
+        recent = time.time() - IN_USE_SECONDS
         for old in sorted(_numbers(parent, SESSION_PREFIX))[: -self.keep or None]:
-            if old != number:
-                shutil.rmtree(parent / f"{SESSION_PREFIX}{old}", ignore_errors=True)
+            path = parent / f"{SESSION_PREFIX}{old}"
+            # Another process (an xdist worker, a second pytest) may still be using a
+            # recent one: only sessions idle for a while go.
+            if old != number and _mtime(path) < recent:
+                shutil.rmtree(path, ignore_errors=True)
         return session
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return float("inf")
 
 
 def _numbers(directory: Path, prefix: str) -> list[int]:

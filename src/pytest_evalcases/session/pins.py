@@ -18,6 +18,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from pytest_evalcases import defaults
+from pytest_evalcases.kinds import AgentHome
 from pytest_evalcases.redact import redact
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run import variants
@@ -75,7 +77,7 @@ class PinInputs:
     #: Where paths in the pins are shown relative to.
     rootdir: Path = Path()
     #: ``eval_agent_home``: whether the agent ran in a fresh home or the operator's.
-    agent_home: str = "isolated"
+    agent_home: AgentHome = defaults.AGENT_HOME
 
 
 def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:

@@ -4,7 +4,6 @@ credential files and nothing else; the runner removes it after the run."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -34,6 +33,7 @@ def operator_home(tmp_path: Path) -> Path:
             {"security": {"auth": {"selectedType": "oauth-personal"}}, "mcpServers": {"x": {}}}
         ),
         ".gemini/oauth_creds.json": '{"refresh_token": "r"}',
+        ".gemini/google_accounts.json": '{"active": "me@example.com"}',
     }.items():
         path = home / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -46,7 +46,11 @@ def operator_home(tmp_path: Path) -> Path:
     [
         ("claude", "CLAUDE_CONFIG_DIR", [".credentials.json"]),
         ("codex", "CODEX_HOME", ["auth.json"]),
-        ("gemini", "GEMINI_CLI_HOME", [".gemini/oauth_creds.json", ".gemini/settings.json"]),
+        (
+            "gemini",
+            "GEMINI_CLI_HOME",
+            [".gemini/google_accounts.json", ".gemini/oauth_creds.json", ".gemini/settings.json"],
+        ),
     ],
 )
 def test_a_fresh_home_holds_only_the_credentials(
@@ -121,4 +125,3 @@ def test_the_runner_removes_the_home_after_the_run_and_inherit_makes_none(
     command = make_agent(AgentSettings(name="command", command="true"))
     with agent_home(command, env, "isolated") as variables:
         assert variables == {}
-    assert os.environ.get("CLAUDE_CONFIG_DIR") != str(made)

@@ -147,7 +147,7 @@ def test_a_codex_provider_of_the_users_own_brings_its_own_credentials(
 def test_any_one_variable_is_enough_but_not_an_empty_one(
     tmp_path: Path, name: str, variable: str
 ) -> None:
-    assert check(name, tmp_path, bare=1, **{variable: "x"}).program == name
+    assert check(name, tmp_path, **{variable: "x"}).program == name
     assert "no credentials" in problem(name, tmp_path, **{variable: ""})
 
 
@@ -186,12 +186,23 @@ def test_the_home_variable_moves_the_login_file(
     assert f"so that {empty}/" in problem(name, tmp_path, **{variable: str(empty)})
 
 
+@pytest.mark.parametrize("token", ["ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"])
+def test_a_bare_claude_run_with_only_a_token_is_an_error(tmp_path: Path, token: str) -> None:
+    assert check("claude", tmp_path, bare=0, **{token: "t"}).program == "claude"
+    said = problem("claude", tmp_path, bare=1, **{token: "t"})
+    assert "1 collected case runs bare" in said
+    assert said.endswith(
+        "reads only ANTHROPIC_API_KEY; set it, or write `bare: false` on those cases"
+    )
+
+
 def test_a_bare_claude_run_with_only_the_login_file_is_an_error(tmp_path: Path) -> None:
     credentials = login(tmp_path, ".claude", ".credentials.json")
 
     assert check("claude", tmp_path, runs=3, bare=0).program == "claude"
     assert problem("claude", tmp_path, runs=3, bare=2) == (
-        "agent 'claude': 2 collected cases run bare (`claude --bare`), which ignores the "
+        "agent 'claude': 2 collected cases run bare (`claude --bare`), which ignores "
+        "ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN, the "
         f"login in {credentials} and the keychain and reads only ANTHROPIC_API_KEY; "
         "set it, or write `bare: false` on those cases"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -60,12 +61,23 @@ def test_a_workspace_inside_a_git_repository_falls_back_to_the_session_directory
     assert not (repo / "tmp" / "x0").exists()
 
 
+def test_a_recent_session_of_another_process_is_never_pruned(tmp_path: Path) -> None:
+    # Five xdist workers start at once, each with a session of its own.
+    workers = [WorkspaceDirs(temproot=tmp_path, keep=3) for _ in range(5)]
+    made = [worker.new("case") for worker in workers]
+
+    assert all(path.is_dir() for path in made)
+
+
 def test_session_directories_are_numbered_and_the_newest_kept(tmp_path: Path) -> None:
     sessions = []
     for _ in range(5):
         dirs = WorkspaceDirs(temproot=tmp_path, keep=3)
         dirs.new("case")
         sessions.append(dirs.root)
+        # Idle for two hours: no longer in use by a process of its own.
+        hours_ago = time.time() - 2 * 3600
+        os.utime(dirs.root, (hours_ago, hours_ago))
 
     parent = sessions[0].parent
     assert parent.name.startswith("evalcases-of-")
