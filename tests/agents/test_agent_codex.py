@@ -49,6 +49,16 @@ def test_default_command_line(tmp_path: Path) -> None:
     assert got.stdin is None
 
 
+@pytest.mark.parametrize(
+    "given", [("-s", "read-only"), ("--sandbox=read-only",), ("-c", "sandbox_mode=read-only")]
+)
+def test_a_sandbox_of_the_users_replaces_the_default(
+    tmp_path: Path, given: tuple[str, ...]
+) -> None:
+    got = agent(args=given).invocation(request(tmp_path, prompt="fix it"))
+    assert got.argv == ("codex", "exec", "--json", "--skip-git-repo-check", *given, "fix it")
+
+
 def test_model_and_extra_args_come_before_the_prompt(tmp_path: Path) -> None:
     got = agent(model="gpt-5-codex", args=("-s", "workspace-write")).invocation(
         request(tmp_path, prompt="fix it")

@@ -13,7 +13,14 @@ from pytest_evalcases.agents import base, home, output, preflight
 #: What an eval run may do, unless ``eval_agent_args`` says otherwise: write in its
 #: workspace and run commands there (docs/agents.md, "Permissions").
 PERMISSIONS = ("-s", "workspace-write")
-_PERMISSION_FLAGS = ("-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox")
+_PERMISSION_FLAGS = (
+    "-s",
+    "--sandbox",
+    "--dangerously-bypass-approvals-and-sandbox",
+    "--full-auto",
+    # `-c sandbox_mode=...`: the same choice through the configuration.
+    "sandbox_mode",
+)
 
 #: Codex's user-level directory; ``auth.json`` holds a ``codex login`` or its API key.
 HOME = home.Home("CODEX_HOME", ".codex", ("auth.json",))

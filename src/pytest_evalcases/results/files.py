@@ -555,8 +555,7 @@ def _read_record(f: _Fields) -> RunRecord:
     f.number_or_none("cost_usd")
     f.strings("tags")
     f.get("turns", lambda v: v is None or _is_int(v), "a whole number", None)
-    if "permission_denials" in f.data:
-        f.strings("permission_denials")
+    f.strings("permission_denials")
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)
