@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,11 @@ import pytest
 
 from tests.helpers.results import install_fake_claude
 from tests.helpers.suite import SuiteBuilder
+
+# The fake CLIs in tests/fake_agents start with ``#!/usr/bin/env python3``: let that be
+# the interpreter running the tests (a venv's starts in a quarter of the time a system
+# Python with site-wide .pth hooks may take, and it is the one whose packages we test).
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 
 @pytest.fixture
