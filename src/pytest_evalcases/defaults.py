@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_evalcases.kinds import AgentHome
+from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 
 #: ``eval_timeout``: seconds for one agent run.
 TIMEOUT = 600.0
@@ -38,3 +38,8 @@ CONFIG_FILES: tuple[str, ...] = (
     "skills/**",
     "hooks/**",
 )
+
+#: ``eval_sandbox``: bubblewrap where it runs, else none (docs/sandbox.md).
+SANDBOX: SandboxMode = "auto"
+#: ``eval_sandbox_network``: setups and command checks share the network.
+SANDBOX_NETWORK: SandboxNetwork = "shared"

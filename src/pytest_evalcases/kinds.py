@@ -33,3 +33,12 @@ AGENT_HOMES: tuple[AgentHome, ...] = ("isolated", "inherit")
 
 #: The gate's verdict; ``NONE`` when nothing was graded.
 Status = Literal["PASS", "BLOCKED", "INCONCLUSIVE", "NONE"]
+
+#: ``eval_sandbox``: bubblewrap where it runs (``auto``), always, or never.
+SandboxMode = Literal["auto", "bwrap", "none"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "bwrap", "none")
+#: The sandbox in force.
+SandboxKind = Literal["bwrap", "none"]
+#: ``eval_sandbox_network``: setups and command checks share the network, or have none.
+SandboxNetwork = Literal["shared", "none"]
+SANDBOX_NETWORKS: tuple[SandboxNetwork, ...] = ("shared", "none")

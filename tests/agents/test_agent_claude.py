@@ -438,7 +438,7 @@ def test_credential_problem_is_an_error_with_the_cli_message(
 def test_tool_checks_on_the_stream_transcript(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    record = tmp_path / "record.json"
+    record = pytester.path / "record.json"
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
     result = DRIVER.run_cases(pytester, monkeypatch, TOOL_CASES, "claude-stream.jsonl", "-rA")
     result.assert_outcomes(passed=1, failed=2)
@@ -490,7 +490,7 @@ def test_eval_transcript_asks_for_the_stream_without_tool_checks(
     sample: str,
     output_format: list[str],
 ) -> None:
-    record = tmp_path / "record.json"
+    record = pytester.path / "record.json"
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
 
     result = DRIVER.run_cases(

@@ -26,6 +26,10 @@ pytestmark = pytest.mark.real_cli
 CLIS = Path(os.environ["EVALCASES_AGENT_CLIS"]) if os.environ.get("EVALCASES_AGENT_CLIS") else None
 
 
+#: The real user's cache directory, read before pytester moves ``HOME`` below /tmp.
+USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
 def cli(name: str) -> Path:
     """The installed CLI ``name``, or a skip that says how to install it."""
     if shutil.which("node") is None:
@@ -144,6 +148,9 @@ def codex_ini(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple
         monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted-0000")
         monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+        # pytester's HOME is below /tmp, where Codex would not set up its own sandbox
+        # (docs/agents.md, "The agent's home"): the agent homes go where they do for users.
+        monkeypatch.setenv("XDG_CACHE_HOME", str(USER_CACHE))
         (tmp_path / "codex-home").mkdir()
         provider = (
             f'model_providers.scripted={{name="scripted",base_url="{server.url}/v1",'

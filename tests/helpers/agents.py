@@ -106,6 +106,8 @@ class Driver:
         """The plugin run over ``cases`` (path without ``.yaml`` -> YAML) in ``pytester``,
         this driver's fake printing ``sample`` and exiting with ``exit_code``."""
         pytester.makefile(".yaml", **cases)
+        # The fake CLI may keep its record in the rootdir, also under the sandbox.
+        pytester.makeini("[pytest]\neval_sandbox_rw = .\n")
         use_fake(monkeypatch, sample, exit_code)
         return self.runpytest(pytester, *args)
 

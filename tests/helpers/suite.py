@@ -102,6 +102,11 @@ class SuiteBuilder:
         if agent is not None:
             write(root / "agent.py", textwrap.dedent(agent))
             lines += f"eval_agent_command = {command}\n"
+        if "eval_sandbox" not in self.base_ini + ini:
+            # The test agents keep their counters and records in the rootdir: under the
+            # sandbox (docs/sandbox.md) they may, as a toolchain's cache would be let.
+            # (Absolute: the xdist tests run copies of the suite in subdirectories.)
+            lines += f"eval_sandbox_rw = {root}\n"
         self.pytester.makeini(lines + self.base_ini + ini)
         for rel, content in (fixtures or {}).items():
             write(root / rel, content)

@@ -3,7 +3,6 @@ and untracked changes select the cases that defend them."""
 
 from __future__ import annotations
 
-import subprocess
 import textwrap
 from pathlib import Path
 
@@ -11,17 +10,7 @@ import pytest
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.session.changed import ChangedFiles, changed_files
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=dev", "-c", "user.email=dev@example.com", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
+from tests.helpers.git import git
 
 
 def case(case_id: str, defends: str) -> str:

@@ -19,6 +19,7 @@ def suite(pytester: pytest.Pytester) -> None:
             f"""\
             [pytest]
             eval_agent_command = {sys.executable} {agent}
+            eval_sandbox_ro = {pytester.path}
             """
         )
     )

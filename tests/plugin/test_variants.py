@@ -13,7 +13,6 @@ import ast
 import functools
 import os
 import re
-import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.run import variants
+from tests.helpers.git import git
 from tests.helpers.suite import SuiteBuilder, eval_configs
 
 AGENT = textwrap.dedent(
@@ -112,21 +112,6 @@ def services(make_suite: SuiteBuilder) -> Callable[[], Path]:
         variants_dir="configs",
         ini="eval_min_pass_rate = 0\n",
     )
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "T",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "T",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout
 
 
 def seen(root: Path, variant: str, case_id: str) -> tuple[str, list[str]]:
@@ -236,7 +221,9 @@ def test_without_eval_config_the_working_tree_config_is_overlaid(
 
     result = pytester.runpytest("-k", "users")
 
-    result.stdout.fnmatch_lines(["evalcases: agent command; configuration from the working tree"])
+    result.stdout.fnmatch_lines(
+        ["evalcases: agent command; configuration from the working tree; sandbox *"]
+    )
     assert seen(pytester.path, "", "users-service") == (FUNCTION_RULES, ["AGENTS.md"])
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["FAILED evals/users-service.yaml::users-service - *"])

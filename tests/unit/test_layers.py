@@ -37,7 +37,7 @@ STACK: dict[str, int] = {
     "plugin": 8,
 }
 #: Of ours, what a root module may import.
-ROOT_MAY_IMPORT = frozenset({"errors", "kinds", "defaults", "text", "process"})
+ROOT_MAY_IMPORT = frozenset({"errors", "kinds", "defaults", "text", "process", "git"})
 #: The only package that may import pytest.
 PYTEST_PACKAGE = "plugin"
 

@@ -9,6 +9,7 @@ every agent.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -17,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from pytest_evalcases import process
+from pytest_evalcases import containment, process
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.process import tail as tail  # docs/agents.md imports it from here
+from pytest_evalcases.sandbox import Sandbox
 
 #: Canonical tool kinds every driver assigns, so tool checks hold across agents.
 TOOL_KINDS = ("shell", "read", "write", "edit", "search", "web", "other")
@@ -65,6 +67,9 @@ class AgentResult:
     truncated: bool = False
     #: Tool calls the CLI refused for want of permission, as ``TOOL: input``.
     denials: tuple[str, ...] = ()
+    #: Paths outside the workspace the sandbox refused to let the agent write, as its
+    #: output and transcript name them (docs/sandbox.md).
+    refused_writes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,10 @@ class RunRequest:
     env: Mapping[str, str]
     #: The case has a tool check, so the agent must produce a transcript.
     needs_transcript: bool = False
+    #: Where the agent runs (docs/sandbox.md), and what it may write besides the
+    #: workspace (its home).
+    sandbox: Sandbox = field(default_factory=Sandbox)
+    writable: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,9 +134,12 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
             "install it or set --eval-agent / eval_agent_command",
             kind="missing",
         )
+    argv = request.sandbox.wrap(
+        list(inv.argv), cwd=request.workspace, writable=(request.workspace, *request.writable)
+    )
     try:
         proc = process.run(
-            list(inv.argv),
+            argv,
             cwd=request.workspace,
             env=request.env,
             timeout=request.timeout,
@@ -146,7 +158,12 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
             + (f"\nlast output: {said}" if said else ""),
             kind="timeout",
         )
-    return agent.parse(proc, request)
+    result = agent.parse(proc, request)
+    if request.sandbox.contained:
+        refused = containment.refused_paths(proc.stdout, proc.stderr)
+        if refused:
+            result = dataclasses.replace(result, refused_writes=tuple(refused))
+    return result
 
 
 def on_path(program: str, env: Mapping[str, str]) -> bool:

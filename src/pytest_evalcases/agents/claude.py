@@ -54,7 +54,7 @@ _PERMISSION_FLAGS = (
 )
 
 #: Claude Code's user-level directory; ``.credentials.json`` holds a ``claude login``.
-HOME = home.Home("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",))
+HOME = home.Home("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",), beside=(".claude.json",))
 
 #: What the session checks before the first run (docs/agents.md, "Before the first run").
 #: ``--bare`` skips the login and the keychain: a bare run reads ANTHROPIC_API_KEY only.
@@ -114,6 +114,10 @@ class ClaudeAgent:
             argv += ["--model", self.settings.model]
         argv += self.args
         return base.Invocation(tuple(argv), stdin=stdin)
+
+    def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
+        """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""
+        return home.own_paths(HOME, env)
 
     def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
         """A fresh ``CLAUDE_CONFIG_DIR`` in ``root`` holding only the login's credentials."""

@@ -76,6 +76,10 @@ class CodexAgent:
             return base.Invocation((*argv, "-"), stdin=request.prompt)
         return base.Invocation((*argv, request.prompt))
 
+    def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
+        """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""
+        return home.own_paths(HOME, env)
+
     def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
         """A fresh ``CODEX_HOME`` in ``root`` holding only ``auth.json``: no AGENTS.md,
         config.toml, skills or history of the operator's."""

@@ -91,6 +91,10 @@ class GeminiAgent:
         argv += self.args
         return base.Invocation(tuple(argv))
 
+    def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
+        """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""
+        return home.own_paths(HOME, env)
+
     def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
         """A fresh ``GEMINI_CLI_HOME`` in ``root``: the OAuth files, and settings that
         keep only the operator's choice of authentication (API-key auth when there is a

@@ -32,6 +32,9 @@ class Home:
     #: The configuration directory is this subdirectory of the variable's value
     #: (Gemini CLI: ``$GEMINI_CLI_HOME/.gemini``); empty when it is the value itself.
     subdir: str = ""
+    #: Files the CLI also writes in ``$HOME`` when the variable is unset (Claude Code:
+    #: ``~/.claude.json``).
+    beside: Sequence[str] = ()
 
 
 def source_dir(home: Home, env: Mapping[str, str]) -> Path:
@@ -40,6 +43,16 @@ def source_dir(home: Home, env: Mapping[str, str]) -> Path:
     if given:
         return Path(given).expanduser() / home.subdir
     return Path(env.get("HOME") or Path.home()).expanduser() / home.default
+
+
+def own_paths(home: Home, env: Mapping[str, str]) -> tuple[Path, ...]:
+    """What the CLI writes of the operator's own home (``eval_agent_home = inherit``):
+    writable in a sandbox, where the rest of ``$HOME`` is not."""
+    paths = [source_dir(home, env)]
+    if not env.get(home.variable):
+        user_home = Path(env.get("HOME") or Path.home()).expanduser()
+        paths += [user_home / name for name in home.beside]
+    return tuple(paths)
 
 
 def make(home: Home, root: Path, env: Mapping[str, str]) -> tuple[dict[str, str], Path]:

@@ -13,8 +13,8 @@ Check-type authors import these names from :mod:`pytest_evalcases.checks`
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,6 +23,7 @@ from pydantic import Field, TypeAdapter, create_model
 from pytest_evalcases.agents.base import ToolCall
 from pytest_evalcases.cases import schema
 from pytest_evalcases.results.record import CheckRecord
+from pytest_evalcases.sandbox import Sandbox
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,20 @@ class CheckContext:
     env: Mapping[str, str]
     #: Whether the agent reports tool inputs (``input:`` on a tool check needs them).
     tool_inputs: bool = True
+    #: The run's sandbox (docs/sandbox.md); a command of a check runs in it.
+    sandbox: Sandbox = field(default_factory=Sandbox)
+
+    def command(self, args: Sequence[str] | str) -> Sequence[str] | str:
+        """``args`` (a shell command line when a string) as it runs contained like the
+        built-in command checks: writing only to the workspace, on the network only
+        with ``eval_sandbox_network = shared``. Pass the result to :mod:`subprocess`
+        with ``cwd=ctx.workspace``."""
+        return self.sandbox.wrap(
+            args,
+            cwd=self.workspace,
+            writable=(self.workspace,),
+            network=self.sandbox.network == "shared",
+        )
 
 
 @dataclass(frozen=True)

@@ -249,12 +249,22 @@ class EvalItem(pytest.Item):
             pytest.skip("no agent configured (--eval-agent)")
         label = self.name
         try:
+            context = state.run_context
+        except UsageError as exc:
+            # eval_sandbox = bwrap where it cannot run, in a session without an agent
+            # (with one, the preflight stopped the session before the first case).
+            usage = str(exc)
+        else:
+            usage = ""
+        if usage:
+            pytest.fail(usage, pytrace=False)
+        try:
             from pytest_evalcases.run.runner import execute
 
             self.run_report = execute(
                 self.case,
                 self.variant,
-                state.run_context,
+                context,
                 lambda: state.workspaces.new(label),
             )
         except RunError as exc:

@@ -17,13 +17,20 @@ import pytest
 from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.kinds import AGENT_HOMES, AgentHome
+from pytest_evalcases.kinds import (
+    AGENT_HOMES,
+    SANDBOX_MODES,
+    SANDBOX_NETWORKS,
+    AgentHome,
+    SandboxMode,
+    SandboxNetwork,
+)
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.run import variants
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.session import shard
 from pytest_evalcases.session.changed import ChangedFiles, changed_files
-from pytest_evalcases.session.state import Settings
+from pytest_evalcases.session.state import SandboxSettings, Settings
 
 #: The type of numeric ini options: from pytest 9.2 a number or a string, so that native
 #: TOML (`eval_timeout = 300`) and INI files both work (the plugin checks the value,
@@ -180,6 +187,15 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="Run only the K-th of N shards of the eval cases (merge with evalcases merge)",
     )
+    group.addoption(
+        "--eval-sandbox",
+        dest="eval_sandbox",
+        metavar="MODE",
+        choices=SANDBOX_MODES,
+        default=None,
+        help="Contain each run: auto (bubblewrap where it runs), bwrap, none "
+        "(ini: eval_sandbox; docs/sandbox.md)",
+    )
     parser.addini("eval_agent", "Agent that runs the cases (claude, codex, gemini, command)")
     parser.addini("eval_agent_command", "Command line of the command agent")
     parser.addini("eval_agent_args", "Extra arguments for the agent CLI", type="args")
@@ -189,6 +205,22 @@ def add_options(parser: pytest.Parser) -> None:
         "isolated: a fresh agent home per run (credentials only); inherit: the operator's own",
         default=defaults.AGENT_HOME,
     )
+    parser.addini(
+        "eval_sandbox",
+        "auto: bubblewrap where it runs, else none; bwrap: always (an error where it cannot "
+        "run); none: runs are not contained",
+        default=defaults.SANDBOX,
+    )
+    parser.addini(
+        "eval_sandbox_network",
+        "shared: setups and command checks reach the network; none: they do not "
+        "(the agent always does)",
+        default=defaults.SANDBOX_NETWORK,
+    )
+    parser.addini(
+        "eval_sandbox_ro", "Paths also visible, read-only, inside the sandbox", type="paths"
+    )
+    parser.addini("eval_sandbox_rw", "Paths also writable inside the sandbox", type="paths")
     parser.addini(
         "eval_timeout",
         "Default seconds for one agent run",
@@ -267,6 +299,28 @@ def _agent_home(config: pytest.Config) -> AgentHome:
     raise UsageError(f"ini option eval_agent_home expects isolated or inherit, got {value!r}")
 
 
+def _choice(config: pytest.Config, name: str, allowed: tuple[str, ...]) -> str:
+    value = str(config.getini(name)).strip()
+    if value not in allowed:
+        raise UsageError(f"ini option {name} expects {' or '.join(allowed)}, got {value!r}")
+    return value
+
+
+def _sandbox(config: pytest.Config) -> SandboxSettings:
+    mode: SandboxMode = config.getoption("eval_sandbox") or _choice(  # type: ignore[assignment]
+        config, "eval_sandbox", SANDBOX_MODES
+    )
+    network: SandboxNetwork = _choice(  # type: ignore[assignment]
+        config, "eval_sandbox_network", SANDBOX_NETWORKS
+    )
+    return SandboxSettings(
+        mode=mode,
+        network=network,
+        read_only=tuple(Path(p) for p in config.getini("eval_sandbox_ro")),
+        writable=tuple(Path(p) for p in config.getini("eval_sandbox_rw")),
+    )
+
+
 def build_settings(config: pytest.Config) -> Settings:
     """The settings of this run, from the options and ini values; :class:`UsageError`
     names a bad one."""
@@ -297,6 +351,7 @@ def build_settings(config: pytest.Config) -> Settings:
         retries=config.getoption("eval_retry_errors"),
         transcript=config.getoption("eval_transcript"),
         agent_home=_agent_home(config),
+        sandbox=_sandbox(config),
         variants=_variants(config, defends_root),
         repeat=config.getoption("eval_repeat"),
         eval_paths=tuple(Path(p) for p in config.getini("eval_paths")),

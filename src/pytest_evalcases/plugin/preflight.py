@@ -58,6 +58,8 @@ class PreflightHooks:
         if not found.runs:
             return
         try:
+            # eval_sandbox = bwrap where bubblewrap cannot run stops the session too.
+            self.state.sandbox  # noqa: B018
             self.state.preflight = preflight.check(
                 agent, found, os.environ, self.state.settings.rootdir
             )

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases import defaults
+from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin import cache
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, as_reason
@@ -17,6 +18,7 @@ from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_work
 from pytest_evalcases.report import html as html_report
 from pytest_evalcases.report import messages, summary
 from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.sandbox import INSTALL_HINT
 from pytest_evalcases.session import finish
 from pytest_evalcases.session.state import EvalSession
 
@@ -66,7 +68,14 @@ def header(state: EvalSession) -> str:
     """The ``evalcases:`` line of pytest's header."""
     settings = state.settings
     agent = settings.agent.name if settings.agent else None
-    return messages.session_header(agent, settings.variants)
+    sandbox = ""
+    if state.agent is not None:
+        try:
+            sandbox = state.sandbox.describe()
+        except UsageError:
+            # eval_sandbox = bwrap where it cannot run: the preflight says so.
+            sandbox = "bwrap (unavailable)"
+    return messages.session_header(agent, settings.variants, sandbox)
 
 
 class SessionHooks:
@@ -115,8 +124,29 @@ class SessionHooks:
             terminalreporter.write_line(line)
         if self.state.agent is not None and self.state.settings.agent_home == "inherit":
             terminalreporter.write_line(messages.INHERITED_HOME)
+        for line in self._sandbox_lines():
+            terminalreporter.write_line(line)
         if self.state.results_line:
             terminalreporter.write_line(self.state.results_line)
+
+    def _sandbox_lines(self) -> list[str]:
+        """Once: that live runs were not contained; which runs were refused writes."""
+        live = [r for r in self.state.records if r.kind != "file" and r.outcome != "skipped"]
+        if not live or self.state.agent is None:
+            return []
+        lines = []
+        try:
+            sandbox = self.state.sandbox
+        except UsageError:
+            sandbox = None
+        if sandbox is not None and not sandbox.contained:
+            lines.append(messages.not_contained(sandbox.reason, INSTALL_HINT))
+        refused = [
+            (f"{r.case_id}[{r.variant}]" if r.variant else r.case_id, r.refused_writes)
+            for r in live
+            if r.refused_writes
+        ]
+        return lines + messages.refused_writes(refused)
 
 
 class HtmlHooks:

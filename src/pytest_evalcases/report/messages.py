@@ -57,19 +57,40 @@ def case_file_message(error: CaseFileError, base: Path) -> str:
     return f"case file error: {where}:{field} {error.reason}"
 
 
-def session_header(agent: str | None, variants: Sequence[Variant]) -> str:
+def session_header(agent: str | None, variants: Sequence[Variant], sandbox: str = "") -> str:
     """``evalcases: agent NAME; ...``, pytest's header line: what the run grades or
-    runs, and with which configuration."""
+    runs, with which configuration, and in which sandbox (when it runs an agent)."""
     name = agent or "none"
     graded = [v.name or v.source for v in variants if v.graded_dir is not None]
     if graded:
         return f"evalcases: grading {', '.join(graded)}"
+    line = f"evalcases: agent {name}"
     configs = [f"{v.name} ({v.source})" for v in variants if v.name]
     if configs:
-        return f"evalcases: agent {name}; configurations {', '.join(configs)}"
-    if variants and variants[0].overlays:
-        return f"evalcases: agent {name}; configuration from the working tree"
-    return f"evalcases: agent {name}"
+        line += f"; configurations {', '.join(configs)}"
+    elif variants and variants[0].overlays:
+        line += "; configuration from the working tree"
+    return line + (f"; sandbox {sandbox}" if sandbox else "")
+
+
+def not_contained(reason: str, hint: str) -> str:
+    """The summary's word on runs without a sandbox (docs/sandbox.md)."""
+    why = f" ({reason})" if reason else ""
+    return (
+        f"sandbox: none{why}: runs were not contained, the agent could change files "
+        f"outside its workspace; {hint}"
+    )
+
+
+def refused_writes(refused: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    """The summary's lines on runs the sandbox refused writes outside the workspace."""
+    if not refused:
+        return []
+    lines = [f"sandbox: {len(refused)} run(s) tried to write outside the workspace (refused):"]
+    for who, paths in refused:
+        more = f" and {len(paths) - 5} more" if len(paths) > 5 else ""
+        lines.append(f"  {who}: {', '.join(paths[:5])}{more}")
+    return lines
 
 
 def header(case: CaseHead, variant: str) -> str:
@@ -125,6 +146,9 @@ def failure_text(
             "(eval_agent_args decides what it may do):"
         )
         lines += [f"  denied {call}" for call in denied]
+    refused = report.agent.refused_writes if report.agent is not None else ()
+    if refused:
+        lines.append("the sandbox refused writes outside the workspace: " + ", ".join(refused[:10]))
     usage = usage_line(report.agent)
     if usage:
         lines.append(usage)

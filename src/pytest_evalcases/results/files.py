@@ -556,6 +556,7 @@ def _read_record(f: _Fields) -> RunRecord:
     f.strings("tags")
     f.get("turns", lambda v: v is None or _is_int(v), "a whole number", None)
     f.strings("permission_denials")
+    f.strings("refused_writes")
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)

@@ -73,6 +73,8 @@ class RunRecord:
     turns: int | None = None
     #: Tool calls the agent CLI refused for want of permission (``TOOL: input``).
     permission_denials: list[str] = field(default_factory=list)
+    #: Paths outside the workspace the sandbox refused the agent (docs/sandbox.md).
+    refused_writes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a results file's case entry: the case's id is ``id``.
@@ -84,6 +86,7 @@ class RunRecord:
             data[name] = getattr(self, name)
         data["tags"] = list(self.tags)
         data["permission_denials"] = list(self.permission_denials)
+        data["refused_writes"] = list(self.refused_writes)
         data["checks"] = [check.to_dict() for check in self.checks]
         return data
 

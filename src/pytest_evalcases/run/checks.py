@@ -193,7 +193,7 @@ def _run_command(
     check: schema.CommandSucceeds | schema.CommandFails, ctx: CheckContext
 ) -> process.ProcessResult:
     return process.run(
-        check.command,
+        ctx.command(check.command),
         cwd=ctx.workspace,
         env=ctx.env,
         timeout=check.timeout or COMMAND_TIMEOUT,

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_evalcases import defaults
+from pytest_evalcases import containment, defaults
 from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest, ToolCall, run_agent
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
@@ -24,6 +24,7 @@ from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.kinds import AgentHome
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.workspace import Variant, populate, run_setup
+from pytest_evalcases.sandbox import Sandbox
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
 
@@ -59,6 +60,12 @@ class RunContext:
     base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     #: ``eval_agent_home``: ``isolated`` gives the agent a fresh home per run.
     agent_home: AgentHome = defaults.AGENT_HOME
+    #: ``eval_sandbox``: where the agent, the setup and the command checks run.
+    sandbox: Sandbox = field(default_factory=Sandbox)
+    #: Without a sandbox, the git work tree a run must leave as it found it, and the
+    #: paths in it the session itself writes (caches, results).
+    repository: Path | None = None
+    session_paths: tuple[Path, ...] = ()
 
 
 def execute(
@@ -78,7 +85,9 @@ def execute(
                 workspace = new_workspace()
                 report = _run_live(case, variant, ctx, workspace)
         except RunError as exc:
-            if attempt > ctx.retries:
+            # A run that changed the repository is not tried again: the next attempt
+            # would start from the changed tree and might pass.
+            if attempt > ctx.retries or exc.kind == ESCAPED:
                 if ctx.retries:
                     exc.args = (f"{exc} (after {attempt} attempts)",)
                 exc.workspace = str(workspace) if workspace is not None else None
@@ -114,9 +123,10 @@ def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Pa
         )
     env = case_env(ctx.base_env, case, variant, workspace)
     populate(workspace, case.fixture, variant.overlays)
+    watch = _watch(ctx)
     if case.setup:
-        run_setup(workspace, case.setup, env)
-    with agent_home(ctx.agent, env, ctx.agent_home) as home_env:
+        run_setup(workspace, case.setup, env, sandbox=ctx.sandbox)
+    with agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths):
         request = RunRequest(
             prompt=case.prompt,
             workspace=workspace,
@@ -124,31 +134,106 @@ def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Pa
             timeout=case.timeout or ctx.default_timeout,
             env={**env, **home_env},
             needs_transcript=case.needs_transcript or ctx.transcript,
+            sandbox=ctx.sandbox,
+            writable=home_paths,
         )
         result = run_agent(ctx.agent, request)
     tool_inputs = bool(getattr(ctx.agent, "tool_inputs", True))
     checks = _evaluate(case, ctx, workspace, result.text, result.tool_calls, env, tool_inputs)
+    if watch is not None:
+        _check_tree(ctx, watch)
     return RunReport(checks=checks, agent=result, workspace=workspace)
 
 
+#: The error kind of a run that changed the repository outside its workspace.
+ESCAPED = "escaped-workspace"
+
+
+def _watch(ctx: RunContext) -> containment.TreeState | None:
+    """Without a sandbox, the repository's working tree before the run."""
+    if ctx.sandbox.contained or ctx.repository is None:
+        return None
+    return containment.tree_state(ctx.repository)
+
+
+def _check_tree(ctx: RunContext, before: containment.TreeState) -> None:
+    """An ``escaped-workspace`` error naming the files of the repository's working tree
+    that the run changed (docs/sandbox.md, "Without bubblewrap")."""
+    after = containment.tree_state(before.root)
+    if after is None:
+        return
+    changed = [
+        path
+        for path in containment.changed_files(before, after, ignore=ctx.session_paths)
+        if not _SESSION_NAMES.intersection(path.split("/"))
+    ]
+    if changed:
+        shown = ", ".join(changed[:10]) + (
+            f" and {len(changed) - 10} more" if len(changed) > 10 else ""
+        )
+        raise RunError(
+            f"the run changed the repository outside its workspace ({before.root}): {shown}; "
+            "runs are not contained (eval_sandbox = none): see docs/sandbox.md",
+            kind=ESCAPED,
+        )
+
+
+#: Directories that pytest itself writes in the repository during a session.
+_SESSION_NAMES = frozenset({"__pycache__", ".pytest_cache"})
+
+
 @contextmanager
-def agent_home(agent: Agent, env: Mapping[str, str], mode: AgentHome) -> Iterator[dict[str, str]]:
+def agent_home(
+    agent: Agent, env: Mapping[str, str], mode: AgentHome
+) -> Iterator[tuple[dict[str, str], tuple[Path, ...]]]:
     """The environment variables that give ``agent`` a fresh home of its own for one run
-    (none with ``inherit``, or for an agent without an ``isolate`` method). The home
+    (none with ``inherit``, or for an agent without an ``isolate`` method), and the
+    paths of the home the agent writes to (in a sandbox they are writable). The home
     holds copies of credentials: it goes when the run ends, whatever its outcome."""
     isolate = getattr(agent, "isolate", None)
     if mode == "inherit" or isolate is None:
-        yield {}
+        own = getattr(agent, "home_paths", None)
+        yield {}, tuple(own(env)) if own is not None else ()
         return
-    root = Path(tempfile.mkdtemp(prefix="evalcases-home-"))
+    root = _new_home()
     try:
         try:
             variables = dict(isolate(root, env))
         except OSError as exc:
             raise SetupError(f"could not make the agent's home in {root}: {exc}") from None
-        yield variables
+        yield variables, (root,)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+#: Seconds after which a home left behind (its run was killed) is removed.
+STALE_HOME_SECONDS = 24 * 3600
+
+
+def _new_home() -> Path:
+    """A new, private directory for one agent home: below the user's cache directory
+    (``$XDG_CACHE_HOME/pytest-evalcases/agent-homes``), not the system's temporary one,
+    where Codex refuses to set up its own sandbox's helpers. Homes that a killed run
+    left behind for a day go. The system's temporary directory when the cache is not
+    writable."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    parent = cache / "pytest-evalcases" / "agent-homes"
+    try:
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _remove_stale(parent)
+        return Path(tempfile.mkdtemp(prefix="home-", dir=parent))
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix="evalcases-home-"))
+
+
+def _remove_stale(parent: Path) -> None:
+    old = time.time() - STALE_HOME_SECONDS
+    for entry in os.scandir(parent):
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime < old:
+                shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _grade_directory(case: LoadedCase, variant: Variant, ctx: RunContext) -> RunReport:
@@ -181,5 +266,6 @@ def _evaluate(
         tool_calls=tool_calls,
         env=env,
         tool_inputs=tool_inputs,
+        sandbox=ctx.sandbox,
     )
     return [ctx.registry.evaluate(i, check, check_ctx) for i, check in enumerate(case.checks)]

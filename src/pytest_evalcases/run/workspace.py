@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pytest_evalcases import defaults, process
 from pytest_evalcases.errors import SetupError
+from pytest_evalcases.sandbox import Sandbox
 
 #: The prefix of the session directories below the system's temporary directory.
 SESSION_PREFIX = "session-"
@@ -69,11 +70,21 @@ def populate(workspace: Path, fixture: Path | None, overlays: Sequence[Overlay] 
 
 
 def run_setup(
-    workspace: Path, command: str, env: Mapping[str, str], timeout: float | None = None
+    workspace: Path,
+    command: str,
+    env: Mapping[str, str],
+    timeout: float | None = None,
+    sandbox: Sandbox | None = None,
 ) -> None:
-    """Run the case's ``setup`` shell command; a non-zero exit is a :class:`SetupError`."""
+    """Run the case's ``setup`` shell command, in ``sandbox`` when given (writing only
+    to the workspace); a non-zero exit is a :class:`SetupError`."""
+    args: Sequence[str] | str = command
+    if sandbox is not None:
+        args = sandbox.wrap(
+            command, cwd=workspace, writable=(workspace,), network=sandbox.network == "shared"
+        )
     result = process.run(
-        command,
+        args,
         cwd=workspace,
         env=env,
         timeout=timeout or defaults.SETUP_TIMEOUT,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytest_evalcases import defaults
 from pytest_evalcases.agents import preflight
-from pytest_evalcases.errors import EvalcasesError
+from pytest_evalcases.errors import EvalcasesError, UsageError
 from pytest_evalcases.results import baseline
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.session import pins
@@ -42,6 +42,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         fixtures=tuple(Path(r.fixture) for r in records if r.fixture),
         rootdir=settings.rootdir,
         agent_home=settings.agent_home,
+        sandbox=_sandbox(state),
     )
     doc = resultsfile.document(
         records,
@@ -116,3 +117,13 @@ def _display(path: Path) -> str:
         return os.path.relpath(path)
     except ValueError:
         return str(path)
+
+
+def _sandbox(state: EvalSession) -> str | None:
+    """The sandbox the runs had, for the pins; ``None`` without an agent."""
+    if state.agent is None:
+        return None
+    try:
+        return state.sandbox.describe()
+    except UsageError:
+        return None

@@ -78,6 +78,9 @@ class PinInputs:
     rootdir: Path = Path()
     #: ``eval_agent_home``: whether the agent ran in a fresh home or the operator's.
     agent_home: AgentHome = defaults.AGENT_HOME
+    #: ``eval_sandbox``: the sandbox in force (``bwrap``, ``none``); ``None`` without
+    #: an agent.
+    sandbox: str | None = None
 
 
 def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
@@ -90,6 +93,7 @@ def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
         "agent": inputs.agent_name,
         "agent_version": inputs.agent_version,
         "agent_home": inputs.agent_home if inputs.agent_name else None,
+        "sandbox": inputs.sandbox if inputs.agent_name else None,
         "models": models(records),
         "config": config,
         "config_fingerprint": fingerprint(config),

@@ -83,6 +83,7 @@ def run_record(
             rec.tokens_out = agent.usage.output_tokens
             rec.cost_usd = agent.cost_usd
             rec.permission_denials = [redact(denied) for denied in agent.denials]
+            rec.refused_writes = [redact(path) for path in agent.refused_writes]
             rec.turns = agent.num_turns
             rec.model = ", ".join(agent.models) or None
     return rec

@@ -16,13 +16,14 @@ from pytest_evalcases.agents.base import Agent, AgentSettings
 from pytest_evalcases.agents.preflight import Checked
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.cases.parsecache import ParseCache
-from pytest_evalcases.kinds import AgentHome
+from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import baseline, gate
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.files import ResultsSettings
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
+from pytest_evalcases.sandbox import Sandbox, choose
 from pytest_evalcases.session.changed import ChangedFiles
 
 if TYPE_CHECKING:
@@ -30,6 +31,16 @@ if TYPE_CHECKING:
     # first loaded, so that a pytest run without eval cases does not pay for them.
     from pytest_evalcases.cases.registry import CheckRegistry
     from pytest_evalcases.run.runner import RunContext
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """``eval_sandbox`` and its companions, as given (docs/sandbox.md)."""
+
+    mode: SandboxMode = defaults.SANDBOX
+    network: SandboxNetwork = defaults.SANDBOX_NETWORK
+    read_only: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,7 @@ class Settings:
     transcript: bool = False
     #: ``eval_agent_home``: a fresh agent home per run, or the operator's own.
     agent_home: AgentHome = defaults.AGENT_HOME
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     variants: tuple[Variant, ...] = (Variant(),)
     repeat: int = 1
     eval_paths: tuple[Path, ...] = ()
@@ -106,10 +118,37 @@ class EvalSession:
         self.register_checks(registry)
         return registry
 
+    @functools.cached_property
+    def sandbox(self) -> Sandbox:
+        """The sandbox in force, chosen once per process (``auto`` tries bubblewrap);
+        :class:`~pytest_evalcases.errors.UsageError` when ``bwrap`` cannot run."""
+        given = self.settings.sandbox
+        root = self.settings.rootdir
+        return choose(
+            given.mode,
+            read_only=[root / p for p in given.read_only],
+            writable=[root / p for p in given.writable],
+            network=given.network,
+            # The rootdir stays visible (an agent script or a check's helper in the
+            # repository) even where it is below /tmp, read-only.
+            visible=[root],
+        )
+
+    @functools.cached_property
+    def repository(self) -> Path | None:
+        """The git work tree of the rootdir, which runs without a sandbox must leave as
+        they found it; ``None`` outside one."""
+        from pytest_evalcases.containment import tree_state
+
+        state = tree_state(self.settings.rootdir)
+        return state.root if state is not None else None
+
     @property
     def run_context(self) -> RunContext:
         from pytest_evalcases.run.runner import RunContext
 
+        sandbox = self.sandbox
+        results = self.settings.results
         return RunContext(
             registry=self.registry,
             agent=self.agent,
@@ -117,6 +156,11 @@ class EvalSession:
             retries=self.settings.retries,
             transcript=self.settings.transcript,
             agent_home=self.settings.agent_home,
+            sandbox=sandbox,
+            repository=None if sandbox.contained else self.repository,
+            session_paths=tuple(
+                p for p in (results.results_dir, results.save_path) if p is not None
+            ),
         )
 
     def needs_agent(self, variant: Variant) -> bool:

@@ -113,15 +113,26 @@ def test_the_runner_removes_the_home_after_the_run_and_inherit_makes_none(
     tmp_path: Path,
 ) -> None:
     claude = make_agent(AgentSettings(name="claude"))
-    env = {"HOME": str(operator_home(tmp_path))}
+    operator = operator_home(tmp_path)
+    env = {"HOME": str(operator)}
 
-    with agent_home(claude, env, "isolated") as variables:
+    with agent_home(claude, env, "isolated") as (variables, writable):
         made = Path(variables["CLAUDE_CONFIG_DIR"])
         assert (made / ".credentials.json").is_file()
+        # In a sandbox the fresh home is what the agent may write, besides its workspace.
+        assert writable == (made.parent,)
     assert not made.parent.exists()
 
-    with agent_home(claude, env, "inherit") as variables:
+    with agent_home(claude, env, "inherit") as (variables, writable):
         assert variables == {}
+        # The operator's own: ~/.claude and ~/.claude.json, not the rest of $HOME.
+        assert writable == (operator / ".claude", operator / ".claude.json")
+    with agent_home(claude, {**env, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}, "inherit") as (
+        _,
+        writable,
+    ):
+        assert writable == (tmp_path / "cfg",)
     command = make_agent(AgentSettings(name="command", command="true"))
-    with agent_home(command, env, "isolated") as variables:
+    with agent_home(command, env, "isolated") as (variables, writable):
         assert variables == {}
+        assert writable == ()

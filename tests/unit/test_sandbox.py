@@ -1,0 +1,197 @@
+"""The sandbox: which one is chosen, and what a command in it can and cannot do, with
+the real bubblewrap."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases import process, sandbox
+from pytest_evalcases.errors import UsageError
+from pytest_evalcases.sandbox import Sandbox
+from tests.helpers.sandbox import alive_with, requires_bwrap
+
+
+def contained(**kwargs: object) -> Sandbox:
+    chosen = sandbox.choose("bwrap", **kwargs)  # type: ignore[arg-type]
+    assert chosen.contained
+    return chosen
+
+
+def run_in(box: Sandbox, script: str, cwd: Path, **kwargs: object) -> process.ProcessResult:
+    argv = box.wrap(script, cwd=cwd, writable=(cwd,), **kwargs)  # type: ignore[arg-type]
+    return process.run(argv, cwd=cwd, timeout=30)
+
+
+def test_none_leaves_the_command_as_it_is(tmp_path: Path) -> None:
+    box = sandbox.choose("none")
+    assert not box.contained
+    assert box.reason == "eval_sandbox = none"
+    assert box.wrap("echo hi", cwd=tmp_path) == "echo hi"
+    assert box.wrap(["echo", "hi"], cwd=tmp_path) == ["echo", "hi"]
+    assert box.describe() == "none"
+
+
+def test_auto_falls_back_to_none_without_bubblewrap_and_bwrap_refuses(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    box = sandbox.choose("auto")
+    assert not box.contained
+    assert box.reason == "bubblewrap (bwrap) is not on PATH"
+    with pytest.raises(
+        UsageError, match=r"eval_sandbox = bwrap, but bubblewrap .* apt-get install"
+    ):
+        sandbox.choose("bwrap")
+
+
+def test_a_bubblewrap_that_fails_its_trial_is_not_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # As on a kernel without unprivileged user namespaces.
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    box = sandbox.choose("auto")
+    assert not box.contained
+    assert box.reason == (
+        f"a trial run of {fake} failed: bwrap: No permissions to create new namespace"
+    )
+    with pytest.raises(UsageError, match="No permissions to create new namespace"):
+        sandbox.choose("bwrap")
+
+
+@requires_bwrap
+def test_writes_land_in_the_workspace_and_tmp_only(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    home = Path.home()
+    script = (
+        f"echo in > inside.txt; echo x > {home}/owned-by-eval; echo y > {outside}/new.txt; "
+        f"rm -f {outside}/keep.txt; echo t > /tmp/scratch && cat /tmp/scratch; echo done"
+    )
+    result = run_in(contained(), script, workspace)
+
+    assert result.returncode == 0
+    assert result.stdout.split() == ["t", "done"]
+    assert (workspace / "inside.txt").read_text() == "in\n"
+    assert not (home / "owned-by-eval").exists()
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+    # The home is read-only; `outside`, in the real /tmp, is not in the private one.
+    assert f"cannot create {home}/owned-by-eval: Read-only file system" in result.stderr
+    assert f"cannot create {outside}/new.txt: Directory nonexistent" in result.stderr
+    # The private /tmp is gone with the command.
+    assert not Path("/tmp/scratch").exists()
+
+
+@requires_bwrap
+def test_other_workspaces_in_tmp_are_not_even_visible(tmp_path: Path) -> None:
+    import tempfile
+
+    other = Path(tempfile.mkdtemp(prefix="evalcases-other-"))
+    mine = Path(tempfile.mkdtemp(prefix="evalcases-mine-"))
+    try:
+        (other / "secret.txt").write_text("s")
+        result = run_in(contained(), f"ls {other}; cat {other}/secret.txt; echo end", mine)
+        assert result.stdout.strip() == "end"
+        assert "No such file or directory" in result.stderr
+    finally:
+        for path in (other, mine):
+            for child in path.iterdir():
+                child.unlink()
+            path.rmdir()
+
+
+@requires_bwrap
+def test_a_process_outside_can_be_neither_seen_nor_signalled(tmp_path: Path) -> None:
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        result = run_in(
+            contained(),
+            f"kill -9 {sleeper.pid}; echo kill=$?; ls /proc | grep -c '^[0-9]'",
+            tmp_path,
+        )
+        assert "kill=1" in result.stdout
+        # sh, ls and grep (and bubblewrap's init): nothing of the host.
+        assert int(result.stdout.split()[-1]) < 10
+        time.sleep(0.1)
+        assert sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+@requires_bwrap
+def test_ro_and_rw_paths_and_the_network_switch(tmp_path: Path) -> None:
+    shared = tmp_path / "cache"
+    shared.mkdir()
+    box = contained(writable=[shared])
+    result = run_in(box, f"echo c > {shared}/hit && echo ok", tmp_path / ".")
+    assert result.stdout.strip() == "ok"
+    assert (shared / "hit").read_text() == "c\n"
+
+    cut = run_in(box, "cat /proc/net/dev | grep -c ':'", tmp_path, network=False)
+    shared_net = run_in(box, "cat /proc/net/dev | grep -c ':'", tmp_path, network=True)
+    # Without the network only the loopback interface is left.
+    assert cut.stdout.strip() == "1"
+    assert int(shared_net.stdout.strip()) >= 1
+    assert box.describe() == "bwrap"
+    assert contained(network="none").describe() == "bwrap (no network for setups and checks)"
+
+
+@requires_bwrap
+def test_a_timeout_kills_everything_in_the_sandbox(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    script = (
+        f"{sys.executable} -c 'import os, time; "
+        f'open("{pidfile}", "w").write(str(os.getpid())); time.sleep(60)\' & '
+        "setsid sleep 60 & wait"
+    )
+    box = contained()
+    argv = box.wrap(script, cwd=tmp_path, writable=(tmp_path,))
+    start = time.monotonic()
+    result = process.run(argv, cwd=tmp_path, timeout=1.0)
+    assert result.timed_out
+    assert time.monotonic() - start < 20
+    # The grandchild's pid in the host namespace: find it by its command line.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and alive_with(str(pidfile)):
+        time.sleep(0.05)
+    assert not alive_with(str(pidfile))
+
+
+@requires_bwrap
+def test_the_sandbox_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
+    marker = f"evalcases-orphan-{os.getpid()}"
+    box = contained()
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)", marker]
+    inner = box.wrap(sleeper, cwd=tmp_path, writable=(tmp_path,))
+    # A parent that is SIGKILLed, as pytest itself might be: no chance to clean up.
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess, time; subprocess.Popen({list(inner)!r}); time.sleep(60)",
+        ],
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not alive_with(marker):
+        time.sleep(0.05)
+    assert alive_with(marker)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and alive_with(marker):
+        time.sleep(0.05)
+    assert not alive_with(marker)
