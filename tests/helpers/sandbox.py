@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 BWRAP = shutil.which("bwrap")
+#: The real user's cache directory, read before pytester moves ``HOME`` below /tmp: a
+#: place outside /tmp (which the sandbox hides) for what must be read-only instead.
+USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 requires_bwrap = pytest.mark.skipif(
     BWRAP is None and not os.environ.get("CI"),

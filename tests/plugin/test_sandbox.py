@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ import pytest
 
 from tests.helpers.git import git
 from tests.helpers.results import only_results
-from tests.helpers.sandbox import requires_bwrap
+from tests.helpers.sandbox import USER_CACHE, requires_bwrap
 from tests.helpers.suite import SuiteBuilder
 
 #: The command agent: does the case's work in the workspace, then tries everything else.
@@ -53,9 +55,6 @@ attempt("neighbour", lambda: (neighbour / "planted.txt").write_text("z"))
 attempt("kill", lambda: os.kill(int(os.environ["HOSTILE_PID"]), signal.SIGKILL))
 print("ok")
 """
-
-#: The real user's cache directory, read before pytester moves ``HOME`` below /tmp.
-USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 CASES = {
     # Runs first (file order): its workspace is the one the hostile run goes after.
@@ -279,3 +278,68 @@ def test_bad_sandbox_values_are_usage_errors(pytester: pytest.Pytester) -> None:
     result = run(pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option eval_sandbox expects auto or bwrap or none*"])
+
+
+#: Connects to the test's server: exit status 0 when it could.
+REACH = """
+import os, socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(os.environ["NET_PORT"])), timeout=5).close()
+except OSError as exc:
+    print(f"unreachable: {exc}")
+    sys.exit(1)
+print("reached")
+"""
+
+
+@pytest.fixture
+def listening(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
+    """A TCP port on the loopback interface that accepts connections."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.listen(16)
+    port = server.getsockname()[1]
+    monkeypatch.setenv("NET_PORT", str(port))
+    try:
+        yield port
+    finally:
+        server.close()
+
+
+@requires_bwrap
+@pytest.mark.parametrize(
+    ("network", "check", "setup"),
+    [("shared", "command_succeeds", "reached"), ("none", "command_fails", "unreachable")],
+)
+def test_the_agent_always_has_the_network_and_checks_only_when_shared(
+    make_suite: SuiteBuilder,
+    pytester: pytest.Pytester,
+    listening: int,
+    network: str,
+    check: str,
+    setup: str,
+) -> None:
+    reach = f"{sys.executable} {pytester.path}/reach.py"
+    make_suite(
+        # The agent is the same script, and writes what it found.
+        REACH,
+        {
+            "net": f"""
+                id: net
+                defends: AGENTS.md
+                prompt: Reach the server.
+                setup: '{reach} > setup-net.txt || true'
+                checks:
+                  - {{type: output_matches, pattern: "^reached$"}}
+                  - {{type: file_contains, path: setup-net.txt, pattern: "^{setup}"}}
+                  - {{type: {check}, command: "{reach}"}}
+                """
+        },
+        fixtures={"reach.py": REACH},
+        ini=f"eval_sandbox = bwrap\neval_sandbox_network = {network}\n",
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1)
+    expected = "bwrap" if network == "shared" else "bwrap (no network for setups and checks)"
+    assert only_results(pytester.path)["pins"]["sandbox"] == expected
