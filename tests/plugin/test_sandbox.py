@@ -205,7 +205,7 @@ def test_without_a_sandbox_it_lands_and_the_repository_change_is_an_error(
     result.stdout.fnmatch_lines(
         [
             "sandbox: none (eval_sandbox = none): runs were not contained, the agent could "
-            "change files outside its workspace; install bubblewrap*",
+            "change files outside its workspace; eval_sandbox = auto contains them",
         ]
     )
     assert "configuration from the working tree; sandbox none\n" in result.stdout.str()

@@ -140,7 +140,9 @@ class SessionHooks:
         except UsageError:
             sandbox = None
         if sandbox is not None and not sandbox.contained:
-            lines.append(messages.not_contained(sandbox.reason, INSTALL_HINT))
+            asked = self.state.settings.sandbox.mode == "none"
+            hint = "eval_sandbox = auto contains them" if asked else INSTALL_HINT
+            lines.append(messages.not_contained(sandbox.reason, hint))
         refused = [
             (f"{r.case_id}[{r.variant}]" if r.variant else r.case_id, r.refused_writes)
             for r in live
