@@ -116,6 +116,10 @@ def choose(
     visible read-only below ``/tmp``, unless they are writable already."""
     if mode == "none":
         return Sandbox(reason="eval_sandbox = none")
+    for option, paths in (("eval_sandbox_ro", read_only), ("eval_sandbox_rw", writable)):
+        missing = [str(p) for p in paths if not p.exists()]
+        if missing:
+            raise UsageError(f"ini option {option}: no such path: {', '.join(missing)}")
     program = shutil.which("bwrap")
     failure = "bubblewrap (bwrap) is not on PATH" if program is None else trial(program)
     if program is None or failure:

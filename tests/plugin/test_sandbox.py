@@ -343,3 +343,16 @@ def test_the_agent_always_has_the_network_and_checks_only_when_shared(
     result.assert_outcomes(passed=1)
     expected = "bwrap" if network == "shared" else "bwrap (no network for setups and checks)"
     assert only_results(pytester.path)["pins"]["sandbox"] == expected
+
+
+def test_a_missing_path_to_add_stops_the_session_before_any_case(
+    hostile: Hostile, pytester: pytest.Pytester
+) -> None:
+    ini = pytester.path / "tox.ini"
+    ini.write_text(ini.read_text() + "eval_sandbox_ro = does-not-exist\n")
+
+    result = run(pytester)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini option eval_sandbox_ro: no such path: */does-not-exist*"])
+    assert not (hostile.shared / "neighbour-workspace").exists()

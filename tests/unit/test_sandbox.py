@@ -195,3 +195,11 @@ def test_the_sandbox_dies_with_the_process_that_started_it(tmp_path: Path) -> No
     while time.monotonic() < deadline and alive_with(marker):
         time.sleep(0.05)
     assert not alive_with(marker)
+
+
+def test_a_path_to_add_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"eval_sandbox_rw: no such path: .*/typo"):
+        sandbox.choose("auto", writable=[tmp_path / "typo"])
+    with pytest.raises(UsageError, match=r"eval_sandbox_ro: no such path: .*/gone"):
+        sandbox.choose("bwrap", read_only=[tmp_path / "gone"])
+    assert not sandbox.choose("none", writable=[tmp_path / "typo"]).contained

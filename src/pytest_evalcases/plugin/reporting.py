@@ -73,8 +73,9 @@ def header(state: EvalSession) -> str:
         try:
             sandbox = state.sandbox.describe()
         except UsageError:
-            # eval_sandbox = bwrap where it cannot run: the preflight says so.
-            sandbox = "bwrap (unavailable)"
+            # eval_sandbox = bwrap where it cannot run, a missing path: the preflight
+            # stops the session and says why.
+            sandbox = "not usable"
     return messages.session_header(agent, settings.variants, sandbox)
 
 
