@@ -1,0 +1,399 @@
+"""Whether a run stayed in its workspace: the repository's working tree before and after
+a run, and the paths a sandboxed run was refused.
+
+Without the sandbox, :func:`tree_state` is taken before and after each run and
+:func:`changed_files` names what the run changed in the repository (the run is then an
+error of kind ``escaped-workspace``). Under the sandbox everything outside the workspace
+is read-only, so a write there fails with ``EROFS``; :func:`refused_paths` reads the
+paths from the messages the agent's tools printed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_evalcases import git
+
+#: The digest markers of entries that are not regular files.
+DELETED = "deleted"
+DIRECTORY = "dir"
+SYMLINK = "symlink:"
+OTHER = "other"
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class TreeState:
+    """The working tree as git sees it: each path ``git status`` lists (modified, added,
+    deleted, untracked; ignored files are not listed), with the sha256 of its content at
+    the time, or a marker: ``deleted``, ``dir`` (a submodule or nested repository),
+    ``symlink:<target>``, ``other`` (a FIFO, socket or device)."""
+
+    root: Path  # the work tree's top level
+    entries: Mapping[str, str]  # repo-relative posix path -> digest or marker
+
+
+def tree_state(path: Path) -> TreeState | None:
+    """The state of the git work tree containing ``path``; ``None`` when ``path`` is not in
+    a work tree (a bare repository, no repository, one git refuses to read) or git is
+    missing.
+
+    Two git commands (the top level, then one ``git status``) and a hash of each listed
+    file only. ``git status`` cannot refresh the index without its optional lock, so in
+    a tree whose files were touched since the index was written it re-reads them: about
+    15 ms for 2000 tracked files with a fresh index, 40 ms with a stale one. Raises
+    :class:`git.GitTimedOut` when git hangs.
+    """
+    try:
+        top = git.run(path, ["rev-parse", "--show-toplevel"])
+    except (git.GitNotFound, OSError):
+        return None
+    if top.returncode != 0 or not top.stdout.strip():
+        return None
+    root = Path(top.stdout.rstrip("\n"))
+    with tempfile.TemporaryDirectory(prefix="evalcases-status-") as scratch:
+        out = Path(scratch) / "status"
+        try:
+            # Through a file: the listing is bytes, names need not be UTF-8.
+            done = git.run_to_file(
+                root, ["status", "--porcelain=v1", "-z", "--untracked-files=all"], out
+            )
+        except git.GitNotFound:
+            return None
+        if done.returncode != 0:
+            return None
+        listing = out.read_bytes()
+    root_bytes = os.fsencode(root)
+    entries = {
+        name.decode("utf-8", errors="replace"): _digest(os.path.join(root_bytes, name))
+        for name in _status_paths(listing)
+    }
+    return TreeState(root=root, entries=entries)
+
+
+def changed_files(before: TreeState, after: TreeState, *, ignore: Sequence[Path] = ()) -> list[str]:
+    """Repo-relative paths that differ between the two states (appeared in the status,
+    disappeared from it, or whose content changed), sorted; paths at or under any of
+    ``ignore`` (absolute paths: the session's temporary directory, the workspace, the
+    results directory...) are left out."""
+    prefixes = _ignored_prefixes(after.root, ignore) | _ignored_prefixes(before.root, ignore)
+    changed = []
+    for name in before.entries.keys() | after.entries.keys():
+        if before.entries.get(name) == after.entries.get(name):
+            continue
+        if any(p == "" or name == p or name.startswith(p + "/") for p in prefixes):
+            continue
+        changed.append(name)
+    return sorted(changed)
+
+
+def _status_paths(listing: bytes) -> Iterator[bytes]:
+    """Every path of a ``git status --porcelain=v1 -z`` listing: ``XY path``, and for a
+    rename or copy a second field, the original path."""
+    fields = listing.split(b"\0")
+    i = 0
+    while i < len(fields):
+        field = fields[i]
+        i += 1
+        if len(field) < 4:
+            continue
+        code = field[:2]
+        yield field[3:].rstrip(b"/")
+        if b"R" in code or b"C" in code:
+            if i < len(fields) and fields[i]:
+                yield fields[i].rstrip(b"/")
+            i += 1
+
+
+def _digest(path: bytes) -> str:
+    """The sha256 of a file's content, or the marker of what else is there."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            return SYMLINK + os.fsdecode(os.readlink(path))
+        if stat.S_ISDIR(info.st_mode):
+            return DIRECTORY
+        if not stat.S_ISREG(info.st_mode):
+            return OTHER
+        # O_NONBLOCK: a file swapped for a FIFO since the lstat must not block the open.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return DELETED
+    except OSError:
+        return OTHER
+    with open(fd, "rb", buffering=0) as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return OTHER
+        digest = hashlib.sha256()
+        buffer = bytearray(_CHUNK)
+        view = memoryview(buffer)
+        while n := f.readinto(buffer):
+            digest.update(view[:n])
+    return digest.hexdigest()
+
+
+def _ignored_prefixes(root: Path, ignore: Sequence[Path]) -> set[str]:
+    """The repo-relative posix forms of the ``ignore`` paths inside ``root`` (``""`` for
+    the root itself), both as given and with symlinks resolved (git reports the real
+    top level; a temporary directory may be named through a symlink)."""
+    prefixes: set[str] = set()
+    roots = {Path(os.path.abspath(root)), root.resolve()}
+    for path in ignore:
+        for candidate in {Path(os.path.abspath(path)), path.resolve()}:
+            for top in roots:
+                try:
+                    rel = candidate.relative_to(top)
+                except ValueError:
+                    continue
+                prefixes.add("" if rel == Path() else rel.as_posix())
+    return prefixes
+
+
+# --- refused paths ---------------------------------------------------------------------
+
+_PHRASE = re.compile(r"read-only file system", re.IGNORECASE)
+#: A word as coreutils quotes a file name (shell-escape style): ``'...'``, ``"..."``,
+#: ``$'...'`` and ``\'`` pieces, run together, or a name in locale quotes (‘...’ or
+#: `...'), ending the text before the message.
+_QUOTED_BEFORE = re.compile(
+    r"(?<![^\s(\[{=,:])"
+    r"(?:(?P<shell>(?:'[^'\n]*'|\"[^\"\n]*\"|\$'(?:[^'\\\n]|\\.)*'|\\')+)"
+    r"|‘(?P<locale>[^’\n]*)’|`(?P<backtick>[^'\n]*)')\Z"
+)
+#: What may follow a closing quote: a delimiter, or a full stop ending the sentence.
+_END = r"(?:[\s,;:)\]}\"]|\.(?:\s|\Z)|\Z)"
+#: A name quoted as Python's repr or Node.js prints it. A single quote not followed by
+#: what may follow a closing one is part of the name: Node does not escape ``'/it's'``.
+_QUOTED_AFTER = re.compile(
+    rf"'(?P<single>(?:[^'\\\n]|\\.|'(?!{_END}|->))*)'(?={_END})"
+    r"|\"(?P<double>(?:[^\"\\\n]|\\.)*)\""
+    r"|(?P<bare>/[^\s'\"]+)"
+)
+#: What leads from the phrase to a name after it: ``: NAME`` (Python) or ``, VERB NAME``
+#: (Node.js).
+_AFTER_LEAD = re.compile(r"\s*(?::|,\s*[a-z_]+)\s*")
+_ARROW = re.compile(r"\s*->\s*")
+_PYTHON_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|[\\'\"ntr])")
+_ANSI_ESCAPE = re.compile(rb"\\([0-7]{1,3}|x[0-9a-fA-F]{1,2}|.)", re.DOTALL)
+_ANSI_NAMED = {b"n": b"\n", b"t": b"\t", b"r": b"\r", b"a": b"\a", b"b": b"\b", b"e": b"\x1b"}
+_TRAILING = ".,;:!?)]}>'\""
+#: How far before the phrase a name is looked for.
+_HEAD = 1024
+
+
+def refused_paths(*texts: str) -> list[str]:
+    """Absolute paths named in read-only-filesystem errors in ``texts`` (an agent's
+    output, stderr, transcript), unique, in order of first appearance.
+
+    Reads the shapes of shells (``sh: 1: cannot create /x: Read-only file system``),
+    coreutils (``touch: cannot touch '/x': ...``, shell-escaped or locale-quoted names),
+    git and Go (``... /x: read-only file system``), Python (``[Errno 30] Read-only file
+    system: '/x'``) and Node.js (``EROFS: read-only file system, open '/x'``), also in
+    JSON-escaped text. Relative names are left out.
+    """
+    found: dict[str, None] = {}
+    seen: set[str] = set()
+    for text in texts:
+        for plain in _plain_texts(text):
+            for line in plain.splitlines():
+                # A transcript repeats what the tools said; each line is read once.
+                if line in seen:
+                    continue
+                seen.add(line)
+                for match in _PHRASE.finditer(line):
+                    for name in (
+                        *_names_before(line[max(0, match.start() - _HEAD) : match.start()]),
+                        *_names_after(line, match.end()),
+                    ):
+                        if len(name) > 1 and name.startswith("/"):
+                            found.setdefault(name, None)
+    return list(found)
+
+
+def _plain_texts(text: str) -> Iterator[str]:
+    """``text`` as the tools printed it: the strings of a JSON document or of each JSON
+    line (a transcript), also JSON inside them; other lines with the escapes of a JSON
+    fragment undone."""
+    if not _PHRASE.search(text):
+        return
+    document = _json(text)
+    if document is not _NOT_JSON:
+        yield from _strings(document)
+        return
+    for line in text.splitlines():
+        if not _PHRASE.search(line):
+            continue
+        document = _json(line)
+        if document is not _NOT_JSON:
+            yield from _strings(document)
+        else:
+            yield _unescape(line)
+
+
+_NOT_JSON = object()
+
+
+def _json(text: str) -> object:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in '{["':
+        return _NOT_JSON
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return _NOT_JSON
+
+
+def _strings(document: object) -> Iterator[str]:
+    """The strings in a JSON value that mention the phrase, JSON within them unpacked."""
+    if isinstance(document, str):
+        if _PHRASE.search(document):
+            inner = _json(document)
+            if inner is _NOT_JSON:
+                yield document
+            else:
+                yield from _strings(inner)
+    elif isinstance(document, dict):
+        for value in document.values():
+            yield from _strings(value)
+    elif isinstance(document, list):
+        for value in document:
+            yield from _strings(value)
+
+
+def _unescape(line: str) -> str:
+    r"""Undo the escapes of a line cut from JSON text. With an escaped quote in it, the
+    line is the inside of a JSON string (or of one within another): its escapes are
+    decoded. Otherwise only escaped slashes, ``\uXXXX`` characters and ``\n`` line breaks
+    (not those of a shell's ``$'...'``) are."""
+    if "\\" not in line:
+        return line
+    for _ in range(3):
+        if '\\"' not in line:
+            break
+        line = _JSON_ESCAPE.sub(_json_escape, line)
+    line = line.replace("\\/", "/")
+    line = _UNICODE_ESCAPE.sub(_json_escape, line)
+    return _BREAK_ESCAPE.sub(lambda m: m.group(1) or "\n", line)
+
+
+_JSON_ESCAPE = re.compile(
+    r'\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|["\\/bfnrt])'
+)
+_UNICODE_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}(?:\\u[0-9a-fA-F]{4})?)")
+_BREAK_ESCAPE = re.compile(r"(\$'(?:[^'\\\n]|\\.)*')|\\+[nr]")
+_JSON_NAMED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code[0] != "u":
+        return _JSON_NAMED.get(code, code)
+    units = [int(unit, 16) for unit in code[1:].split("\\u")]
+    if len(units) == 2 and 0xD800 <= units[0] < 0xDC00 <= units[1] < 0xE000:
+        return chr(0x10000 + ((units[0] - 0xD800) << 10) + units[1] - 0xDC00)
+    chars = [chr(u) if not 0xD800 <= u < 0xE000 else f"\\u{u:04x}" for u in units]
+    return "".join(chars)
+
+
+def _names_before(head: str) -> list[str]:
+    """The name ending ``head``, the text before ``: Read-only file system``; with the
+    source too when it reads ``'SRC' to 'DEST'`` (mv)."""
+    head = head.rstrip()
+    if not head.endswith(":"):
+        return []
+    head = head[:-1].rstrip()
+    quoted = _QUOTED_BEFORE.search(head) if head.endswith(("'", '"', "’")) else None
+    if quoted is None:
+        return _bare_before(head)
+    name = _decode_before(quoted)
+    rest = head[: quoted.start()]
+    if rest.endswith(" to "):
+        source = _QUOTED_BEFORE.search(rest[:-4])
+        if source is not None:
+            return [_decode_before(source), name]
+    return [name]
+
+
+def _bare_before(head: str) -> list[str]:
+    """An unquoted name at the end of ``head``, after the message's last ``: ``: from the
+    first ``/`` that starts a word and leaves no double quote after it (``sh: 1: cannot
+    create /my file``, not the ``/work"`` of a JSON key before). Failing that, the last
+    quoted name before words (``cannot open '/x' for writing``)."""
+    region = head.rpartition(": ")[2]
+    for start in re.finditer(r"(?:^|(?<=[\s\"]))/", region):
+        if '"' not in region[start.start() :]:
+            return [region[start.start() :]]
+    inner = re.findall(r"(?<![^\s(\[{=,:])'(/[^'\n]*)'(?=\s)", region)
+    return inner[-1:]
+
+
+def _decode_before(match: re.Match[str]) -> str:
+    if match.group("shell") is not None:
+        return _shell_word(match.group("shell"))
+    return match.group("locale") if match.group("locale") is not None else match["backtick"]
+
+
+def _shell_word(word: str) -> str:
+    """The name a shell-escaped word stands for: ``'/a'$'\\n''b'`` is ``/a`` newline ``b``."""
+    out = bytearray()
+    for piece in re.finditer(r"'([^']*)'|\"([^\"]*)\"|\$'((?:[^'\\]|\\.)*)'|\\(')", word):
+        plain, double, ansi, quote = piece.groups()
+        if ansi is not None:
+            out += _ANSI_ESCAPE.sub(_ansi, ansi.encode("utf-8"))
+        else:
+            out += (plain if plain is not None else double if double is not None else quote).encode(
+                "utf-8"
+            )
+    return out.decode("utf-8", errors="replace")
+
+
+def _ansi(match: re.Match[bytes]) -> bytes:
+    code = match.group(1)
+    if code[:1].isdigit():
+        return bytes([int(code, 8) & 0xFF])
+    if code[:1] == b"x" and len(code) > 1:
+        return bytes([int(code[1:], 16)])
+    return _ANSI_NAMED.get(code, code)
+
+
+def _names_after(line: str, end: int) -> list[str]:
+    """The names after the phrase: ``: '/x'`` (Python) or ``, open '/x'`` (Node.js), and
+    the second of ``'/a' -> '/b'`` (a rename, copy or link)."""
+    lead = _AFTER_LEAD.match(line, end)
+    if lead is None:
+        return []
+    names = []
+    pos = lead.end()
+    while True:
+        quoted = _QUOTED_AFTER.match(line, pos)
+        if quoted is None:
+            break
+        names.append(_decode_after(quoted))
+        arrow = _ARROW.match(line, quoted.end())
+        if arrow is None or len(names) > 1:
+            break
+        pos = arrow.end()
+    return names
+
+
+def _decode_after(match: re.Match[str]) -> str:
+    if match.group("bare") is not None:
+        return match.group("bare").rstrip(_TRAILING)
+    body = match.group("single") if match.group("single") is not None else match["double"]
+    return _PYTHON_ESCAPE.sub(_python_escape, body)
+
+
+def _python_escape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code[0] == "x":
+        return chr(int(code[1:], 16))
+    return {"n": "\n", "t": "\t", "r": "\r"}.get(code, code)
