@@ -192,22 +192,7 @@ def live_cases() -> dict[str, str]:
     return cases
 
 
-def test_live_runs_errors_and_broken_files_under_two_workers(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite(textwrap.dedent(LIVE_AGENT), live_cases())
-
-    result, out = under_two_workers(pytester)
-
-    result.assert_outcomes(passed=6, errors=2)
-    assert "suite: 6/7 cases passed · Score: 6/6 (100%) · 1 error · normal 6/7" in out
-    assert "agent crashed: out of memory" in out
-    assert "evals/broken.yaml:3: checks:" in out
-    assert "eval gate: INCONCLUSIVE (1 case errored: crash; 1 case file could not be loaded)" in out
-    assert result.ret == 2
-
-
-def test_live_runs_and_errors_agree(
+def test_live_runs_errors_and_broken_files_agree(
     make_suite: SuiteBuilder, serial_and_xdist: Callable[..., tuple[Session, Session]]
 ) -> None:
     make_suite(textwrap.dedent(LIVE_AGENT), live_cases())
@@ -216,6 +201,14 @@ def test_live_runs_and_errors_agree(
 
     assert serial.outcomes()["errors"] == 2
     assert_same(serial, xdist)
+    out = xdist.out
+    assert out.count("= eval gate =") == 1
+    xdist.result.assert_outcomes(passed=6, errors=2)
+    assert "suite: 6/7 cases passed · Score: 6/6 (100%) · 1 error · normal 6/7" in out
+    assert "agent crashed: out of memory" in out
+    assert "evals/broken.yaml:3: checks:" in out
+    assert "eval gate: INCONCLUSIVE (1 case errored: crash; 1 case file could not be loaded)" in out
+    assert xdist.result.ret == 2
     (doc,) = xdist.results()
     # The crashed run and the broken file.
     assert (doc["verdict"], doc["errors"]) == ("INCONCLUSIVE", 2)
