@@ -281,23 +281,48 @@ def test_broken_files_in_one_session_agree(
     assert xdist.result.ret != 0
 
 
-@pytest.mark.parametrize("selection", list(test_bad_input.SELECTIONS))
+#: The four selections of test_bad_input.SELECTIONS (-m, -k, --eval-tags, --eval-defends)
+#: in one session; ``-k`` drops one case by name instead of matching nothing.
+SELECTION = (
+    "-m", "critical", "-k", "not dropped-by-keyword",
+    "--eval-tags", "x", "--eval-defends", "rules/other.md",
+)  # fmt: skip
+
+
+def deselected_cases() -> dict[str, str]:
+    """Four valid cases, each selected by three of the options of :data:`SELECTION` and
+    deselected by the one its id names: each option must deselect on its own."""
+    selected = {"severity": "critical", "tags": "[x]", "defends": "rules/other.md"}
+    dropped_by = {
+        "marker": {"severity": "normal"},
+        "keyword": {},
+        "tags": {"tags": "[good]"},
+        "defends": {"defends": "rules/good.md"},
+    }
+    return {
+        f"evals/dropped-by-{name}.yaml": f"id: dropped-by-{name}\n"
+        + "".join(f"{key}: {value}\n" for key, value in {**selected, **change}.items())
+        + "checks:\n  - type: file_exists\n    path: ok.txt\n"
+        for name, change in dropped_by.items()
+    }
+
+
 def test_broken_file_reported_when_selection_deselects_everything(
-    make_suite: SuiteBuilder,
-    serial_and_xdist: Callable[..., tuple[Session, Session]],
-    selection: str,
+    make_suite: SuiteBuilder, serial_and_xdist: Callable[..., tuple[Session, Session]]
 ) -> None:
     bad = test_bad_input.BAD["unknown-check-type"]
-    make_suite(fixtures=test_bad_input.broken_suite(bad))
+    suite = {**test_bad_input.broken_suite(bad), **deselected_cases()}
+    del suite["evals/good.yaml"]
+    make_suite(fixtures=suite)
 
-    serial, xdist = serial_and_xdist(
-        "--eval-workspace", "graded", *test_bad_input.SELECTIONS[selection]
-    )
+    serial, xdist = serial_and_xdist("--eval-workspace", "graded", *SELECTION)
 
-    assert serial.result.parseoutcomes().get("deselected") == 1
+    # Each valid case was deselected (by its own option: it passes the other three), and
+    # no option dropped the broken file.
+    assert serial.result.parseoutcomes().get("deselected") == 4
     assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "errors": 1}
     assert_same(serial, xdist, results=False)
-    assert "good-case" not in xdist.out
+    assert "dropped-by-" not in xdist.out
     test_bad_input.assert_reported(xdist.result, bad)
 
 
