@@ -400,7 +400,15 @@ repo = test_variants.repo
 services = test_variants.services
 
 
-def test_pins_secrets_and_json_report_agree(
+def lint_section(session: Session) -> list[str]:
+    """The ``eval lint`` section: the findings the lint item sent to the controller."""
+    lines = session.out.replace(str(session.root), "<root>").splitlines()
+    start = next(i for i, line in enumerate(lines) if "= eval lint =" in line) + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("="))
+    return [line for line in lines[start:end] if line.strip()]
+
+
+def test_pins_secrets_json_report_and_lint_agree(
     make_suite: SuiteBuilder,
     fake_claude: Callable[..., Path],
     pytester: pytest.Pytester,
@@ -411,14 +419,42 @@ def test_pins_secrets_and_json_report_agree(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value-123")
     make_suite.steered(["alpha", "beta"], severities={"beta": "critical"}, agent="claude")
     pytester.makepyfile(test_unit="def test_plain():\n    assert True\n")
+    # The lint scenario: a rule and a case defending it, which -k leaves out; the lint
+    # item, added after selection, runs although -k does not name it either.
+    write(pytester.path / "rules" / "git-attribution.md", test_lint.RULE)
+    write(
+        pytester.path / "evals" / "good.yaml", test_lint.GOOD.format(id="good", prompt="Commit it.")
+    )
 
-    serial, xdist = serial_and_xdist("--json-report", "--json-report-file=r.json")
+    serial, xdist = serial_and_xdist(
+        "--json-report", "--json-report-file=r.json",
+        "--eval-lint", "-k", "alpha or beta or plain",
+    )  # fmt: skip
 
-    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 3}
+    assert serial.result.parseoutcomes().get("deselected") == 1
+    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 4}
     assert_same(serial, xdist)
+    assert xdist.result.ret == serial.result.ret == 0
     (doc,) = xdist.results()
     assert doc["pins"]["models"] == ["m-9"]
     assert doc["usage"]["tokens_total"] == 2 * 1334
+    for session in (serial, xdist):
+        assert "evals: WARNING suite-size: the suite has 3 cases" in session.out
+    assert lint_section(xdist) == lint_section(serial)
+    assert lint_section(xdist)[-1] == "eval lint: 0 errors, 1 warning"
+
+    def reported(session: Session) -> dict[str, str]:
+        report = json.loads((session.root / "r.json").read_text("utf-8"))
+        return {t["nodeid"]: t["outcome"] for t in report["tests"]}
+
+    # Each test's outcome, the lint item's among them.
+    assert reported(xdist) == reported(serial)
+    assert reported(xdist) == {
+        "eval-lint": "passed",
+        "evals/alpha.yaml::alpha": "passed",
+        "evals/beta.yaml::beta": "passed",
+        "test_unit.py::test_plain": "passed",
+    }
 
     def metadata(session: Session) -> dict[str, Any]:
         report = json.loads((session.root / "r.json").read_text("utf-8"))
@@ -498,21 +534,3 @@ def test_html_report_agrees(
     assert parts(xdist) == parts(serial)
     details, cells, _ = parts(xdist)
     assert len(details) == len(cells) == 8
-
-
-def test_lint_agrees(
-    pytester: pytest.Pytester, serial_and_xdist: Callable[..., tuple[Session, Session]]
-) -> None:
-    pytester.makeini("[pytest]\n")
-    write(pytester.path / "rules" / "git-attribution.md", test_lint.RULE)
-    write(
-        pytester.path / "evals" / "good.yaml", test_lint.GOOD.format(id="good", prompt="Commit it.")
-    )
-
-    serial, xdist = serial_and_xdist("--eval-lint", "-k", "nothing")
-
-    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 1}
-    assert xdist.result.ret == serial.result.ret == 0
-    for session in (serial, xdist):
-        assert "evals: WARNING suite-size: the suite has 1 case" in session.out
-    assert xdist.results() == serial.results()
