@@ -192,22 +192,7 @@ def live_cases() -> dict[str, str]:
     return cases
 
 
-def test_live_runs_errors_and_broken_files_under_two_workers(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite(textwrap.dedent(LIVE_AGENT), live_cases())
-
-    result, out = under_two_workers(pytester)
-
-    result.assert_outcomes(passed=6, errors=2)
-    assert "suite: 6/7 cases passed · Score: 6/6 (100%) · 1 error · normal 6/7" in out
-    assert "agent crashed: out of memory" in out
-    assert "evals/broken.yaml:3: checks:" in out
-    assert "eval gate: INCONCLUSIVE (1 case errored: crash; 1 case file could not be loaded)" in out
-    assert result.ret == 2
-
-
-def test_live_runs_and_errors_agree(
+def test_live_runs_errors_and_broken_files_agree(
     make_suite: SuiteBuilder, serial_and_xdist: Callable[..., tuple[Session, Session]]
 ) -> None:
     make_suite(textwrap.dedent(LIVE_AGENT), live_cases())
@@ -216,6 +201,14 @@ def test_live_runs_and_errors_agree(
 
     assert serial.outcomes()["errors"] == 2
     assert_same(serial, xdist)
+    out = xdist.out
+    assert out.count("= eval gate =") == 1
+    xdist.result.assert_outcomes(passed=6, errors=2)
+    assert "suite: 6/7 cases passed · Score: 6/6 (100%) · 1 error · normal 6/7" in out
+    assert "agent crashed: out of memory" in out
+    assert "evals/broken.yaml:3: checks:" in out
+    assert "eval gate: INCONCLUSIVE (1 case errored: crash; 1 case file could not be loaded)" in out
+    assert xdist.result.ret == 2
     (doc,) = xdist.results()
     # The crashed run and the broken file.
     assert (doc["verdict"], doc["errors"]) == ("INCONCLUSIVE", 2)
@@ -288,23 +281,48 @@ def test_broken_files_in_one_session_agree(
     assert xdist.result.ret != 0
 
 
-@pytest.mark.parametrize("selection", list(test_bad_input.SELECTIONS))
+#: The four selections of test_bad_input.SELECTIONS (-m, -k, --eval-tags, --eval-defends)
+#: in one session; ``-k`` drops one case by name instead of matching nothing.
+SELECTION = (
+    "-m", "critical", "-k", "not dropped-by-keyword",
+    "--eval-tags", "x", "--eval-defends", "rules/other.md",
+)  # fmt: skip
+
+
+def deselected_cases() -> dict[str, str]:
+    """Four valid cases, each selected by three of the options of :data:`SELECTION` and
+    deselected by the one its id names: each option must deselect on its own."""
+    selected = {"severity": "critical", "tags": "[x]", "defends": "rules/other.md"}
+    dropped_by = {
+        "marker": {"severity": "normal"},
+        "keyword": {},
+        "tags": {"tags": "[good]"},
+        "defends": {"defends": "rules/good.md"},
+    }
+    return {
+        f"evals/dropped-by-{name}.yaml": f"id: dropped-by-{name}\n"
+        + "".join(f"{key}: {value}\n" for key, value in {**selected, **change}.items())
+        + "checks:\n  - type: file_exists\n    path: ok.txt\n"
+        for name, change in dropped_by.items()
+    }
+
+
 def test_broken_file_reported_when_selection_deselects_everything(
-    make_suite: SuiteBuilder,
-    serial_and_xdist: Callable[..., tuple[Session, Session]],
-    selection: str,
+    make_suite: SuiteBuilder, serial_and_xdist: Callable[..., tuple[Session, Session]]
 ) -> None:
     bad = test_bad_input.BAD["unknown-check-type"]
-    make_suite(fixtures=test_bad_input.broken_suite(bad))
+    suite = {**test_bad_input.broken_suite(bad), **deselected_cases()}
+    del suite["evals/good.yaml"]
+    make_suite(fixtures=suite)
 
-    serial, xdist = serial_and_xdist(
-        "--eval-workspace", "graded", *test_bad_input.SELECTIONS[selection]
-    )
+    serial, xdist = serial_and_xdist("--eval-workspace", "graded", *SELECTION)
 
-    assert serial.result.parseoutcomes().get("deselected") == 1
+    # Each valid case was deselected (by its own option: it passes the other three), and
+    # no option dropped the broken file.
+    assert serial.result.parseoutcomes().get("deselected") == 4
     assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "errors": 1}
     assert_same(serial, xdist, results=False)
-    assert "good-case" not in xdist.out
+    assert "dropped-by-" not in xdist.out
     test_bad_input.assert_reported(xdist.result, bad)
 
 
@@ -382,7 +400,15 @@ repo = test_variants.repo
 services = test_variants.services
 
 
-def test_pins_secrets_and_json_report_agree(
+def lint_section(session: Session) -> list[str]:
+    """The ``eval lint`` section: the findings the lint item sent to the controller."""
+    lines = session.out.replace(str(session.root), "<root>").splitlines()
+    start = next(i for i, line in enumerate(lines) if "= eval lint =" in line) + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("="))
+    return [line for line in lines[start:end] if line.strip()]
+
+
+def test_pins_secrets_json_report_and_lint_agree(
     make_suite: SuiteBuilder,
     fake_claude: Callable[..., Path],
     pytester: pytest.Pytester,
@@ -393,14 +419,42 @@ def test_pins_secrets_and_json_report_agree(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value-123")
     make_suite.steered(["alpha", "beta"], severities={"beta": "critical"}, agent="claude")
     pytester.makepyfile(test_unit="def test_plain():\n    assert True\n")
+    # The lint scenario: a rule and a case defending it, which -k leaves out; the lint
+    # item, added after selection, runs although -k does not name it either.
+    write(pytester.path / "rules" / "git-attribution.md", test_lint.RULE)
+    write(
+        pytester.path / "evals" / "good.yaml", test_lint.GOOD.format(id="good", prompt="Commit it.")
+    )
 
-    serial, xdist = serial_and_xdist("--json-report", "--json-report-file=r.json")
+    serial, xdist = serial_and_xdist(
+        "--json-report", "--json-report-file=r.json",
+        "--eval-lint", "-k", "alpha or beta or plain",
+    )  # fmt: skip
 
-    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 3}
+    assert serial.result.parseoutcomes().get("deselected") == 1
+    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 4}
     assert_same(serial, xdist)
+    assert xdist.result.ret == serial.result.ret == 0
     (doc,) = xdist.results()
     assert doc["pins"]["models"] == ["m-9"]
     assert doc["usage"]["tokens_total"] == 2 * 1334
+    for session in (serial, xdist):
+        assert "evals: WARNING suite-size: the suite has 3 cases" in session.out
+    assert lint_section(xdist) == lint_section(serial)
+    assert lint_section(xdist)[-1] == "eval lint: 0 errors, 1 warning"
+
+    def reported(session: Session) -> dict[str, str]:
+        report = json.loads((session.root / "r.json").read_text("utf-8"))
+        return {t["nodeid"]: t["outcome"] for t in report["tests"]}
+
+    # Each test's outcome, the lint item's among them.
+    assert reported(xdist) == reported(serial)
+    assert reported(xdist) == {
+        "eval-lint": "passed",
+        "evals/alpha.yaml::alpha": "passed",
+        "evals/beta.yaml::beta": "passed",
+        "test_unit.py::test_plain": "passed",
+    }
 
     def metadata(session: Session) -> dict[str, Any]:
         report = json.loads((session.root / "r.json").read_text("utf-8"))
@@ -480,21 +534,3 @@ def test_html_report_agrees(
     assert parts(xdist) == parts(serial)
     details, cells, _ = parts(xdist)
     assert len(details) == len(cells) == 8
-
-
-def test_lint_agrees(
-    pytester: pytest.Pytester, serial_and_xdist: Callable[..., tuple[Session, Session]]
-) -> None:
-    pytester.makeini("[pytest]\n")
-    write(pytester.path / "rules" / "git-attribution.md", test_lint.RULE)
-    write(
-        pytester.path / "evals" / "good.yaml", test_lint.GOOD.format(id="good", prompt="Commit it.")
-    )
-
-    serial, xdist = serial_and_xdist("--eval-lint", "-k", "nothing")
-
-    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 1}
-    assert xdist.result.ret == serial.result.ret == 0
-    for session in (serial, xdist):
-        assert "evals: WARNING suite-size: the suite has 1 case" in session.out
-    assert xdist.results() == serial.results()
