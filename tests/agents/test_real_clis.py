@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +20,7 @@ import pytest
 
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 from tests.helpers.results import only_results
-from tests.helpers.sandbox import USER_CACHE, requires_bwrap
+from tests.helpers.sandbox import USER_CACHE, Hostile, hostile_targets, requires_bwrap
 
 pytestmark = pytest.mark.real_cli
 
@@ -493,53 +491,41 @@ def test_claude_in_the_sandbox_changes_its_workspace_and_nothing_else(
     """The real CLI's Bash tool, told by the model to write to a home directory and the
     repository, to delete a file in /tmp, to plant a file in another run's workspace and
     to kill a process outside: none of it lands, and the runs are graded as usual."""
-    home = USER_CACHE / f"evalcases-test-home-{uuid.uuid4().hex[:8]}"
-    home.mkdir(parents=True)
-    keep = tmp_path / "elsewhere" / "keep.txt"
-    keep.parent.mkdir()
-    keep.write_text("keep")
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    sleeper = subprocess.Popen(["sleep", "300"])
+    with hostile_targets(pytester.path, tmp_path) as hostile:
+        result = claude_hostile_session(pytester, claude_env, hostile)
+        assert hostile.landed() == []
+    result.assert_outcomes(passed=2)
+    records = {r["id"]: r for r in only_results(pytester.path)["cases"]}
+    # Read from the transcript: the tool's output reached the CLI's stream.
+    assert records["b-hostile"]["refused_writes"] == [
+        f"{hostile.home}/owned-by-eval",
+        f"{pytester.path}/ROGUE.md",
+    ]
+    assert records["a-neighbour"]["refused_writes"] == []
+
+
+def claude_hostile_session(
+    pytester: pytest.Pytester, claude_env: ModelServer, hostile: Hostile
+) -> pytest.RunResult:
+    """The two cases, the model telling the CLI's Bash tool what to do in each."""
 
     def script(request: Request) -> Reply:
         if request.tool_results:
             return Reply(text="done: ok")
         work = "echo made-by-the-agent > made.txt"
         if "MARK-neighbour" in request.text:
-            return Reply(shell=f"{work}; pwd > {shared}/neighbour-workspace")
-        neighbour = (shared / "neighbour-workspace").read_text().strip()
+            return Reply(shell=f"{work}; pwd > {hostile.shared}/neighbour-workspace")
         return Reply(
-            shell=f"{work}; echo x > {home}/owned-by-eval; echo y > {pytester.path}/ROGUE.md; "
-            f"rm -f {keep}; echo z > {neighbour}/planted.txt; kill -9 {sleeper.pid}; true"
+            shell=f"{work}; echo x > {hostile.home}/owned-by-eval; "
+            f"echo y > {hostile.repo}/ROGUE.md; rm -f {hostile.keep}; "
+            f"echo z > {hostile.neighbour()}/planted.txt; kill -9 {hostile.sleeper.pid}; true"
         )
 
     claude_env.script = script
-    pytester.makefile(
-        ".ini", tox=CLAUDE_INI + f"eval_sandbox = bwrap\neval_sandbox_rw = {shared}\n"
-    )
+    ini = CLAUDE_INI + f"eval_sandbox = bwrap\neval_sandbox_rw = {hostile.shared}\n"
+    pytester.makefile(".ini", tox=ini)
     for name, prompt in SANDBOXED_CASES.items():
         case = CASE.replace("id: acts", f"id: {name}").replace("prompt: Write made.txt\n", prompt)
         (pytester.path / "evals").mkdir(exist_ok=True)
         (pytester.path / "evals" / f"{name}.yaml").write_text(case)
-    try:
-        result = pytester.runpytest("-p", "no:cacheprovider")
-
-        neighbour = Path((shared / "neighbour-workspace").read_text().strip())
-        assert not (home / "owned-by-eval").exists()
-        assert not (pytester.path / "ROGUE.md").exists()
-        assert keep.read_text() == "keep"
-        assert not (neighbour / "planted.txt").exists()
-        assert sleeper.poll() is None
-    finally:
-        sleeper.kill()
-        sleeper.wait()
-        shutil.rmtree(home, ignore_errors=True)
-    result.assert_outcomes(passed=2)
-    records = {r["id"]: r for r in only_results(pytester.path)["cases"]}
-    # Read from the transcript: the tool's output reached the CLI's stream.
-    assert records["b-hostile"]["refused_writes"] == [
-        f"{home}/owned-by-eval",
-        f"{pytester.path}/ROGUE.md",
-    ]
-    assert records["a-neighbour"]["refused_writes"] == []
+    return pytester.runpytest("-p", "no:cacheprovider")

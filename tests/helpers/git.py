@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -21,3 +22,19 @@ def git(cwd: Path, *args: str) -> str:
         ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
     )
     return done.stdout
+
+
+def make_repo(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """A new repository at ``root`` with ``files`` (path -> text or bytes) committed."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q")
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, "utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "one")
+    return root

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -47,3 +52,55 @@ def gone(text: str, within: float = 5.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+@dataclass
+class Hostile:
+    """What a hostile agent goes after, made by a test outside its suite: a home outside
+    /tmp (read-only, not merely hidden, in the sandbox), the repository under test, a
+    file elsewhere in /tmp, a directory shared with the runs (where the first run leaves
+    its workspace's path, ``neighbour-workspace``, for the next to go after) and a
+    process outside."""
+
+    repo: Path
+    home: Path
+    keep: Path
+    shared: Path
+    sleeper: subprocess.Popen[bytes]
+
+    def neighbour(self) -> Path:
+        return Path((self.shared / "neighbour-workspace").read_text().strip())
+
+    def landed(self) -> list[str]:
+        """What of the attempts reached its target (``*ROGUE*`` files in the repository,
+        ``home``, ``deleted``, ``neighbour``, ``killed``)."""
+        found = [p.name for p in self.repo.iterdir() if "ROGUE" in p.name]
+        if (self.home / "owned-by-eval").exists():
+            found.append("home")
+        if not self.keep.exists():
+            found.append("deleted")
+        if (self.neighbour() / "planted.txt").exists():
+            found.append("neighbour")
+        if self.sleeper.poll() is not None:
+            found.append("killed")
+        return sorted(found)
+
+
+@contextmanager
+def hostile_targets(repo: Path, scratch: Path) -> Iterator[Hostile]:
+    """The targets of a hostile agent for the suite in ``repo``; ``scratch`` is the
+    test's own temporary directory. The home and the process go afterwards."""
+    home = USER_CACHE / f"evalcases-test-home-{uuid.uuid4().hex[:8]}"
+    home.mkdir(parents=True)
+    keep = scratch / "elsewhere" / "keep.txt"
+    keep.parent.mkdir()
+    keep.write_text("keep")
+    shared = scratch / "shared"
+    shared.mkdir()
+    sleeper = subprocess.Popen(["sleep", "300"])
+    try:
+        yield Hostile(repo, home, keep, shared, sleeper)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        shutil.rmtree(home, ignore_errors=True)

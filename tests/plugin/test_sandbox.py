@@ -7,20 +7,16 @@ that changed the repository is an ``escaped-workspace`` error."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.git import git
 from tests.helpers.results import only_results
-from tests.helpers.sandbox import USER_CACHE, requires_bwrap
+from tests.helpers.sandbox import Hostile, hostile_targets, requires_bwrap
 from tests.helpers.suite import SuiteBuilder
 
 #: The command agent: does the case's work in the workspace, then tries everything else.
@@ -80,31 +76,6 @@ CASES = {
 }
 
 
-@dataclass
-class Hostile:
-    """What the hostile agent goes after, made by the test and outside its suite."""
-
-    repo: Path
-    home: Path
-    keep: Path
-    shared: Path
-    sleeper: subprocess.Popen[bytes]
-
-    def landed(self) -> list[str]:
-        """What of the agent's, setup's and check's attempts reached its target."""
-        found = [p.name for p in self.repo.iterdir() if "ROGUE" in p.name]
-        if (self.home / "owned-by-eval").exists():
-            found.append("home")
-        if not self.keep.exists():
-            found.append("deleted")
-        neighbour = Path((self.shared / "neighbour-workspace").read_text())
-        if (neighbour / "planted.txt").exists():
-            found.append("neighbour")
-        if self.sleeper.poll() is not None:
-            found.append("killed")
-        return sorted(found)
-
-
 @pytest.fixture
 def hostile(
     make_suite: SuiteBuilder,
@@ -114,35 +85,26 @@ def hostile(
 ) -> Iterator[Hostile]:
     """The suite in a git repository, the targets of the hostile agent, and the
     environment that names them."""
-    # A home of the test's own, outside /tmp like a real one (the private /tmp would
-    # hide a directory of pytest's: it must be read-only, not merely absent).
-    home = USER_CACHE / f"evalcases-test-home-{uuid.uuid4().hex[:8]}"
-    home.mkdir(parents=True)
-    keep = tmp_path / "elsewhere" / "keep.txt"
-    keep.parent.mkdir()
-    keep.write_text("keep")
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    sleeper = subprocess.Popen(["sleep", "300"])
-    monkeypatch.setenv("HOSTILE_HOME", str(home))
-    monkeypatch.setenv("HOSTILE_REPO", str(pytester.path))
-    monkeypatch.setenv("HOSTILE_KEEP", str(keep))
-    monkeypatch.setenv("HOSTILE_SHARED", str(shared))
-    monkeypatch.setenv("HOSTILE_PID", str(sleeper.pid))
-    make_suite(HOSTILE_AGENT, CASES, fixtures={"AGENTS.md": "Work in the workspace only.\n"})
-    ini = (pytester.path / "tox.ini").read_text()
-    # Only the shared directory is writable: not the repository, as the suite builder
-    # lets its test agents by default.
-    ini = "\n".join(line for line in ini.splitlines() if not line.startswith("eval_sandbox"))
-    (pytester.path / "tox.ini").write_text(ini + f"\neval_sandbox_rw = {shared}\n")
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "suite"]):
-        git(pytester.path, *args)
-    try:
-        yield Hostile(pytester.path, home, keep, shared, sleeper)
-    finally:
-        sleeper.kill()
-        sleeper.wait()
-        shutil.rmtree(home, ignore_errors=True)
+    with hostile_targets(pytester.path, tmp_path) as hostile:
+        for name, value in {
+            "HOSTILE_HOME": hostile.home,
+            "HOSTILE_REPO": pytester.path,
+            "HOSTILE_KEEP": hostile.keep,
+            "HOSTILE_SHARED": hostile.shared,
+            "HOSTILE_PID": hostile.sleeper.pid,
+        }.items():
+            monkeypatch.setenv(name, str(value))
+        make_suite(HOSTILE_AGENT, CASES, fixtures={"AGENTS.md": "Work in the workspace only.\n"})
+        ini = (pytester.path / "tox.ini").read_text()
+        # Only the shared directory is writable: not the repository, as the suite
+        # builder lets its test agents by default.
+        lines = [line for line in ini.splitlines() if not line.startswith("eval_sandbox")]
+        (pytester.path / "tox.ini").write_text(
+            "\n".join(lines) + f"\neval_sandbox_rw = {hostile.shared}\n"
+        )
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "suite"]):
+            git(pytester.path, *args)
+        yield hostile
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -13,26 +13,12 @@ import pytest
 
 from pytest_evalcases import git
 from pytest_evalcases.containment import TreeState, changed_files, refused_paths, tree_state
+from tests.helpers.git import make_repo
 
 
 def repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
     """A repository with ``files`` committed (a README by default)."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    for args in (
-        ["init", "-q"],
-        ["config", "user.email", "t@example.com"],
-        ["config", "user.name", "t"],
-        ["config", "commit.gpgsign", "false"],
-    ):
-        assert git.run(root, args).returncode == 0
-    for rel, text in (files or {"README": "hello\n"}).items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, "utf-8")
-    assert git.run(root, ["add", "-A"]).returncode == 0
-    assert git.run(root, ["commit", "-q", "-m", "one"]).returncode == 0
-    return root
+    return make_repo(tmp_path / "repo", files or {"README": "hello\n"})
 
 
 def state(path: Path) -> TreeState:

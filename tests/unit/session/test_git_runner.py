@@ -7,21 +7,11 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases import git
+from tests.helpers.git import make_repo
 
 
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    for args in (
-        ["init", "-q"],
-        ["config", "user.email", "t@example.com"],
-        ["config", "user.name", "t"],
-    ):
-        assert git.run(root, args).returncode == 0
-    (root / "a.bin").write_bytes(bytes(range(256)))
-    assert git.run(root, ["add", "a.bin"]).returncode == 0
-    assert git.run(root, ["commit", "-q", "-m", "one"]).returncode == 0
-    return root
+    return make_repo(tmp_path / "repo", {"a.bin": bytes(range(256))})
 
 
 def test_run_returns_the_result_whatever_the_exit_status(tmp_path: Path) -> None:
