@@ -106,8 +106,9 @@ class Driver:
         """The plugin run over ``cases`` (path without ``.yaml`` -> YAML) in ``pytester``,
         this driver's fake printing ``sample`` and exiting with ``exit_code``."""
         pytester.makefile(".yaml", **cases)
-        # The fake CLI may keep its record in the rootdir, also under the sandbox.
-        pytester.makeini("[pytest]\neval_sandbox_rw = .\n")
+        # The fake CLI may keep its record in the rootdir, also under the sandbox, and
+        # reads its sample from this checkout, which may be below /tmp (hidden there).
+        pytester.makeini(f"[pytest]\neval_sandbox_rw = .\neval_sandbox_ro = {SAMPLES}\n")
         use_fake(monkeypatch, sample, exit_code)
         return self.runpytest(pytester, *args)
 
