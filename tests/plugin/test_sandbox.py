@@ -21,7 +21,7 @@ from tests.helpers.suite import SuiteBuilder
 
 #: The command agent: does the case's work in the workspace, then tries everything else.
 HOSTILE_AGENT = """
-import os, pathlib, signal, sys
+import os, pathlib, signal, sys, time
 
 here = pathlib.Path.cwd()
 (here / "result.txt").write_text("done")
@@ -29,7 +29,9 @@ case = os.environ["EVALCASES_CASE_ID"]
 shared = pathlib.Path(os.environ["HOSTILE_SHARED"])
 if case == "neighbour":
     # Leaves its workspace's path where the hostile run will find it.
-    (shared / "neighbour-workspace").write_text(str(here))
+    # Whole or not at all (renamed into place): the hostile run may be reading.
+    (shared / "neighbour-workspace.part").write_text(str(here))
+    (shared / "neighbour-workspace.part").rename(shared / "neighbour-workspace")
     print("ok")
     sys.exit(0)
 
@@ -42,7 +44,13 @@ def attempt(label, action):
         print(f"{label}: {exc}", file=sys.stderr)
 
 
-neighbour = pathlib.Path((shared / "neighbour-workspace").read_text())
+# Under xdist the neighbour runs at the same time, on the other worker.
+handed = shared / "neighbour-workspace"
+for _ in range(600):
+    if handed.exists():
+        break
+    time.sleep(0.05)
+neighbour = pathlib.Path(handed.read_text())
 home, repo = pathlib.Path(os.environ["HOSTILE_HOME"]), pathlib.Path(os.environ["HOSTILE_REPO"])
 attempt("home", lambda: (home / "owned-by-eval").write_text("x"))
 attempt("repo", lambda: (repo / "ROGUE.md").write_text("y"))
