@@ -7,20 +7,28 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 
 def interrupted_pytest(
-    cwd: Path, ready: Callable[[], bool], env: Mapping[str, str] | None = None
+    cwd: Path,
+    ready: Callable[[], bool],
+    env: Mapping[str, str] | None = None,
+    *,
+    sig: signal.Signals = signal.SIGINT,
+    args: Sequence[str] = (),
+    group: bool = False,
 ) -> tuple[int, str]:
-    """Start ``pytest -q`` in ``cwd``, send SIGINT once ``ready()`` holds, and return
-    its exit status and output."""
+    """Start ``pytest -q ARGS`` in ``cwd``, send ``sig`` once ``ready()`` holds (to its
+    whole process group with ``group``, as a CI runner cancelling a job does), and
+    return its exit status and output."""
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     full_env.pop("PYTEST_ADDOPTS", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
         cwd=cwd,
+        start_new_session=group,
         env=full_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -32,7 +40,10 @@ def interrupted_pytest(
             assert proc.poll() is None, proc.communicate()[0]
             assert time.monotonic() < deadline, "the run never got ready to interrupt"
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         out, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -473,3 +475,63 @@ def test_eval_agent_home_takes_isolated_or_inherit(pytester: pytest.Pytester) ->
     result.stderr.fnmatch_lines(
         ["*ini option eval_agent_home expects isolated or inherit, got 'shared'*"]
     )
+
+
+@pytest.mark.parametrize(
+    ("sig", "args", "group"),
+    [
+        pytest.param(signal.SIGTERM, (), False, id="sigterm"),
+        pytest.param(signal.SIGHUP, (), False, id="sighup"),
+        # A CI runner cancelling the job signals pytest's whole process group: the xdist
+        # workers too, whose agents run in sessions of their own.
+        pytest.param(signal.SIGTERM, ("-n", "2"), True, id="sigterm-group-xdist"),
+    ],
+)
+def test_sigterm_and_sighup_end_the_run_like_ctrl_c(
+    make_suite: SuiteBuilder,
+    pytester: pytest.Pytester,
+    sig: signal.Signals,
+    args: tuple[str, ...],
+    group: bool,
+) -> None:
+    mark = f"evalcases-mark-{pytester.path}"
+    make_suite(
+        """
+        import os, pathlib, subprocess, sys, time
+        if os.environ["EVALCASES_CASE_ID"] == "a-fast":
+            print("x")
+            sys.exit(0)
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", os.environ["MARK"]])
+        started = pathlib.Path(os.environ["STARTED"])
+        started.mkdir(exist_ok=True)
+        (started / os.environ["EVALCASES_CASE_ID"]).touch()
+        time.sleep(600)
+        """,
+        {name: simple_case(name) for name in ("a-fast", "b-slow", "c-slow")},
+    )
+    started = pytester.path / "started"
+
+    def running() -> bool:
+        # Under xdist both cases run at once; serially the first one.
+        want = 2 if args else 1
+        return started.is_dir() and len(list(started.iterdir())) >= want
+
+    returncode, out = interrupted_pytest(
+        pytester.path,
+        running,
+        {"STARTED": str(started), "MARK": mark},
+        sig=sig,
+        args=args,
+        group=group,
+    )
+
+    assert returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "eval gate" in out
+    (results,) = (pytester.path / "evals" / "results").glob("*.json")
+    doc = json.loads(results.read_text("utf-8"))
+    assert doc["complete"] is False
+    assert "interrupted" in doc["incomplete_reasons"]
+    assert [(c["id"], c["outcome"]) for c in doc["cases"]] == [("a-fast", "passed")]
+    assert "incomplete: interrupted" in out
+    assert gone(str(pytester.path / "agent.py"))
+    assert gone(mark)

@@ -14,7 +14,7 @@ import pytest
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import SEVERITIES
-from pytest_evalcases.plugin import cache, integrations, options, preflight, reporting
+from pytest_evalcases.plugin import cache, integrations, options, preflight, reporting, signals
 from pytest_evalcases.plugin import hookspecs as newhooks
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalFile, EvalItem, TaskDirFile
 from pytest_evalcases.plugin.stash import SESSION_KEY, is_worker, session_of
@@ -55,6 +55,9 @@ def pytest_configure(config: pytest.Config) -> None:
         workspaces=options.workspace_dirs(config),
     )
     config.stash[SESSION_KEY] = state
+    interrupts = signals.Interrupts()
+    interrupts.install()
+    config.add_cleanup(interrupts.restore)
     config.pluginmanager.register(reporting.SessionHooks(config, state), "evalcases-session")
     if agent is not None and not is_worker(config):
         # The controller checks the agent once for the session, before the first case.
