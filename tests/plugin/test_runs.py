@@ -485,14 +485,17 @@ def test_eval_agent_home_takes_isolated_or_inherit(pytester: pytest.Pytester) ->
         # A CI runner cancelling the job signals pytest's whole process group: the xdist
         # workers too, whose agents run in sessions of their own.
         pytest.param(signal.SIGTERM, ("-n", "2"), True, id="sigterm-group-xdist"),
+        pytest.param(signal.SIGTERM, ("-n", "2"), False, id="sigterm-controller-xdist"),
     ],
 )
+@pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_sigterm_and_sighup_end_the_run_like_ctrl_c(
     make_suite: SuiteBuilder,
     pytester: pytest.Pytester,
     sig: signal.Signals,
     args: tuple[str, ...],
     group: bool,
+    sandbox: str,
 ) -> None:
     mark = f"evalcases-mark-{pytester.path}"
     make_suite(
@@ -508,6 +511,7 @@ def test_sigterm_and_sighup_end_the_run_like_ctrl_c(
         time.sleep(600)
         """,
         {name: simple_case(name) for name in ("a-fast", "b-slow", "c-slow")},
+        ini=f"eval_sandbox = {sandbox}\neval_sandbox_rw = {pytester.path}\n",
     )
     started = pytester.path / "started"
 
