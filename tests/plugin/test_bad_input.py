@@ -147,6 +147,42 @@ BAD: dict[str, Bad] = {
     ),
     "timeout-not-number": bad_field("timeout: abc\n", 4, "timeout", "number", "'abc'"),
     "timeout-negative": bad_field("timeout: -5\n", 4, "timeout", "greater than 0", "-5"),
+    # Valid numbers that would fail only when the run waits on them.
+    "timeout-infinite": bad_field("timeout: .inf\n", 4, "timeout", "finite number", "inf"),
+    "timeout-too-long": bad_field("timeout: 1.0e10\n", 4, "timeout", "less than or equal to 86400"),
+    "check-timeout-infinite": bad_checks(
+        "  - {type: command_succeeds, command: 'true', timeout: .inf}\n",
+        5,
+        "checks[0].timeout",
+        "finite number",
+    ),
+    "json-duplicate-key": Bad(
+        "evals/bad.json",
+        '{\n  "id": "bad",\n  "defends": "rules/x.md",\n  "id": "other",\n'
+        '  "checks": [{"type": "file_exists", "path": "ok.txt"}]\n}\n',
+        4,
+        "",
+        ("invalid JSON", "duplicate key 'id' in one object"),
+    ),
+    "json-infinity": Bad(
+        "evals/bad.json",
+        '{\n  "id": "bad",\n  "defends": "rules/x.md",\n  "timeout": Infinity,\n'
+        '  "checks": [{"type": "file_exists", "path": "ok.txt"}]\n}\n',
+        4,
+        "",
+        ("invalid JSON", "Infinity is not a JSON number"),
+    ),
+    "json-huge-number": Bad(
+        "evals/bad.json",
+        '{\n  "id": "bad",\n  "defends": "rules/x.md",\n  "timeout": 1e999,\n'
+        '  "checks": [{"type": "file_exists", "path": "ok.txt"}]\n}\n',
+        4,
+        "",
+        ("invalid JSON", "1e999 is too large a number"),
+    ),
+    "json-nested-too-deeply": Bad(
+        "evals/bad.json", "[" * 5000 + "]" * 5000, None, "", ("invalid JSON", "nested too deeply")
+    ),
     "bare-not-bool": bad_field("bare: maybe\n", 4, "bare", "boolean", "'maybe'"),
     "tags-not-list": bad_field("tags: 5\n", 4, "tags", "list", "5"),
     "min-pass-rate-above-1": bad_field(

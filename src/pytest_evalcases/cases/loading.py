@@ -9,6 +9,7 @@ phrases the errors.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -259,9 +260,18 @@ def _parse(path: Path, text: str) -> Any:
         raise empty_file_error(path)
     if path.suffix == ".json":
         try:
-            return json.loads(text)
+            return json.loads(
+                text,
+                object_pairs_hook=_unique_keys,
+                parse_constant=_no_constant,
+                parse_float=_finite_float,
+            )
         except json.JSONDecodeError as exc:
             raise json_error(path, exc) from None
+        except _JSONRefused as exc:
+            raise CaseFileError(str(path), exc.reason, line=exc.line(text)) from None
+        except RecursionError:
+            raise CaseFileError(str(path), "invalid JSON: nested too deeply") from None
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
@@ -280,3 +290,46 @@ def _fixture(
             loc, "value", f"fixture directory {cwd!r} not found (relative to {evals_root})"
         )
     return fixture
+
+
+class _JSONRefused(ValueError):
+    """JSON that parses but that a case file must not hold; ``token`` finds its line."""
+
+    def __init__(self, reason: str, token: str, nth: int = 1) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.token = token
+        self.nth = nth
+
+    def line(self, text: str) -> int | None:
+        """The 1-based line of the ``nth`` occurrence of the token, when it is found."""
+        at = -1
+        for _ in range(self.nth):
+            at = text.find(self.token, at + 1)
+            if at < 0:
+                return None
+        return text.count("\n", 0, at) + 1
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (``json`` would keep the last one
+    silently; YAML files refuse it too)."""
+    seen: dict[str, int] = {}
+    for key, _ in pairs:
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            raise _JSONRefused(
+                f"invalid JSON: duplicate key {key!r} in one object", json.dumps(key), 2
+            )
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise _JSONRefused(f"invalid JSON: {name} is not a JSON number", name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _JSONRefused(f"invalid JSON: {text} is too large a number", text)
+    return value

@@ -22,6 +22,9 @@ from pydantic import (
 from pytest_evalcases.kinds import Severity
 
 TASK_SEVERITY: dict[str, Severity] = {"HIGH": "critical", "MEDIUM": "normal", "LOW": "advisory"}
+#: The longest ``timeout:`` a case or a check may ask for: a day, in seconds (a larger or
+#: infinite one would validate and then fail when the run waits).
+MAX_TIMEOUT = 86400.0
 
 
 def _compile(pattern: str) -> str:
@@ -160,7 +163,7 @@ class CommandSucceeds(CheckModel):
 
     type: Literal["command_succeeds"]
     command: str = Field(min_length=1)
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
 
 
 class CommandFails(CheckModel):
@@ -168,7 +171,7 @@ class CommandFails(CheckModel):
 
     type: Literal["command_fails"]
     command: str = Field(min_length=1)
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
 
 
 class ToolCalled(CheckModel):
@@ -232,7 +235,11 @@ class CaseModelBase(BaseModel):
         "discovery is under test",
     )
     timeout: float | None = Field(
-        default=None, gt=0, description="Seconds for the agent run (default: ini eval_timeout)"
+        default=None,
+        gt=0,
+        le=MAX_TIMEOUT,
+        allow_inf_nan=False,
+        description="Seconds for the agent run (default: ini eval_timeout)",
     )
     min_pass_rate: float = Field(
         default=1.0, ge=0.0, le=1.0, description="With --eval-repeat: share of runs that must pass"
@@ -255,7 +262,7 @@ class TaskFileBase(BaseModel):
     defends: str | None = None
     description: str | None = None
     tags: list[str] = Field(default_factory=list)
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
 
 
 class TaskCheckExtras(BaseModel):
