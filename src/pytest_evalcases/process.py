@@ -158,6 +158,23 @@ def kill_marked(mark: str) -> int:
     return killed
 
 
+def exit_status(code: int | None) -> str:
+    """How a command ended, for a message: ``exit status 3``, or ``killed by SIGKILL``
+    where it died of a signal (Python reports ``-9``)."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def exited(code: int | None) -> str:
+    """``exited with status 3``, or ``was killed by SIGKILL``."""
+    text = exit_status(code)
+    return f"was {text}" if text.startswith("killed") else f"exited with status {code}"
+
+
 def tail(text: str, limit: int = 600) -> str:
     """The last ``limit`` characters of ``text``, stripped, for error messages."""
     text = text.strip()

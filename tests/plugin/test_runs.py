@@ -153,7 +153,7 @@ def test_agent_errors_are_errors_not_failures(
     assert "case crash (critical) defends AGENTS.md: no verdict (crash)" in out
     assert "authentication_failed - set ANTHROPIC_API_KEY" in out
     assert "no verdict (setup)" in out
-    assert "setup failed with exit status 3" in out
+    assert "setup failed (exit status 3)" in out
     assert "no such tool" in out
     assert "Traceback" not in out
     # The short summary gives the reason as it is, not as pytest.fail's "Failed: ...".

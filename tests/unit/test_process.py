@@ -174,3 +174,12 @@ def test_exit_status_and_missing_program(tmp_path: Path) -> None:
     assert process.run("exit 7", cwd=tmp_path).returncode == 7
     with pytest.raises(FileNotFoundError):
         process.run(["/nonexistent/agent-cli"], cwd=tmp_path)
+
+
+def test_a_death_by_signal_is_named(tmp_path: Path) -> None:
+    result = process.run("kill -9 $$", cwd=tmp_path, timeout=10)
+    assert result.returncode == -9
+    assert process.exit_status(result.returncode) == "killed by SIGKILL"
+    assert process.exited(result.returncode) == "was killed by SIGKILL"
+    assert process.exit_status(3) == "exit status 3"
+    assert process.exited(3) == "exited with status 3"

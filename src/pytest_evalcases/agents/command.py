@@ -56,7 +56,7 @@ class CommandAgent:
     def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
         if result.returncode != 0:
             raise AgentError(
-                f"agent command exited with status {result.returncode}: {result.said()}",
+                f"agent command {process.exited(result.returncode)}: {result.said()}",
                 kind="crash",
             )
         return AgentResult(

@@ -147,11 +147,7 @@ def no_result_error(
         )
         kind = "parse"
     else:
-        status = (
-            f"was killed by signal {-result.returncode}"
-            if result.returncode is not None and result.returncode < 0
-            else f"exited with status {result.returncode}"
-        )
+        status = process.exited(result.returncode)
         said = result.said()
         message = f"{agent} {status} without {missing}{cut}: {said}"
         kind = "crash"

@@ -206,7 +206,8 @@ def _describe(result: process.ProcessResult) -> str:
         return "timed out"
     output = (result.stdout + result.stderr).strip()
     tail = output[-300:] if output else ""
-    return f"exit status {result.returncode}" + (f"; output: {quote(tail, 300)}" if tail else "")
+    said = f"; output: {quote(tail, 300)}" if tail else ""
+    return process.exit_status(result.returncode) + said
 
 
 def _command_succeeds(check: schema.CommandSucceeds, ctx: CheckContext) -> Outcome:

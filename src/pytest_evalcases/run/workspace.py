@@ -95,7 +95,7 @@ def run_setup(
     if result.returncode != 0:
         output = result.said()
         raise SetupError(
-            f"setup failed with exit status {result.returncode}: `{command}`\n{output}"
+            f"setup failed ({process.exit_status(result.returncode)}): `{command}`\n{output}"
         )
 
 

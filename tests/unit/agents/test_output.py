@@ -58,7 +58,7 @@ def test_no_result_error_after_a_failure_is_a_crash_or_a_config_error() -> None:
 
     assert (crash.kind, str(crash)) == (
         "crash",
-        "gemini was killed by signal 9 without JSON result: boom",
+        "gemini was killed by SIGKILL without JSON result: boom",
     )
     assert (config.kind, str(config)) == (
         "config",

@@ -139,7 +139,7 @@ def test_failing_setup_is_a_setup_error_with_its_workspace(tmp_path: Path) -> No
         execute(case, Variant(), context(tmp_path), workspaces)
 
     assert caught.value.kind == "setup"
-    assert str(caught.value) == "setup failed with exit status 4: `echo nope >&2; exit 4`\nnope"
+    assert str(caught.value) == "setup failed (exit status 4): `echo nope >&2; exit 4`\nnope"
     assert caught.value.workspace == str(workspaces.made[0])
     assert caught.value.attempts == 1
 
