@@ -47,6 +47,8 @@ class RunError(EvalcasesError):
         self.workspace: str | None = None
         #: How many attempts were made (``--eval-retry-errors``).
         self.attempts = 1
+        #: Seconds the attempts took (set by the runner).
+        self.duration = 0.0
         super().__init__(message)
 
 

@@ -211,6 +211,10 @@ def test_timeout_kills_the_agent_and_its_children(
 
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*timed out after 1.5s*", "workspace kept: *"])
+    (results,) = (pytester.path / "evals" / "results").glob("*.json")
+    (record,) = json.loads(results.read_text("utf-8"))["cases"]
+    # An errored run took its time too.
+    assert (record["error_kind"], record["duration"] >= 1.5) == ("timeout", True)
     workspace = Path(
         next(line for line in result.stdout.lines if line.startswith("workspace kept: ")).split(
             ": ", 1

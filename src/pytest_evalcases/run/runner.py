@@ -92,6 +92,7 @@ def execute(
                     exc.args = (f"{exc} (after {attempt} attempts)",)
                 exc.workspace = str(workspace) if workspace is not None else None
                 exc.attempts = attempt
+                exc.duration = time.monotonic() - start
                 raise
             continue
         report.attempts = attempt

@@ -71,6 +71,7 @@ def run_record(
         rec.error = redact(str(result))
         rec.workspace = result.workspace
         rec.attempts = result.attempts
+        rec.duration = result.duration
     elif result is not None:
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         rec.duration = result.duration
