@@ -180,6 +180,14 @@ BAD: dict[str, Bad] = {
         "",
         ("invalid JSON", "1e999 is too large a number"),
     ),
+    "json-lone-surrogate": Bad(
+        "evals/bad.json",
+        '{\n  "id": "bad",\n  "defends": "rules/x.md",\n  "description": "x\\ud800y",\n'
+        '  "checks": [{"type": "file_exists", "path": "ok.txt"}]\n}\n',
+        4,
+        "",
+        ("invalid JSON", "half of a UTF-16 surrogate pair"),
+    ),
     "json-nested-too-deeply": Bad(
         "evals/bad.json", "[" * 5000 + "]" * 5000, None, "", ("invalid JSON", "nested too deeply")
     ),

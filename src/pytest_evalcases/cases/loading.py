@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -260,12 +261,14 @@ def _parse(path: Path, text: str) -> Any:
         raise empty_file_error(path)
     if path.suffix == ".json":
         try:
-            return json.loads(
+            data = json.loads(
                 text,
                 object_pairs_hook=_unique_keys,
                 parse_constant=_no_constant,
                 parse_float=_finite_float,
             )
+            _no_lone_surrogates(data)
+            return data
         except json.JSONDecodeError as exc:
             raise json_error(path, exc) from None
         except _JSONRefused as exc:
@@ -295,14 +298,19 @@ def _fixture(
 class _JSONRefused(ValueError):
     """JSON that parses but that a case file must not hold; ``token`` finds its line."""
 
-    def __init__(self, reason: str, token: str, nth: int = 1) -> None:
+    def __init__(self, reason: str, token: str, nth: int = 1, *, regex: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.token = token
         self.nth = nth
+        self.regex = regex
 
     def line(self, text: str) -> int | None:
-        """The 1-based line of the ``nth`` occurrence of the token, when it is found."""
+        """The 1-based line of the ``nth`` occurrence of the token (a regular expression
+        with ``regex``), when it is found."""
+        if self.regex:
+            found = re.search(self.token, text)
+            return text.count("\n", 0, found.start()) + 1 if found else None
         at = -1
         for _ in range(self.nth):
             at = text.find(self.token, at + 1)
@@ -333,3 +341,29 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise _JSONRefused(f"invalid JSON: {text} is too large a number", text)
     return value
+
+
+_SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F]"
+
+
+def _no_lone_surrogates(data: Any) -> None:
+    """Refuse a string holding half of a UTF-16 pair (``"\\ud800"`` alone): it is not
+    text, and every report that writes it as UTF-8 would fail."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _JSONRefused(
+                    "invalid JSON: a \\u escape is half of a UTF-16 surrogate pair, "
+                    "not a character",
+                    _SURROGATE_ESCAPE,
+                    regex=True,
+                ) from None
