@@ -156,6 +156,20 @@ BAD: dict[str, Bad] = {
         "checks[0].timeout",
         "finite number",
     ),
+    # Validates as a string, then fails as an argument or a path ("embedded null byte").
+    "nul-in-prompt": bad_yaml(
+        case('defends: rules/x.md\nprompt: "do\\0it"\nchecks:\n' + CHECK),
+        3,
+        "prompt",
+        "contains a NUL character",
+    ),
+    "nul-in-check-command": bad_checks(
+        '  - {type: command_succeeds, command: "tr\\0ue"}\n',
+        5,
+        "checks[0].command",
+        "contains a NUL character",
+    ),
+    "nul-in-tag": bad_field('tags: [ok, "b\\0d"]\n', 4, "tags", "contains a NUL character"),
     "json-duplicate-key": Bad(
         "evals/bad.json",
         '{\n  "id": "bad",\n  "defends": "rules/x.md",\n  "id": "other",\n'

@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    field_validator,
     model_validator,
 )
 
@@ -59,10 +60,21 @@ WorkspacePath = Annotated[
 KebabId = Annotated[str, Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")]
 
 
+def _no_nul(value: Any) -> Any:
+    """A string with a NUL character validates, then fails as an argument, a path or an
+    environment value (``embedded null byte``): refused here, where it names the field."""
+    items = value if isinstance(value, (list, tuple)) else (value,)
+    if any(isinstance(item, str) and "\x00" in item for item in items):
+        raise ValueError("contains a NUL character (\\0), which no command or path can hold")
+    return value
+
+
 class CheckModel(BaseModel):
     """Fields every check has. Subclasses add ``type`` and their own fields."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
 
     type: str
     id: str | None = Field(default=None, min_length=1, description="Default: <type>-<index>")
@@ -206,6 +218,8 @@ class CaseModelBase(BaseModel):
     """One case (docs/case-format.md); the ``checks`` field is added per check registry."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
 
     id: KebabId = Field(description="kebab-case, unique in the suite")
     defends: str = Field(
