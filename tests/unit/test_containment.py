@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import git
+from pytest_evalcases import git, process, sandbox
 from pytest_evalcases.containment import TreeState, changed_files, refused_paths, tree_state
 from tests.helpers.git import make_repo
+from tests.helpers.sandbox import requires_bwrap
 
 
 def repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
@@ -479,16 +479,7 @@ def test_no_path_is_made_up(text: str) -> None:
     assert refused_paths(text) == []
 
 
-def bwrap_works() -> bool:
-    if shutil.which("bwrap") is None:
-        return False
-    probe = subprocess.run(
-        ["bwrap", "--ro-bind", "/", "/", "true"], capture_output=True, check=False
-    )
-    return probe.returncode == 0
-
-
-@pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is missing or cannot make a namespace")
+@requires_bwrap
 def test_the_messages_of_real_refused_writes(tmp_path: Path) -> None:
     target = tmp_path / "outside"
     script = (
@@ -499,12 +490,10 @@ def test_the_messages_of_real_refused_writes(tmp_path: Path) -> None:
         "true"
     )
     target.mkdir()
-    done = subprocess.run(
-        ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "sh", "-c", script],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    # The run's own sandbox, with the target visible read-only (below /tmp it would be
+    # hidden, which makes no EROFS message).
+    box = sandbox.choose("bwrap", read_only=[target])
+    done = process.run(box.wrap(script, cwd=tmp_path), cwd=tmp_path, timeout=60)
 
     expected = [f"{target}/sh", f"{target}/my file", f"{target}/d", f"{target}/py"]
     if shutil.which("node"):
