@@ -10,7 +10,10 @@ from xml.etree import ElementTree
 
 import pytest
 
+from pytest_evalcases import process
+from pytest_evalcases.agents.base import last_words
 from pytest_evalcases.redact import MARK, MIN_SECRET, Redactor, shorten
+from pytest_evalcases.run.checks import quote
 
 PASSWORD = "p@ss\\w0rd\"Q'zz!9"
 AWS_SECRET = "q8Zr2LxW0vTn5KpY7bHc+Md3FsJg9AeU/Ro1QiVy"
@@ -133,3 +136,28 @@ def test_shorten_never_halves_a_mark() -> None:
 def test_shorten_reads_only_a_margin_past_the_cut() -> None:
     answer = "word " * 1_000_000
     assert shorten(answer, 160, redactor=Redactor(ENV)) == answer[:160] + "…"
+
+
+def test_quotes_and_tails_redact_before_they_cut_and_escape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    answer = f"The password is {PASSWORD}; " + "x" * 105 + AWS_SECRET + " and that is all."
+    stderr = f"connecting with {PASSWORD} and {AWS_SECRET}" + "y" * 580
+    output = f"{PASSWORD} {AWS_SECRET}" + "y" * 280
+    timed_out = process.ProcessResult(None, stdout="", stderr=stderr, duration=1.0)
+    said = {
+        "quote": quote(answer),
+        "quote, tail": quote(output, 300, keep="tail"),
+        "process.tail": process.tail(stderr + "\n"),
+        "ProcessResult.said": timed_out.said(),
+        "last_words": last_words(timed_out, limit=30),
+    }
+
+    for where, text in said.items():
+        assert MARK in text, where
+        assert not left_of(AWS_SECRET, text), where
+        assert not left_of(PASSWORD, text), where
+        assert "p@ss" not in text, where
+    assert said["quote"].startswith(f"'The password is {MARK}; xxx")
