@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from pytest_evalcases.redact import shorten
+
 #: Bytes of each stream kept by default (head and tail together).
 DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
 #: The environment variable that marks every process of one run.
@@ -176,9 +178,9 @@ def exited(code: int | None) -> str:
 
 
 def tail(text: str, limit: int = 600) -> str:
-    """The last ``limit`` characters of ``text``, stripped, for error messages."""
-    text = text.strip()
-    return text if len(text) <= limit else "…" + text[-limit:]
+    """The last ``limit`` characters of ``text``, stripped, for error messages: redacted
+    before the cut, which would leave a piece of a secret (docs/results.md, "Secrets")."""
+    return shorten(text.strip(), limit, keep="tail")
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:

@@ -2,20 +2,37 @@
 
 Agents echo what they see, and a check message quotes the agent's answer; a results
 file committed to a repository or uploaded as a CI artifact must not carry an API key.
-:class:`Redactor` replaces anything shaped like a credential, and the literal values of
+:class:`Redactor` replaces anything shaped like a credential, and the values of
 environment variables whose names say they are secret, with :data:`MARK`: in text, and
 in every string of a results document (:meth:`Redactor.data`). It is the one way to
-redact; :func:`redact` is a one-off ``Redactor(env)(text)``.
+redact; :func:`redact` is a one-off ``Redactor(env)(text)``, and :func:`shorten` the
+one way to cut text for a message, after redacting it.
+
+A value is found as it is and as quoting and escaping leave it (Python's ``repr``,
+JSON, XML and HTML, one of them or two in a row), and so is any piece of it
+:data:`MIN_SECRET` characters long: a message that cuts the text it quotes, or a
+process whose output was capped, leaves pieces of a secret, not the whole.
 """
 
 from __future__ import annotations
 
+import functools
+import html
+import itertools
+import json
 import os
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Literal
 
 MARK = "[REDACTED]"
+#: The shortest secret value worth hiding, and the shortest piece of one hidden on its
+#: own. Shorter values ("1", "true", a region name) would blank ordinary words all over
+#: the report; eight characters of a random key take 48 bits off a search for it.
+MIN_SECRET = 8
+#: Characters read past a cut before redacting, so that a secret the cut would halve is
+#: seen whole (credential shapes have no fixed length; the longest are some hundreds).
+CUT_MARGIN = 2048
 
 #: Shapes of well-known credentials. Prefixes stay readable so that a reader can tell
 #: *which* secret leaked; the secret part goes.
@@ -37,12 +54,18 @@ _ASSIGNED = re.compile(
     r"([A-Za-z0-9+/_.~\-]{16,}={0,2})"
 )
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-#: Shorter values ("1", "true", a region name) are not worth hiding and would blank
-#: ordinary words all over the report.
-_MIN_ENV_VALUE = 8
-
 
 _SHAPES = re.compile("|".join(f"(?:{p.pattern})" for p in _PATTERNS))
+# Each shape and assignment holds one of these words: text without any (most text)
+# skips the two expressions above, which cost ten times as much as this search.
+_SHAPE_HINT = re.compile(r"sk-|AIza|gh[pousr]_|github_pat_|xox|AKIA|ASIA|glpat-")
+_ASSIGNED_HINT = re.compile(r"key|token|secret|passw|bearer")  # of the text in lower case
+
+#: How a piece of a secret is first looked for: ``_PROBE`` characters at every
+#: ``_STRIDE``-th position of the text. A piece of ``MIN_SECRET`` characters starts
+#: ``_PROBE``-character windows at ``_STRIDE`` consecutive positions: one is read.
+_STRIDE = 4
+_PROBE = MIN_SECRET - _STRIDE + 1
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
@@ -52,9 +75,97 @@ def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
     values = {
         value
         for name, value in env.items()
-        if _SECRET_NAME.search(name) and len(value.strip()) >= _MIN_ENV_VALUE
+        if _SECRET_NAME.search(name) and len(value.strip()) >= MIN_SECRET
     }
     return sorted(values, key=len, reverse=True)
+
+
+def _repr_escaped(text: str) -> str:
+    """``text`` as ``repr`` writes it inside single quotes (``'`` escaped), as it is
+    when the quoted string holds both kinds of quote."""
+    return repr(text + "'\"")[1:-4]
+
+
+def _xml_attribute(text: str) -> str:
+    """``text`` as ElementTree writes an attribute value (JUnit XML's ``message``)."""
+    escaped = html.escape(text, quote=False).replace('"', "&quot;")
+    return escaped.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#09;")
+
+
+#: The escapes a secret may have been through before redaction sees it; each changes
+#: characters one at a time.
+_ESCAPES: tuple[Callable[[str], str], ...] = (
+    lambda s: repr(s)[1:-1],
+    _repr_escaped,
+    lambda s: json.dumps(s)[1:-1],
+    lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
+    lambda s: html.escape(s, quote=False),
+    html.escape,
+    lambda s: html.escape(s, quote=False).replace('"', "&quot;").replace("'", "&apos;"),
+    _xml_attribute,
+)
+
+
+def _forms(value: str) -> set[str]:
+    """``value`` as it is and as one escape, or two in a row, leave it."""
+    once = {escape(value) for escape in _ESCAPES}
+    twice = {escape(form) for form in once for escape in _ESCAPES}
+    return {value} | once | twice
+
+
+class _Pieces:
+    """Finds every piece ``MIN_SECRET`` characters long of the forms of secret values.
+
+    A set lookup every ``_STRIDE`` characters tells whether a text may hold a piece at
+    all (most text holds none); only then is it read position by position.
+    """
+
+    def __init__(self, values: Iterable[str]) -> None:
+        self.grams: set[str] = set()
+        self.probes: set[str] = set()
+        for form in itertools.chain.from_iterable(_forms(v) for v in values):
+            self.grams.update(_windows(form, MIN_SECRET))
+            self.probes.update(_windows(form, _PROBE))
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """The stretches of ``text`` covered by pieces, merged, in order."""
+        probes = self.probes
+        if not probes or not any(
+            text[i : i + _PROBE] in probes for i in range(0, len(text) - _PROBE + 1, _STRIDE)
+        ):
+            return
+        span: tuple[int, int] | None = None
+        for i in range(len(text) - MIN_SECRET + 1):
+            if text[i : i + MIN_SECRET] not in self.grams:
+                continue
+            if span is not None and i <= span[1]:
+                span = (span[0], i + MIN_SECRET)
+                continue
+            if span is not None:
+                yield span
+            span = (i, i + MIN_SECRET)
+        if span is not None:
+            yield span
+
+
+def _windows(text: str, size: int) -> Iterator[str]:
+    return (text[i : i + size] for i in range(len(text) - size + 1))
+
+
+def _is_path(value: str) -> bool:
+    """A value that names an existing file is a pointer to a secret, not one
+    (``GOOGLE_APPLICATION_CREDENTIALS``): hidden whole, never piece by piece, which
+    would blank every path that shares a directory with it."""
+    return os.path.isabs(value) and os.path.exists(value)
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(values: tuple[str, ...]) -> tuple[_Pieces, tuple[str, ...]]:
+    """The piece finder of the values and the forms of the path values, longest first:
+    made once per set of values, for every ``Redactor`` of the same environment."""
+    paths = [v for v in values if _is_path(v)]
+    whole = sorted({f for v in paths for f in _forms(v)}, key=len, reverse=True)
+    return _Pieces(v for v in values if v not in paths), tuple(whole)
 
 
 class Redactor:
@@ -66,16 +177,28 @@ class Redactor:
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         self.values = tuple(secret_values(env))
+        self._pieces, self._whole = _compiled(self.values)
 
     def __call__(self, text: str) -> str:
-        """``text`` with credentials and secret values replaced by ``[REDACTED]``."""
+        """``text`` with credentials and secret values (and pieces of them) replaced
+        by ``[REDACTED]``."""
         if not text:
             return text
-        for value in self.values:
-            if value in text:
-                text = text.replace(value, MARK)
-        text = _SHAPES.sub(MARK, text)
-        return _ASSIGNED.sub(lambda m: m.group(1) + MARK, text)
+        for form in self._whole:
+            if form in text:
+                text = text.replace(form, MARK)
+        parts: list[str] = []
+        end = 0
+        for start, stop in self._pieces.spans(text):
+            parts += (text[end:start], MARK)
+            end = stop
+        if parts:
+            text = "".join(parts) + text[end:]
+        if _SHAPE_HINT.search(text):
+            text = _SHAPES.sub(MARK, text)
+        if _ASSIGNED_HINT.search(text.lower()):
+            text = _ASSIGNED.sub(lambda m: m.group(1) + MARK, text)
+        return text
 
     def data(self, data: Any) -> Any:
         """Every string inside JSON-like ``data`` (dicts, lists, scalars) redacted."""
@@ -92,3 +215,34 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     """``text`` with credentials and secret environment values replaced by ``[REDACTED]``
     (reads the environment on every call: keep a :class:`Redactor` for many strings)."""
     return Redactor(env)(text)
+
+
+def shorten(
+    text: str,
+    limit: int,
+    *,
+    keep: Literal["head", "tail"] = "head",
+    redactor: Callable[[str], str] | None = None,
+) -> str:
+    """``text`` redacted, then cut to its first (``head``) or last (``tail``) ``limit``
+    characters with an ellipsis where it was cut.
+
+    Redacting first is what hides a secret that the cut would halve, or whose quoting
+    would escape it; a ``[REDACTED]`` that the cut would halve is kept whole. Only
+    :data:`CUT_MARGIN` characters past the cut are read, so that a long answer costs no
+    more than a short one. ``redactor`` defaults to the environment's.
+    """
+    redactor = redactor or Redactor()
+    window = limit + CUT_MARGIN
+    if keep == "head":
+        text = redactor(text[:window]) + ("…" if len(text) > window else "")
+        if len(text) <= limit:
+            return text
+        mark = text.find(MARK, max(0, limit - len(MARK) + 1), limit + len(MARK) - 1)
+        return text[: mark + len(MARK) if mark != -1 else limit] + "…"
+    text = ("…" if len(text) > window else "") + redactor(text[-window:])
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    mark = text.rfind(MARK, max(0, cut - len(MARK) + 1), cut + len(MARK) - 1)
+    return "…" + text[mark if mark != -1 else cut :]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 
 from pytest_evalcases.redact import MARK, redact
 from pytest_evalcases.session.pins import permission_args
-from tests.helpers.results import only_results, steer
+from tests.helpers.results import only_results, results_files, steer
 from tests.helpers.suite import SuiteBuilder
 
 FAKE_KEY = "sk-ant-api03-test-1234567890abcdefABCDEF1234567890"
@@ -56,6 +58,110 @@ def test_secrets_never_reach_files_or_the_terminal(
     assert MARK in texts["terminal"]
     assert "wrong answer; I used the key" in texts["results"]
     assert "authentication failed with key" in texts["results"]
+
+
+#: Quoting escapes its backslash and quotes: redacted after quoting, it got through.
+PASSWORD = "p@ss\\w0rd\"Q'zz!9"
+#: Forty characters, as an AWS secret key: cut by a quote or a tail, a piece got through.
+AWS_SECRET = "q8Zr2LxW0vTn5KpY7bHc+Md3FsJg9AeU/Ro1QiVy"
+
+#: Answers with both secrets, the key where a check's 160-character quote cuts it (28
+#: characters before the cut); writes them into notes.txt and, with the key where the
+#: 300-character tail of a command's output starts (20 characters after the cut), into
+#: out.txt; on the prompt "crash", fails with them on stderr, the key where the
+#: 600-character tail of an error starts.
+LEAKING_AGENT = r"""
+import os, pathlib, sys
+pw, key = os.environ["DB_PASSWORD"], os.environ["AWS_SECRET_ACCESS_KEY"]
+if sys.argv[1].startswith("crash"):
+    sys.stderr.write("connecting with " + pw + " and " + key + "y" * 580 + "\n")
+    sys.exit(1)
+head = "The password is " + pw + "; "
+print(head + "x" * (132 - len(head)) + key + " and that is all.")
+pathlib.Path("notes.txt").write_text("password: " + pw + " key: " + key + "\n")
+pathlib.Path("out.txt").write_text(pw + " " + key + "y" * 280)
+"""
+
+
+def _decodings(text: str) -> set[str]:
+    """``text`` and what undoing XML/HTML escapes and backslash escapes (JSON's and
+    ``repr``'s) leaves of it, in any order, up to three times."""
+    unescapes = (html.unescape, lambda t: re.sub(r"\\(.)", r"\1", t))
+    seen = {text}
+    for _ in range(3):
+        seen |= {undo(t) for t in seen for undo in unescapes}
+    return seen
+
+
+def _pieces_in(text: str, secret: str) -> set[str]:
+    """The pieces of ``secret`` of 8 or more characters found in ``text``, however
+    escaped (every longer piece holds one of 8)."""
+    pieces = {secret[i : i + 8] for i in range(len(secret) - 7)}
+    return {piece for decoded in _decodings(text) for piece in pieces if piece in decoded}
+
+
+# Under xdist the records are made on the workers and the files on the controller.
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_no_piece_of_a_secret_reaches_any_output_however_quoted_or_cut(
+    make_suite: SuiteBuilder,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: tuple[str, ...],
+) -> None:
+    monkeypatch.setenv("DB_PASSWORD", PASSWORD)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", AWS_SECRET)
+    root = make_suite(
+        LEAKING_AGENT,
+        answers="""
+        id: answers
+        defends: AGENTS.md
+        prompt: answer
+        checks:
+          - {type: output_matches, pattern: "^never"}
+          - {type: file_not_matches, path: notes.txt, pattern: password}
+          - {type: command_succeeds, command: "cat out.txt; exit 1"}
+        """,
+        crashes="""
+        id: crashes
+        defends: AGENTS.md
+        prompt: crash
+        checks:
+          - {type: output_matches, pattern: "^never"}
+        """,
+        fixtures={"AGENTS.md": "Never print a secret.\n"},
+    )
+
+    result = pytester.runpytest(
+        *workers,
+        "-p",
+        "no:cacheprovider",
+        "-rA",
+        "--junitxml=junit.xml",
+        "--json-report",
+        "--json-report-file=report.json",
+        "--eval-html=report.html",
+    )
+
+    result.assert_outcomes(failed=1, errors=1)
+    (results,) = results_files(root)
+    outputs = {
+        "terminal": result.stdout.str() + result.stderr.str(),
+        "junitxml": (root / "junit.xml").read_text("utf-8"),
+        "json-report": (root / "report.json").read_text("utf-8"),
+        "results": results.read_text("utf-8"),
+        "eval-html": (root / "report.html").read_text("utf-8"),
+    }
+    leaks = {
+        name: _pieces_in(text, PASSWORD) | _pieces_in(text, AWS_SECRET)
+        for name, text in outputs.items()
+    }
+    assert leaks == {name: set() for name in outputs}
+    # Every leak was there to be redacted, and the runs still say what happened.
+    terminal = outputs["terminal"]
+    assert "pattern '^never' not found in the final answer: 'The password is [REDACTED]" in terminal
+    assert "notes.txt:1: pattern 'password' must not match: 'password: [REDACTED]" in terminal
+    assert "exit 1` failed: exit status 1; output: '…[REDACTED] [REDACTED]yyy" in terminal
+    assert "agent command exited with status 1: …[REDACTED] and [REDACTED]yyy" in terminal
 
 
 @pytest.mark.parametrize(

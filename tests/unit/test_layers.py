@@ -6,7 +6,7 @@ one higher up (function-level imports count too):
     root modules < agents < results < cases < run < report < session < authoring < cli, plugin
 
 Root modules are the top-level ``.py`` files; of ours they may import only ``errors``,
-``kinds``, ``defaults``, ``text`` and ``process``.
+``kinds``, ``defaults``, ``text``, ``process``, ``git`` and ``redact``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ STACK: dict[str, int] = {
     "plugin": 8,
 }
 #: Of ours, what a root module may import.
-ROOT_MAY_IMPORT = frozenset({"errors", "kinds", "defaults", "text", "process", "git"})
+ROOT_MAY_IMPORT = frozenset({"errors", "kinds", "defaults", "text", "process", "git", "redact"})
 #: The only package that may import pytest.
 PYTEST_PACKAGE = "plugin"
 
@@ -234,11 +234,11 @@ def plant(root: Path, files: dict[str, str]) -> Path:
             id="root-imports-a-package",
         ),
         pytest.param(
-            {"atomic.py": "from . import redact\n"},
+            {"atomic.py": "from . import sandbox\n"},
             [
                 (
                     "pytest_evalcases.atomic",
-                    "pytest_evalcases.redact",
+                    "pytest_evalcases.sandbox",
                     "line 1: a root module imports it",
                 )
             ],

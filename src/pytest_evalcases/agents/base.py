@@ -21,6 +21,7 @@ from typing import Protocol
 from pytest_evalcases import containment, process
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.process import tail as tail  # docs/agents.md imports it from here
+from pytest_evalcases.redact import shorten
 from pytest_evalcases.sandbox import Sandbox
 
 #: Canonical tool kinds every driver assigns, so tool checks hold across agents.
@@ -186,8 +187,7 @@ def last_words(proc: process.ProcessResult, limit: int = 300) -> str:
             event = json.loads(line)
         except ValueError:
             event = None
-        line = _event_message(event) or line
-        return line if len(line) <= limit else line[:limit] + "…"
+        return shorten(_event_message(event) or line, limit)
     return ""
 
 

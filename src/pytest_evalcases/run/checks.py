@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Literal
 
 from pytest_evalcases import process
 from pytest_evalcases.agents.base import ToolCall
@@ -22,14 +23,16 @@ from pytest_evalcases.cases.registry import CheckContext, CheckRegistry, Outcome
 from pytest_evalcases.defaults import COMMAND_TIMEOUT
 from pytest_evalcases.errors import PathEscapeError, RunError, UsageError
 from pytest_evalcases.extensions import load_entry_point
+from pytest_evalcases.redact import shorten
 
 QUOTE_LIMIT = 160
 
 
-def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
-    """``text`` as a short repr, cut with an ellipsis."""
-    text = text if len(text) <= limit else text[:limit] + "…"
-    return repr(text)
+def quote(text: str, limit: int = QUOTE_LIMIT, *, keep: Literal["head", "tail"] = "head") -> str:
+    """``text`` as a short repr, cut with an ellipsis (its start, or with ``tail`` its
+    end): redacted before it is cut or escaped, which would leave pieces of a secret
+    that redaction no longer finds (docs/results.md, "Secrets")."""
+    return repr(shorten(text, limit, keep=keep))
 
 
 def shown(pattern: str) -> str:
@@ -205,8 +208,7 @@ def _describe(result: process.ProcessResult) -> str:
     if result.timed_out:
         return "timed out"
     output = (result.stdout + result.stderr).strip()
-    tail = output[-300:] if output else ""
-    said = f"; output: {quote(tail, 300)}" if tail else ""
+    said = f"; output: {quote(output, 300, keep='tail')}" if output else ""
     return process.exit_status(result.returncode) + said
 
 

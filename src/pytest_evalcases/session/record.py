@@ -86,7 +86,7 @@ def run_record(
             rec.permission_denials = [redact(denied) for denied in agent.denials]
             rec.refused_writes = [redact(path) for path in agent.refused_writes]
             rec.turns = agent.num_turns
-            rec.model = ", ".join(agent.models) or None
+            rec.model = redact(", ".join(agent.models)) or None
     return rec
 
 

@@ -58,7 +58,8 @@ def test_a_run_that_reached_a_verdict() -> None:
             text="done",
             usage=Usage(input_tokens=10, output_tokens=5),
             cost_usd=0.25,
-            models=("m1", "m2"),
+            # A model's name comes from the agent's output like everything else.
+            models=("m1", "m2-s3cret"),
         ),
         workspace=Path("/tmp/ws0"),
         attempts=2,
@@ -86,7 +87,7 @@ def test_a_run_that_reached_a_verdict() -> None:
         tokens_in=10,
         tokens_out=5,
         cost_usd=0.25,
-        model="m1, m2",
+        model="m1, m2-[REDACTED]",
         workspace="/tmp/ws0",
         attempts=2,
         nodeid="evals/cases.yaml::fix-bug[b-r2]",
