@@ -25,7 +25,16 @@ from pytest_evalcases.defaults import COMMAND_TIMEOUT
 from pytest_evalcases.errors import PathEscapeError, RunError, UsageError
 from pytest_evalcases.extensions import load_entry_point
 from pytest_evalcases.run.deadline import search, tick, within
-from pytest_evalcases.run.files import Unreadable, glob_paths, inside, read_text, same_bytes
+from pytest_evalcases.run.files import (
+    Unreadable,
+    exists,
+    glob_paths,
+    inside,
+    is_dir,
+    is_file,
+    read_text,
+    same_bytes,
+)
 
 QUOTE_LIMIT = 160
 
@@ -110,7 +119,7 @@ def _glob(ctx: CheckContext, pattern: str) -> list[tuple[str, Path]]:
 
 
 def _files(ctx: CheckContext, pattern: str) -> list[tuple[str, Path]]:
-    return [(rel, path) for rel, path in _glob(ctx, pattern) if path.is_file()]
+    return [(rel, path) for rel, path in _glob(ctx, pattern) if is_file(path, rel)]
 
 
 def _file_exists(check: schema.FileExists, ctx: CheckContext) -> Outcome:
@@ -129,7 +138,7 @@ def _file_absent(check: schema.FileAbsent, ctx: CheckContext) -> Outcome:
 
 
 def _directory_exists(check: schema.DirectoryExists, ctx: CheckContext) -> Outcome:
-    if resolve(ctx, check.path).is_dir():
+    if is_dir(resolve(ctx, check.path), check.path):
         return Outcome(True, f"{check.path}/: exists")
     return Outcome(False, f"{check.path}/: directory not found")
 
@@ -200,16 +209,16 @@ def _file_unchanged(check: schema.FileUnchanged, ctx: CheckContext) -> Outcome:
     original = None
     if ctx.fixture is not None:
         original = inside(ctx.fixture, check.path, "the fixture's path")
-    if original is None or not original.is_file():
+    if original is None or not os.path.isfile(original):
         raise RunError(
             f"file_unchanged {check.path!r}: the case's fixture (`cwd`) has no such file "
             "to compare with",
             kind="case",
         )
     current = resolve(ctx, check.path)
-    if not os.path.lexists(current):
+    if not exists(current, check.path):
         return Outcome(False, f"{check.path}: deleted (the fixture has it)")
-    if not current.is_file():
+    if not is_file(current, check.path):
         return Outcome(False, f"{check.path}: no longer a regular file (the fixture's is)")
     if same_bytes(current, check.path, original, f"the fixture's {check.path}"):
         return Outcome(True, f"{check.path}: unchanged")
@@ -219,7 +228,7 @@ def _file_unchanged(check: schema.FileUnchanged, ctx: CheckContext) -> Outcome:
 def _run_command(
     check: schema.CommandSucceeds | schema.CommandFails, ctx: CheckContext
 ) -> process.ProcessResult:
-    if not ctx.workspace.is_dir():
+    if not os.path.isdir(ctx.workspace):
         raise RunError(
             f"`{check.command}` has no workspace to run in: {ctx.workspace} no longer exists "
             "(the agent deleted it?), so no command check can reach a verdict",
@@ -338,7 +347,7 @@ def _bounded(
             outcome = within(defaults.CHECK_TIMEOUT, what, lambda: evaluate(check, ctx))
         except Unreadable as exc:
             outcome = Outcome(False, f"{exc}; what a check cannot read fails it")
-        if not outcome.passed and not ctx.workspace.is_dir():
+        if not outcome.passed and not os.path.isdir(ctx.workspace):
             gone = f" (the workspace {ctx.workspace} no longer exists)"
             outcome = Outcome(False, outcome.message + gone)
         return outcome

@@ -158,6 +158,9 @@ def _alarm(deadline: Deadline) -> Iterator[None]:
         return
     start = time.monotonic()
     theirs = signal.getsignal(signal.SIGALRM)
+    if theirs is None:  # a handler set outside Python, which could not be put back
+        yield
+        return
     their_delay, their_interval = signal.getitimer(signal.ITIMER_REAL)
     their_alarm_went = False
 

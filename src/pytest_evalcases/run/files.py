@@ -11,6 +11,7 @@ and stops at :data:`~pytest_evalcases.defaults.CHECK_READ_LIMIT` bytes. Everythi
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import glob
 import os
@@ -54,17 +55,17 @@ def glob_paths(root: Path, pattern: str) -> list[str]:
     while fixed < len(parts) and not glob.has_magic(parts[fixed]):
         fixed += 1
     if fixed == len(parts):
-        return [pattern] if os.path.lexists(root / pattern) else []
+        return [pattern] if exists(root / pattern, pattern) else []
     prefix = "/".join(parts[:fixed])
     start = inside(root, prefix) if prefix else root
-    hits = {"/".join(p for p in (prefix, hit) if p) for hit in _walk(start, parts[fixed:])}
+    hits = {_join(prefix, hit) for hit in _walk(start, parts[fixed:], prefix)}
     return sorted(hits - {""})
 
 
-def _walk(start: Path, parts: list[str]) -> set[str]:
+def _walk(start: Path, parts: list[str], prefix: str) -> set[str]:
     """The matches of ``parts`` below ``start`` (``""`` is ``start`` itself): a walk with
     a stack (no recursion limit for a deep tree), each directory visited once per pattern
-    segment."""
+    segment. ``prefix`` is ``start`` as the pattern named it, for messages."""
     hits: set[str] = set()
     todo: list[tuple[str, int]] = [("", 0)]
     seen: set[tuple[str, int]] = set()
@@ -80,41 +81,42 @@ def _walk(start: Path, parts: list[str]) -> set[str]:
         part, last = parts[index], index == len(parts) - 1
         if part == "**":
             todo.append((rel, index + 1))
-            for name, is_dir in _entries(start, rel):
+            for name, directory in _entries(start, rel, prefix):
                 if name.startswith("."):
                     continue
                 child = _join(rel, name)
-                if is_dir:
+                if directory:
                     todo.append((child, index))
                 elif last:
                     hits.add(child)
         elif not glob.has_magic(part):
             child = _join(rel, part)
             if last:
-                if os.path.lexists(start / child):
+                if exists(start / child, _join(prefix, child)):
                     hits.add(child)
-            elif _is_real_dir(start / child):
+            elif stat.S_ISDIR(_mode(start / child, _join(prefix, child), follow=False)):
                 todo.append((child, index + 1))
         else:
-            for name, is_dir in _entries(start, rel):
+            for name, directory in _entries(start, rel, prefix):
                 if name.startswith(".") and not part.startswith("."):
                     continue
                 if fnmatch.fnmatchcase(name, part):
                     child = _join(rel, name)
                     if last:
                         hits.add(child)
-                    elif is_dir:
+                    elif directory:
                         todo.append((child, index + 1))
     return hits
 
 
 def _join(rel: str, name: str) -> str:
-    return f"{rel}/{name}" if rel else name
+    return f"{rel}/{name}" if rel and name else rel or name
 
 
-def _entries(start: Path, rel: str) -> list[tuple[str, bool]]:
+def _entries(start: Path, rel: str, prefix: str) -> list[tuple[str, bool]]:
     """The names in a directory, each with whether it is a directory (a symlink is not)."""
-    tick(f"listing {rel or '.'}")
+    shown = _join(prefix, rel) or "."
+    tick(f"listing {shown}")
     try:
         with os.scandir(start / rel) as entries:
             found = []
@@ -128,14 +130,36 @@ def _entries(start: Path, rel: str) -> list[tuple[str, bool]]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
-        raise Unreadable(f"{rel or 'the workspace'}/: cannot be listed ({exc.strerror})") from None
+        raise Unreadable(f"{shown}/: cannot be listed ({exc.strerror})") from None
 
 
-def _is_real_dir(path: Path) -> bool:
+def is_file(path: Path, rel: str) -> bool:
+    """Whether ``path`` (after its symlinks) is a regular file; :class:`Unreadable` when
+    that cannot be told (a directory on the way without permissions)."""
+    return stat.S_ISREG(_mode(path, rel))
+
+
+def is_dir(path: Path, rel: str) -> bool:
+    """Whether ``path`` (after its symlinks) is a directory, as :func:`is_file` tells."""
+    return stat.S_ISDIR(_mode(path, rel))
+
+
+def exists(path: Path, rel: str) -> bool:
+    """Whether ``path`` exists (a symlink counts, wherever it points), as :func:`is_file`
+    tells."""
+    return _mode(path, rel, follow=False) != 0
+
+
+def _mode(path: Path, rel: str, *, follow: bool = True) -> int:
+    """The file mode of ``path``; 0 when it does not exist (or is a symlink loop)."""
     try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
+        return os.stat(path, follow_symlinks=follow).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return 0
+        raise Unreadable(f"{rel}: cannot be read ({exc.strerror})") from None
 
 
 def _open(path: Path, rel: str) -> int:

@@ -391,6 +391,16 @@ def test_files_the_agent_made_unreadable_fail_the_checks_that_read_them(tmp_path
             False,
             "private/: cannot be listed (Permission denied); what a check cannot read fails it",
         ]
+        # A named path below it cannot be told absent either.
+        named = unprivileged(workspace, {"type": "file_absent", "path": "private/key.pem"})
+        assert named == [
+            False,
+            "private/key.pem: cannot be read (Permission denied); what a check cannot read "
+            "fails it",
+        ]
+        below = unprivileged(workspace, {"type": "directory_exists", "path": "private/keys"})
+        assert below[0] is False
+        assert below[1].startswith("private/keys: cannot be read (Permission denied)")
     finally:
         (workspace / "private").chmod(0o755)
         shutil.rmtree(workspace)
