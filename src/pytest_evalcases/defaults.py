@@ -24,6 +24,11 @@ RESULTS_DIR = Path("evals") / "results"
 CASE_MIN_PASS_RATE = 1.0
 #: A command check's ``timeout``, in seconds.
 COMMAND_TIMEOUT = 120.0
+#: Seconds every built-in check but a command may take: its regular expressions, glob
+#: walks and file reads (docs/case-format.md, "Time limits").
+CHECK_TIMEOUT = 30.0
+#: Bytes of one file that a check reads; a bigger file fails the check that searches it.
+CHECK_READ_LIMIT = 64 * 1024 * 1024
 #: Seconds a case's ``setup`` may take.
 SETUP_TIMEOUT = 300.0
 #: ``eval_config_files``: what counts as agent configuration, relative to the config root.

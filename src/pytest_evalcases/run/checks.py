@@ -3,20 +3,21 @@
 An evaluator receives the validated check model and a :class:`CheckContext` and
 returns an :class:`Outcome`. It raises :class:`~pytest_evalcases.errors.RunError`
 when no verdict is possible (a path escaping through a symlink, a tool check without
-a transcript): that makes the run an ERROR, never a silent pass.
+a transcript, a check out of time, a command with no workspace to run in): that makes
+the run an ERROR, never a silent pass. A workspace file that cannot be read (the
+agent's doing) fails the check that needs it.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
-from pytest_evalcases import process
+from pytest_evalcases import defaults, process
 from pytest_evalcases.agents.base import ToolCall
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry, Outcome
@@ -24,6 +25,17 @@ from pytest_evalcases.defaults import COMMAND_TIMEOUT
 from pytest_evalcases.errors import PathEscapeError, RunError, UsageError
 from pytest_evalcases.extensions import load_entry_point
 from pytest_evalcases.redact import shorten
+from pytest_evalcases.run.deadline import search, tick, within
+from pytest_evalcases.run.files import (
+    Unreadable,
+    exists,
+    glob_paths,
+    inside,
+    is_dir,
+    is_file,
+    read_text,
+    same_bytes,
+)
 
 QUOTE_LIMIT = 160
 
@@ -40,14 +52,20 @@ def shown(pattern: str) -> str:
     return f"'{pattern}'"
 
 
-def _line_of(text: str, match: re.Match[str]) -> tuple[int, str]:
-    start = text.rfind("\n", 0, match.start()) + 1
-    end = text.find("\n", match.end())
-    return text.count("\n", 0, match.start()) + 1, text[start : end if end != -1 else None]
+def _line_of(text: str, span: tuple[int, int]) -> tuple[int, str]:
+    start = text.rfind("\n", 0, span[0]) + 1
+    end = text.find("\n", span[1])
+    return text.count("\n", 0, span[0]) + 1, text[start : end if end != -1 else None]
 
 
 def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.MULTILINE)
+
+
+def _search(pattern: str, text: str, where: str) -> tuple[int, int] | None:
+    """The first match of ``pattern`` in ``text``, within the check's deadline."""
+    tick(f"searching {shown(pattern)} in {where}")
+    return search(_regex(pattern), [text])[0]
 
 
 def _need_output(ctx: CheckContext) -> str:
@@ -62,9 +80,10 @@ def _need_output(ctx: CheckContext) -> str:
 
 def _output_matches(check: schema.OutputMatches, ctx: CheckContext) -> Outcome:
     text = _need_output(ctx)
-    m = _regex(check.pattern).search(text)
-    if m:
-        return Outcome(True, f"pattern {shown(check.pattern)} found: {quote(m.group(0))}")
+    span = _search(check.pattern, text, "the final answer")
+    if span:
+        found = text[span[0] : span[1]]
+        return Outcome(True, f"pattern {shown(check.pattern)} found: {quote(found)}")
     return Outcome(
         False, f"pattern {shown(check.pattern)} not found in the final answer: {quote(text)}"
     )
@@ -72,10 +91,10 @@ def _output_matches(check: schema.OutputMatches, ctx: CheckContext) -> Outcome:
 
 def _output_not_matches(check: schema.OutputNotMatches, ctx: CheckContext) -> Outcome:
     text = _need_output(ctx)
-    m = _regex(check.pattern).search(text)
-    if m is None:
+    span = _search(check.pattern, text, "the final answer")
+    if span is None:
         return Outcome(True, f"pattern {shown(check.pattern)} absent from the final answer")
-    line, quoted = _line_of(text, m)
+    line, quoted = _line_of(text, span)
     return Outcome(
         False,
         f"pattern {shown(check.pattern)} matched the final answer at line {line}: {quote(quoted)}",
@@ -84,63 +103,73 @@ def _output_not_matches(check: schema.OutputNotMatches, ctx: CheckContext) -> Ou
 
 def resolve(ctx: CheckContext, rel: str) -> Path:
     """``rel`` inside the workspace; a path that leaves it (a symlink) is an error."""
-    root = ctx.workspace.resolve()
-    target = (ctx.workspace / rel).resolve()
-    if target != root and root not in target.parents:
-        raise PathEscapeError(
-            f"path {rel!r} resolves outside the workspace (to {target}); not read"
-        )
-    return target
+    return inside(ctx.workspace, rel)
 
 
-def _glob(ctx: CheckContext, pattern: str) -> Iterator[Path]:
-    if not glob.has_magic(pattern):
-        target = resolve(ctx, pattern)
-        if os.path.lexists(ctx.workspace / pattern):
-            yield target
-        return
-    for hit in sorted(glob.glob(pattern, root_dir=ctx.workspace, recursive=True)):
-        yield resolve(ctx, hit)
+def _glob(ctx: CheckContext, pattern: str) -> list[tuple[str, Path]]:
+    """The workspace paths matching ``pattern``: as matched, and resolved (inside). A
+    match that resolves outside is an error, unless a wildcard matched a symlink to a
+    directory: no check reads a directory, and a walk never enters one through a link."""
+    hits = []
+    for rel in glob_paths(ctx.workspace, pattern):
+        try:
+            hits.append((rel, resolve(ctx, rel)))
+        except PathEscapeError:
+            if rel == pattern or not os.path.isdir(ctx.workspace / rel):
+                raise
+    return hits
+
+
+def _files(ctx: CheckContext, pattern: str) -> list[tuple[str, Path]]:
+    return [(rel, path) for rel, path in _glob(ctx, pattern) if is_file(path, rel)]
 
 
 def _file_exists(check: schema.FileExists, ctx: CheckContext) -> Outcome:
-    hits = [p for p in _glob(ctx, check.path) if p.is_file()]
+    hits = _files(ctx, check.path)
     if hits:
         return Outcome(True, f"{check.path}: {len(hits)} file(s) found")
     return Outcome(False, f"{check.path}: no such file in the workspace")
 
 
 def _file_absent(check: schema.FileAbsent, ctx: CheckContext) -> Outcome:
-    hits = [p for p in _glob(ctx, check.path) if p.is_file()]
+    hits = _files(ctx, check.path)
     if not hits:
         return Outcome(True, f"{check.path}: absent")
-    shown = ", ".join(str(p.relative_to(ctx.workspace.resolve())) for p in hits[:5])
+    shown = ", ".join(rel for rel, _ in hits[:5])
     return Outcome(False, f"{check.path}: present but must not be: {shown}")
 
 
 def _directory_exists(check: schema.DirectoryExists, ctx: CheckContext) -> Outcome:
-    if resolve(ctx, check.path).is_dir():
+    if is_dir(resolve(ctx, check.path), check.path):
         return Outcome(True, f"{check.path}/: exists")
     return Outcome(False, f"{check.path}/: directory not found")
 
 
-def _read(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
-
-
 def _search_files(
     path_spec: str, pattern: str, ctx: CheckContext
-) -> tuple[bool, tuple[Path, str, re.Match[str]] | None]:
+) -> tuple[bool, tuple[str, str, tuple[int, int]] | None]:
     """Whether a file matches ``path_spec``, and the first match of ``pattern`` in one:
-    its path relative to the workspace, its text and the match."""
-    files = [p for p in _glob(ctx, path_spec) if p.is_file()]
+    its path relative to the workspace, its text and the match's span. Files are searched
+    in batches of about :data:`BATCH` bytes (one child process each off the main thread,
+    docs/case-format.md, "Time limits")."""
+    files = _files(ctx, path_spec)
     rx = _regex(pattern)
-    for f in files:
-        text = _read(f)
-        m = rx.search(text)
-        if m:
-            return True, (f.relative_to(ctx.workspace.resolve()), text, m)
+    batch: list[tuple[str, str]] = []
+    for number, (rel, path) in enumerate(files, 1):
+        batch.append((rel, read_text(path, rel)))
+        if number < len(files) and sum(len(text) for _, text in batch) < BATCH:
+            continue
+        tick(f"searching {shown(pattern)} in {path_spec}")
+        spans = search(rx, [text for _, text in batch], first=True)
+        for (hit, text), span in zip(batch, spans, strict=False):
+            if span:
+                return True, (hit, text, span)
+        batch = []
     return bool(files), None
+
+
+#: Characters of file text searched at once.
+BATCH = 16 * 1024 * 1024
 
 
 def _file_pattern(path_spec: str, pattern: str, ctx: CheckContext, *, absent: bool) -> Outcome:
@@ -154,10 +183,11 @@ def _file_pattern(path_spec: str, pattern: str, ctx: CheckContext, *, absent: bo
         return Outcome(
             absent, f"{path_spec}: pattern {shown_pattern} {'absent' if absent else 'not found'}"
         )
-    rel, text, m = hit
+    rel, text, span = hit
     if not absent:
-        return Outcome(True, f"{rel}: pattern {shown_pattern} found: {quote(m.group(0))}")
-    line, quoted = _line_of(text, m)
+        found_text = text[span[0] : span[1]]
+        return Outcome(True, f"{rel}: pattern {shown_pattern} found: {quote(found_text)}")
+    line, quoted = _line_of(text, span)
     return Outcome(False, f"{rel}:{line}: pattern {shown_pattern} must not match: {quote(quoted)}")
 
 
@@ -178,16 +208,21 @@ def _file_not_contains(check: schema.FileNotContains, ctx: CheckContext) -> Outc
 
 
 def _file_unchanged(check: schema.FileUnchanged, ctx: CheckContext) -> Outcome:
-    if ctx.fixture is None or not (ctx.fixture / check.path).is_file():
+    original = None
+    if ctx.fixture is not None:
+        original = inside(ctx.fixture, check.path, "the fixture's path")
+    if original is None or not os.path.isfile(original):
         raise RunError(
             f"file_unchanged {check.path!r}: the case's fixture (`cwd`) has no such file "
             "to compare with",
             kind="case",
         )
     current = resolve(ctx, check.path)
-    if not current.is_file():
+    if not exists(current, check.path):
         return Outcome(False, f"{check.path}: deleted (the fixture has it)")
-    if current.read_bytes() == (ctx.fixture / check.path).read_bytes():
+    if not is_file(current, check.path):
+        return Outcome(False, f"{check.path}: no longer a regular file (the fixture's is)")
+    if same_bytes(current, check.path, original, f"the fixture's {check.path}"):
         return Outcome(True, f"{check.path}: unchanged")
     return Outcome(False, f"{check.path}: changed from the fixture's copy")
 
@@ -195,13 +230,27 @@ def _file_unchanged(check: schema.FileUnchanged, ctx: CheckContext) -> Outcome:
 def _run_command(
     check: schema.CommandSucceeds | schema.CommandFails, ctx: CheckContext
 ) -> process.ProcessResult:
-    return process.run(
-        ctx.command(check.command),
-        cwd=ctx.workspace,
-        env=ctx.env,
-        timeout=check.timeout or COMMAND_TIMEOUT,
-        max_output=64 * 1024,
-    )
+    if not os.path.isdir(ctx.workspace):
+        raise RunError(
+            f"`{check.command}` has no workspace to run in: {ctx.workspace} no longer exists "
+            "(the agent deleted it?), so no command check can reach a verdict",
+            kind="workspace",
+        )
+    try:
+        return process.run(
+            ctx.command(check.command),
+            cwd=ctx.workspace,
+            env=ctx.env,
+            timeout=check.timeout or COMMAND_TIMEOUT,
+            max_output=64 * 1024,
+        )
+    except OSError as exc:
+        raise RunError(
+            f"`{check.command}` could not start in the workspace {ctx.workspace}: "
+            f"{exc.strerror or exc} (did the agent change its permissions?), so the command "
+            "check reached no verdict",
+            kind="workspace",
+        ) from None
 
 
 def _describe(result: process.ProcessResult) -> str:
@@ -242,13 +291,19 @@ def _matching_calls(
             kind="no-transcript",
         )
     # Searched, as every pattern is (`Write` also finds `TodoWrite`; `^Write$` does not).
+    calls = ctx.tool_calls
+    tick(f"searching {shown(check.tool)} in the tool names")
     tool = _regex(check.tool)
-    inp = _regex(check.input) if check.input is not None else None
+    names = search(tool, [call.name for call in calls])
+    kinds = search(tool, [call.kind for call in calls])
+    inputs: list[tuple[int, int] | None] = [(0, 0)] * len(calls)
+    if check.input is not None:
+        tick(f"searching {shown(check.input)} in the tool inputs")
+        inputs = search(_regex(check.input), [call.input for call in calls])
     return [
         call
-        for call in ctx.tool_calls
-        if (tool.search(call.name) or tool.search(call.kind))
-        and (inp is None or inp.search(call.input))
+        for call, name, kind, inp in zip(calls, names, kinds, inputs, strict=True)
+        if (name or kind) and inp
     ]
 
 
@@ -278,22 +333,46 @@ def _tool_not_called(check: schema.ToolNotCalled, ctx: CheckContext) -> Outcome:
     )
 
 
+C = TypeVar("C", bound=schema.CheckModel)
+
+
+def _bounded(
+    evaluate: Callable[[C, CheckContext], Outcome],
+) -> Callable[[C, CheckContext], Outcome]:
+    """A built-in evaluator within the time limit of checks (docs/case-format.md, "Time
+    limits"), failing where the workspace cannot be read and saying so."""
+
+    def run(check: C, ctx: CheckContext) -> Outcome:
+        what = f"the {check.type} check" + (f" {check.id!r}" if check.id else "")
+        try:
+            outcome = within(defaults.CHECK_TIMEOUT, what, lambda: evaluate(check, ctx))
+        except Unreadable as exc:
+            outcome = Outcome(False, f"{exc}; what a check cannot read fails it")
+        if not outcome.passed and not os.path.isdir(ctx.workspace):
+            gone = f" (the workspace {ctx.workspace} no longer exists)"
+            outcome = Outcome(False, outcome.message + gone)
+        return outcome
+
+    return run
+
+
 def _builtin_registry() -> CheckRegistry:
     registry = CheckRegistry()
-    registry.register(schema.OutputMatches, _output_matches)
-    registry.register(schema.OutputNotMatches, _output_not_matches)
-    registry.register(schema.FileExists, _file_exists)
-    registry.register(schema.FileAbsent, _file_absent)
-    registry.register(schema.DirectoryExists, _directory_exists)
-    registry.register(schema.FileMatches, _file_matches)
-    registry.register(schema.FileNotMatches, _file_not_matches)
-    registry.register(schema.FileContains, _file_contains)
-    registry.register(schema.FileNotContains, _file_not_contains)
-    registry.register(schema.FileUnchanged, _file_unchanged)
+    registry.register(schema.OutputMatches, _bounded(_output_matches))
+    registry.register(schema.OutputNotMatches, _bounded(_output_not_matches))
+    registry.register(schema.FileExists, _bounded(_file_exists))
+    registry.register(schema.FileAbsent, _bounded(_file_absent))
+    registry.register(schema.DirectoryExists, _bounded(_directory_exists))
+    registry.register(schema.FileMatches, _bounded(_file_matches))
+    registry.register(schema.FileNotMatches, _bounded(_file_not_matches))
+    registry.register(schema.FileContains, _bounded(_file_contains))
+    registry.register(schema.FileNotContains, _bounded(_file_not_contains))
+    registry.register(schema.FileUnchanged, _bounded(_file_unchanged))
+    # A command check has a timeout of its own.
     registry.register(schema.CommandSucceeds, _command_succeeds)
     registry.register(schema.CommandFails, _command_fails)
-    registry.register(schema.ToolCalled, _tool_called)
-    registry.register(schema.ToolNotCalled, _tool_not_called)
+    registry.register(schema.ToolCalled, _bounded(_tool_called))
+    registry.register(schema.ToolNotCalled, _bounded(_tool_not_called))
     registry.builtin = frozenset(registry.names)
     return registry
 

@@ -23,6 +23,7 @@ from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.kinds import AgentHome
 from pytest_evalcases.results.record import CheckRecord
+from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.workspace import Variant, populate, run_setup
 from pytest_evalcases.sandbox import Sandbox
 
@@ -243,12 +244,24 @@ def _grade_directory(case: LoadedCase, variant: Variant, ctx: RunContext) -> Run
     workspace = per_case if per_case.is_dir() else variant.graded_dir
     if not workspace.is_dir():
         raise RunError(f"graded directory {workspace} does not exist", kind="workspace")
-    output_file = workspace / OUTPUT_FILE
-    output = output_file.read_text("utf-8", errors="replace") if output_file.is_file() else None
+    output = _graded_output(workspace)
     env = case_env(ctx.base_env, case, variant, workspace)
     checks = _evaluate(case, ctx, workspace, output, None, env, True)
     agent = AgentResult(text=output) if output is not None else None
     return RunReport(checks=checks, agent=agent, workspace=workspace)
+
+
+def _graded_output(workspace: Path) -> str | None:
+    """The graded directory's final answer, ``None`` without one; read as checks read
+    files (docs/case-format.md, "Paths, globs and symlinks"): a symlink out of the
+    directory is an error, and so is a file that cannot be read."""
+    if not os.path.lexists(workspace / OUTPUT_FILE):
+        return None
+    path = inside(workspace, str(OUTPUT_FILE), "the graded final answer")
+    try:
+        return read_text(path, str(workspace / OUTPUT_FILE))
+    except Unreadable as exc:
+        raise RunError(f"the graded final answer {exc}", kind="no-output") from None
 
 
 def _evaluate(

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import ToolCall
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import PathEscapeError, RunError
@@ -181,3 +188,236 @@ def test_tool_checks_without_transcript_are_errors(ws: Path) -> None:
             tools=CALLS,
             tool_inputs=False,
         )
+
+
+# Hostile workspaces and runaway checks (issue 10, items 3, 6 and 7;
+# docs/case-format.md, "Time limits" and "Paths, globs and symlinks").
+
+#: A pattern that backtracks 2**32 times on BACKTRACKS before it fails: minutes of work.
+CATASTROPHIC = "(a+)+$"
+BACKTRACKS = "a" * 32 + "!"
+
+
+@pytest.fixture
+def short_deadline(monkeypatch: pytest.MonkeyPatch) -> float:
+    monkeypatch.setattr(defaults, "CHECK_TIMEOUT", 1.0)
+    return 1.0
+
+
+@pytest.mark.parametrize(
+    ("check", "where"),
+    [
+        ({"type": "output_matches", "pattern": CATASTROPHIC}, "the final answer"),
+        ({"type": "file_not_matches", "path": "*.txt", "pattern": CATASTROPHIC}, "*.txt"),
+        ({"type": "tool_not_called", "tool": "shell", "input": CATASTROPHIC}, "the tool inputs"),
+    ],
+    ids=["output", "file", "tool-input"],
+)
+def test_a_backtracking_pattern_ends_as_a_check_timeout_error(
+    ws: Path, short_deadline: float, check: dict[str, Any], where: str
+) -> None:
+    (ws / "answer.txt").write_text(BACKTRACKS)
+    calls = (ToolCall(name="Bash", kind="shell", input=BACKTRACKS),)
+    with pytest.raises(RunError) as raised:
+        evaluate(check, ws, output=BACKTRACKS, tools=calls)
+    assert raised.value.kind == "check-timeout"
+    message = str(raised.value)
+    assert f"the {check['type']} check did not finish within 1 s" in message
+    assert f"while searching '{CATASTROPHIC}' in {where}" in message
+
+
+def test_a_backtracking_pattern_also_ends_off_the_main_thread(
+    ws: Path, short_deadline: float
+) -> None:
+    # No signal reaches a search off the main thread, and a search holds the GIL: the
+    # search runs in a child process there.
+    raised: list[BaseException] = []
+
+    def check() -> None:
+        try:
+            evaluate({"type": "output_matches", "pattern": CATASTROPHIC}, ws, output=BACKTRACKS)
+        except BaseException as exc:  # handed to the main thread's assertions
+            raised.append(exc)
+
+    worker = threading.Thread(target=check)
+    worker.start()
+    worker.join(timeout=120)
+    assert not worker.is_alive()
+    assert len(raised) == 1
+    assert isinstance(raised[0], RunError)
+    assert raised[0].kind == "check-timeout"
+    # And a pattern that does match is found there too, with its span.
+    found: list[CheckRecord] = []
+    worker = threading.Thread(
+        target=lambda: found.append(
+            evaluate({"type": "output_not_matches", "pattern": "b+"}, ws, output="a\nabbb\n")
+        )
+    )
+    worker.start()
+    worker.join(timeout=120)
+    assert found[0].message.endswith("matched the final answer at line 2: 'abbb'")
+
+
+def test_glob_walks_are_within_the_deadline(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(defaults, "CHECK_TIMEOUT", 0.0)
+    with pytest.raises(RunError, match="while listing") as raised:
+        evaluate({"type": "file_exists", "path": "**/*.py"}, ws)
+    assert raised.value.kind == "check-timeout"
+
+
+def test_globs_never_enter_symlinked_directories(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.conf").write_text("password = hunter2\n")
+    # Two cycles, the root of the file system and a directory outside.
+    (ws / "a").symlink_to(".")
+    (ws / "b").symlink_to(".")
+    (ws / "src/pkg/up").symlink_to("../..")
+    (ws / "r").symlink_to("/")
+    (ws / "etc").symlink_to(outside)
+    # A symlink to a file inside the workspace is matched like the file.
+    (ws / "alias.py").symlink_to("src/pkg/util.py")
+
+    assert evaluate({"type": "file_absent", "path": "**/*.conf"}, ws).passed
+    assert evaluate({"type": "file_absent", "path": "**/secret*"}, ws).passed
+    found = evaluate({"type": "file_exists", "path": "**/*.py"}, ws)
+    assert found.message == "**/*.py: 3 file(s) found"
+    miss = evaluate({"type": "file_not_matches", "path": "**/*.py", "pattern": "^class "}, ws)
+    assert miss.message.startswith("src/pkg/service.py:3:")
+    # A wildcard matches the links to directories outside, and they are no files.
+    everything = evaluate({"type": "file_not_matches", "path": "**/*", "pattern": "hunter2"}, ws)
+    assert everything.message == "**/*: pattern 'hunter2' absent"
+    # A named path still follows its symlinks, and one that leaves is an error.
+    with pytest.raises(PathEscapeError, match="path 'etc' resolves outside the workspace"):
+        evaluate({"type": "file_exists", "path": "etc/*.conf"}, ws)
+
+
+def test_a_symlink_loop_is_no_file(ws: Path) -> None:
+    (ws / "loop.py").symlink_to("loop.py")
+    result = evaluate({"type": "file_matches", "path": "loop.py", "pattern": "x"}, ws)
+    assert not result.passed
+    assert result.message == "loop.py: not found (pattern 'x')"
+    assert evaluate({"type": "file_exists", "path": "*.py"}, ws).message.endswith(
+        "no such file in the workspace"
+    )
+
+
+def test_a_fifo_never_blocks_a_check(ws: Path, tmp_path: Path) -> None:
+    fixture = tmp_path / "fixture"
+    fixture.mkdir()
+    (fixture / "README.md").write_text("# Project\n")
+    (ws / "README.md").unlink()
+    os.mkfifo(ws / "README.md")
+    os.mkfifo(ws / "pipe.py")
+    assert not evaluate({"type": "file_exists", "path": "*.py"}, ws).passed
+    assert not evaluate({"type": "file_matches", "path": "README.md", "pattern": "x"}, ws).passed
+    changed = evaluate({"type": "file_unchanged", "path": "README.md"}, ws, fixture=fixture)
+    assert changed.message == "README.md: no longer a regular file (the fixture's is)"
+
+
+def test_a_file_above_the_read_limit_fails_the_check_that_searches_it(ws: Path) -> None:
+    # Sparse: the size costs no disk, and a check that read it all would hold it in memory.
+    with (ws / "huge.log").open("wb") as f:
+        f.truncate(defaults.CHECK_READ_LIMIT + 1)
+    result = evaluate({"type": "file_not_matches", "path": "huge.log", "pattern": "ERROR"}, ws)
+    assert not result.passed
+    assert result.message.startswith("huge.log: larger than the 67,108,864 bytes a check reads")
+    assert "what a check cannot read fails it" in result.message
+
+
+def test_file_unchanged_reads_no_fixture_file_outside_the_fixture(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("# Project\n")
+    fixture = tmp_path / "fixture"
+    fixture.mkdir()
+    (fixture / "README.md").symlink_to(outside)
+    with pytest.raises(PathEscapeError, match=r"the fixture's path 'README\.md' resolves outside"):
+        evaluate({"type": "file_unchanged", "path": "README.md"}, ws, fixture=fixture)
+
+
+#: Evaluates one check as the user ``nobody`` when run as root, for whom a mode of 000
+#: does not stop a read; prints its outcome or its error.
+UNPRIVILEGED = """
+import json, os, sys
+from pathlib import Path
+from pytest_evalcases.cases.registry import CheckContext
+from pytest_evalcases.errors import RunError
+from pytest_evalcases.run.checks import default_registry
+registry = default_registry()
+check = registry.check_adapter.validate_python(json.loads(sys.argv[2]))
+ctx = CheckContext(workspace=Path(sys.argv[1]), fixture=None, output="", tool_calls=None, env={})
+try:
+    record = registry.evaluate(0, check, ctx)
+    print(json.dumps([record.passed, record.message]))
+except RunError as exc:
+    print(json.dumps(["error", exc.kind, str(exc)]))
+"""
+
+
+def unprivileged(workspace: Path, check: dict[str, Any]) -> list[Any]:
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    prefix = as_nobody if os.geteuid() == 0 else []
+    result = subprocess.run(
+        [*prefix, sys.executable, "-c", UNPRIVILEGED, str(workspace), json.dumps(check)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    outcome: list[Any] = json.loads(result.stdout)
+    return outcome
+
+
+def test_files_the_agent_made_unreadable_fail_the_checks_that_read_them(tmp_path: Path) -> None:
+    workspace = Path(tempfile.mkdtemp(prefix="unreadable-"))
+    try:
+        workspace.chmod(0o755)
+        (workspace / "app.py").write_text("class App: pass\n")
+        (workspace / "app.py").chmod(0)
+        (workspace / "private").mkdir()
+        (workspace / "private" / "key.pem").write_text("KEY")
+        (workspace / "private").chmod(0)
+
+        matches = unprivileged(
+            workspace, {"type": "file_matches", "path": "app.py", "pattern": "App"}
+        )
+        assert matches == [
+            False,
+            "app.py: cannot be read (Permission denied); what a check cannot read fails it",
+        ]
+        absent = unprivileged(workspace, {"type": "file_absent", "path": "**/*.pem"})
+        assert absent == [
+            False,
+            "private/: cannot be listed (Permission denied); what a check cannot read fails it",
+        ]
+        # A named path below it cannot be told absent either.
+        named = unprivileged(workspace, {"type": "file_absent", "path": "private/key.pem"})
+        assert named == [
+            False,
+            "private/key.pem: cannot be read (Permission denied); what a check cannot read "
+            "fails it",
+        ]
+        below = unprivileged(workspace, {"type": "directory_exists", "path": "private/keys"})
+        assert below[0] is False
+        assert below[1].startswith("private/keys: cannot be read (Permission denied)")
+    finally:
+        (workspace / "private").chmod(0o755)
+        shutil.rmtree(workspace)
+
+
+def test_checks_after_the_agent_deleted_its_workspace(ws: Path) -> None:
+    shutil.rmtree(ws)
+    gone = f"(the workspace {ws} no longer exists)"
+    missing = evaluate({"type": "file_matches", "path": "README.md", "pattern": "x"}, ws)
+    assert not missing.passed
+    assert missing.message == f"README.md: not found (pattern 'x') {gone}"
+    assert evaluate({"type": "file_exists", "path": "**/*.py"}, ws).message.endswith(gone)
+    # A command has nowhere to run: no verdict.
+    with pytest.raises(RunError) as raised:
+        evaluate({"type": "command_succeeds", "command": "true"}, ws)
+    assert raised.value.kind == "workspace"
+    assert str(raised.value) == (
+        f"`true` has no workspace to run in: {ws} no longer exists (the agent deleted it?), "
+        "so no command check can reach a verdict"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -207,3 +208,39 @@ def test_no_agent_is_an_error_of_kind_no_agent(tmp_path: Path) -> None:
 
     assert caught.value.kind == "no-agent"
     assert str(caught.value) == "no agent configured (--eval-agent)"
+
+
+def test_a_graded_answer_outside_the_graded_directory_is_never_read(tmp_path: Path) -> None:
+    # A FIFO: opening it would block, so a test that returns proves it was not opened.
+    secret = tmp_path / "secret"
+    os.mkfifo(secret)
+    graded = tmp_path / "done"
+    (graded / ".evalcases").mkdir(parents=True)
+    (graded / ".evalcases" / "output.txt").symlink_to(secret)
+    case = load(tmp_path, "graded", "[{type: output_matches, pattern: x}]")
+    ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
+
+    with pytest.raises(RunError) as caught:
+        execute(case, Variant(graded_dir=graded), ctx, Workspaces(tmp_path / "ws"))
+
+    assert caught.value.kind == "path"
+    assert str(caught.value) == (
+        "the graded final answer '.evalcases/output.txt' resolves outside the workspace "
+        f"(to {secret}); not read"
+    )
+
+
+def test_a_graded_answer_that_is_no_file_is_an_error(tmp_path: Path) -> None:
+    graded = tmp_path / "done"
+    (graded / ".evalcases").mkdir(parents=True)
+    os.mkfifo(graded / ".evalcases" / "output.txt")
+    case = load(tmp_path, "graded", "[{type: file_exists, path: answer.txt}]")
+    ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
+
+    with pytest.raises(RunError) as caught:
+        execute(case, Variant(graded_dir=graded), ctx, Workspaces(tmp_path / "ws"))
+
+    assert caught.value.kind == "no-output"
+    assert str(caught.value) == (
+        f"the graded final answer {graded / '.evalcases/output.txt'}: not a regular file"
+    )
