@@ -5,6 +5,7 @@ Plain path logic, no pytest: the plugin's collection hooks ask a :class:`Discove
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,3 +83,26 @@ class Discovery:
         if any(part in EXCLUDED_DIRS for part in path.parts[len(root.parts) : -1]):
             return None
         return Found("case", root)
+
+    def passed_over(self, directory: Path) -> list[tuple[Path, Found]]:
+        """The case files in ``directory`` that are neither regular files nor
+        directories, which a walk that keeps to regular files passes over without a
+        word: a dangling or looping symbolic link, a FIFO, a device, a socket.
+
+        Outside an evals root only a task directory's ``checks.yaml`` can be one: one
+        ``lstat`` there instead of a listing."""
+        if self.evals_root(directory / "_") is None:
+            candidates = [directory / TASK_FILE] if os.path.lexists(directory / TASK_FILE) else []
+        else:
+            try:
+                with os.scandir(directory) as entries:
+                    candidates = [Path(entry.path) for entry in entries]
+            except OSError:
+                return []
+        found = []
+        for path in sorted(candidates):
+            case = self.case_file(path)
+            # A regular file or a directory (through links too) pytest collects or walks.
+            if case is not None and not (os.path.isfile(path) or os.path.isdir(path)):
+                found.append((path, case))
+        return found
