@@ -517,17 +517,22 @@ BAD: dict[str, Bad] = {
 }
 
 
-def broken_suite(make_suite: SuiteBuilder, bad: Bad) -> Path:
-    """The broken file, a valid case, and the graded directory that satisfies it."""
+def broken_suite(bad: Bad) -> dict[str, str | bytes | None]:
+    """The broken file, a valid case, and the graded directory that satisfies it; links
+    and FIFOs are left to :func:`make_broken_suite`."""
     files: dict[str, str | bytes | None] = {"graded/ok.txt": "ok\n", "evals/good.yaml": VALID_CASE}
-    special: dict[str, Link | Fifo] = {}
     for path, content in {**bad.extra, bad.path: bad.content}.items():
-        if isinstance(content, (Link, Fifo)):
-            special[path] = content
-        else:
+        if not isinstance(content, (Link, Fifo)):
             files[path] = content
-    root = make_suite(fixtures=files)
-    for path, content in special.items():
+    return files
+
+
+def make_broken_suite(make_suite: SuiteBuilder, bad: Bad) -> Path:
+    """The suite of :func:`broken_suite`, with its links and FIFOs."""
+    root = make_suite(fixtures=broken_suite(bad))
+    for path, content in {**bad.extra, bad.path: bad.content}.items():
+        if not isinstance(content, (Link, Fifo)):
+            continue
         place = root / path
         place.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, Link):
@@ -563,7 +568,7 @@ def test_broken_file_is_one_clear_error(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, name: str
 ) -> None:
     bad = BAD[name]
-    broken_suite(make_suite, bad)
+    make_broken_suite(make_suite, bad)
 
     result = run(pytester)
 
@@ -595,7 +600,7 @@ def test_broken_file_is_one_clear_error_with_the_parse_cache(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, name: str
 ) -> None:
     bad = BAD[name]
-    broken_suite(make_suite, bad)
+    make_broken_suite(make_suite, bad)
 
     for _ in range(2):
         result = pytester.runpytest("--eval-workspace", "graded")
@@ -701,7 +706,7 @@ def test_broken_file_reported_when_selection_deselects_everything(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, selection: str
 ) -> None:
     bad = BAD["unknown-check-type"]
-    broken_suite(make_suite, bad)
+    make_broken_suite(make_suite, bad)
 
     result = run(pytester, *SELECTIONS[selection])
 
@@ -747,7 +752,7 @@ def test_case_without_prompt_is_valid_when_graded(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
     # `prompt` is optional (docs/case-format.md, "Fields"): a case only ever graded needs none.
-    broken_suite(make_suite, Bad("evals/other.yaml", "", None, "", ()))
+    make_broken_suite(make_suite, Bad("evals/other.yaml", "", None, "", ()))
     write(
         pytester.path / "evals" / "other.yaml",
         "id: no-prompt\ndefends: rules/x.md\nchecks:\n" + CHECK,
