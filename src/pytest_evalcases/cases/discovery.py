@@ -62,11 +62,13 @@ class Discovery:
     def skip_dir(self, path: Path) -> bool:
         """Whether pytest should not walk ``path`` at all: a ``fixtures`` / ``results``
         directory under an evals root (a fixture repository's own ``test_*.py`` and
-        ``conftest.py`` are not the user's tests). ``eval_ignore`` paths are walked:
+        ``conftest.py`` are not the user's tests), or a symbolic link there to a
+        directory it is in (``ln -s . evals/again``: walked, it would collect the suite
+        again and again until the path is too long). ``eval_ignore`` paths are walked:
         they hold no case files, but may hold tests."""
-        return (
-            path.name in EXCLUDED_DIRS and path.is_dir() and self.evals_root(path / "_") is not None
-        )
+        if path.name in EXCLUDED_DIRS:
+            return path.is_dir() and self.evals_root(path / "_") is not None
+        return os.path.islink(path) and self.evals_root(path / "_") is not None and _loops(path)
 
     def case_file(self, path: Path) -> Found | None:
         """What ``path`` is, when it is a case file."""
@@ -106,3 +108,10 @@ class Discovery:
             if case is not None and not (os.path.isfile(path) or os.path.isdir(path)):
                 found.append((path, case))
         return found
+
+
+def _loops(link: Path) -> bool:
+    """Whether ``link`` leads to the directory it is in, or to one above it."""
+    target = os.path.realpath(link)
+    here = os.path.realpath(link.parent)
+    return here == target or here.startswith(target.rstrip(os.sep) + os.sep)

@@ -110,3 +110,19 @@ def test_case_files_that_are_not_regular_files_are_named_for_collection(tmp_path
     # Outside an evals root only a task directory's checks.yaml is a case file.
     assert discovery.passed_over(task) == [(task / "checks.yaml", Found("task", task))]
     assert discovery.passed_over(tmp_path / "tasks") == []
+
+
+def test_a_link_to_a_directory_above_it_is_not_walked(tmp_path: Path) -> None:
+    evals = tmp_path / "evals"
+    (evals / "group").mkdir(parents=True)
+    (evals / "again.yaml").symlink_to(".")
+    (evals / "group" / "up").symlink_to("../..")
+    (evals / "same").symlink_to(evals / "group")  # a link elsewhere is walked
+    (tmp_path / "here").symlink_to(".")  # outside an evals root: pytest's own affair
+    discovery = Discovery(tmp_path)
+
+    assert discovery.skip_dir(evals / "again.yaml") is True
+    assert discovery.skip_dir(evals / "group" / "up") is True
+    assert discovery.skip_dir(evals / "same") is False
+    assert discovery.skip_dir(evals / "group") is False
+    assert discovery.skip_dir(tmp_path / "here") is False
