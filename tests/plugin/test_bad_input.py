@@ -8,12 +8,15 @@ is graded with ``--eval-workspace`` (so it runs and passes without an agent).
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_evalcases.cases import limits
 from tests.helpers.suite import SuiteBuilder, write
 
 VALID_CASE = """\
@@ -30,8 +33,21 @@ CHECK = """\
   - type: file_exists
     path: ok.txt
 """
+UNCHANGED = "  - type: file_unchanged\n    path: {path}\n"
 
 HEAD = "defends: rules/x.md\nprompt: do it\n"
+
+
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link to ``target`` in place of a file's text."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class Fifo:
+    """A named pipe in place of a file's text: opening it would wait for a writer."""
 
 
 @dataclass(frozen=True)
@@ -40,15 +56,15 @@ class Bad:
 
     #: Path of the broken file, relative to the pytester directory.
     path: str
-    content: str | bytes
+    content: str | bytes | Link | Fifo
     #: 1-based line the message must point at; ``None`` when it cannot be known.
     line: int | None
     #: Field path the message must name (``""``: the file as a whole).
     field: str
     #: Substrings of the message saying what is wrong and what is expected.
     expect: tuple[str, ...]
-    #: More files the scenario needs (path -> text, or ``None`` for a directory).
-    extra: dict[str, str | None] = field(default_factory=dict)
+    #: More files the scenario needs (path -> text, ``None`` for a directory, or a link).
+    extra: dict[str, str | Link | None] = field(default_factory=dict)
     #: Valid cases that pass besides the one in ``evals/good.yaml``.
     passed: int = 1
 
@@ -205,6 +221,88 @@ BAD: dict[str, Bad] = {
     "json-nested-too-deeply": Bad(
         "evals/bad.json", "[" * 5000 + "]" * 5000, None, "", ("invalid JSON", "nested too deeply")
     ),
+    # Sizes (docs/case-format.md, "Limits"): a value over one is named, never echoed.
+    "tags-anchor-blowup": bad_field(
+        # 104 KB that expand to 100 MB: one 100 KB anchor repeated 1,000 times.
+        'tags: [&big "' + "x" * 100_000 + '"' + ", *big" * 999 + "]\n",
+        4,
+        "tags",
+        "holds more than 1,000,000 characters once its YAML aliases (*name) are expanded",
+    ),
+    "yaml-alias-bomb": bad_yaml(
+        'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+        + "".join(
+            f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]\n"
+            for prev, name in zip("abcdefgh", "bcdefghi", strict=True)
+        )
+        + case(HEAD + "checks:\n" + CHECK),
+        6,
+        "f",
+        "holds more than 1,000,000 characters",
+    ),
+    "tags-too-many": bad_field(
+        "tags: [" + ", ".join(f"t{i}" for i in range(limits.TAGS + 1)) + "]\n",
+        4,
+        "tags",
+        f"too many items: {limits.TAGS + 1}, at most {limits.TAGS}",
+    ),
+    "tag-too-long": bad_field(
+        f"tags: [ok, {'t' * (limits.TAG_CHARS + 1)}]\n",
+        4,
+        "tags[1]",
+        f"too long: {limits.TAG_CHARS + 1} characters, at most {limits.TAG_CHARS}",
+    ),
+    "id-too-long": bad_yaml(
+        "id: " + "a" * 900_000 + "\n" + HEAD + "checks:\n" + CHECK,
+        1,
+        "id",
+        f"too long: 900,000 characters, at most {limits.ID_CHARS}",
+    ),
+    "id-invalid-and-huge": bad_yaml(
+        "id: " + "Ab_" * 300_000 + "\n" + HEAD + "checks:\n" + CHECK, 1, "id", "too long"
+    ),
+    "defends-too-long": bad_yaml(
+        case(f"defends: {'d' * (limits.PATH_CHARS + 1)}\nchecks:\n" + CHECK),
+        2,
+        "defends",
+        f"at most {limits.PATH_CHARS:,}",
+    ),
+    "description-too-long": bad_field(
+        f"description: {'d' * (limits.LINE_CHARS + 1)}\n",
+        4,
+        "description",
+        f"too long: {limits.LINE_CHARS + 1:,} characters, at most {limits.LINE_CHARS:,}",
+    ),
+    "prompt-too-long": bad_yaml(
+        case(f"defends: rules/x.md\nprompt: {'p' * (limits.TEXT_CHARS + 1)}\nchecks:\n" + CHECK),
+        3,
+        "prompt",
+        f"at most {limits.TEXT_CHARS:,}",
+    ),
+    "check-pattern-too-long": bad_checks(
+        f"  - type: output_matches\n    pattern: {'p' * (limits.PATTERN_CHARS + 1)}\n",
+        6,
+        "checks[0].pattern",
+        f"at most {limits.PATTERN_CHARS:,}",
+    ),
+    "check-description-too-long": bad_checks(
+        CHECK + f"    description: {'d' * (limits.LINE_CHARS + 1)}\n",
+        7,
+        "checks[0].description",
+        f"at most {limits.LINE_CHARS:,}",
+    ),
+    "checks-too-many": bad_checks(
+        CHECK * (limits.CHECKS + 1),
+        5,
+        "checks",
+        f"too many items: {limits.CHECKS + 1}, at most {limits.CHECKS}",
+    ),
+    "file-too-large": bad_yaml(
+        case(HEAD + "checks:\n" + CHECK) + "#" * limits.FILE_BYTES,
+        1,
+        "",
+        f"bytes; a case file may be at most {limits.FILE_BYTES:,} bytes",
+    ),
     "bare-not-bool": bad_field("bare: maybe\n", 4, "bare", "boolean", "'maybe'"),
     "tags-not-list": bad_field("tags: 5\n", 4, "tags", "list", "5"),
     "min-pass-rate-above-1": bad_field(
@@ -301,15 +399,6 @@ BAD: dict[str, Bad] = {
         "duplicate id 'twin'",
         "also at line 2",
     ),
-    "duplicate-id-across-files": Bad(
-        "evals/zz-bad.yaml",
-        "id: good-twin\n" + HEAD + "checks:\n" + CHECK,
-        1,
-        "id",
-        ("duplicate id 'good-twin'", "already defined in evals/aa-first.yaml:1"),
-        extra={"evals/aa-first.yaml": "id: good-twin\n" + HEAD + "checks:\n" + CHECK},
-        passed=2,
-    ),
     "cases-not-a-list": bad_yaml(
         "cases:\n  id: bad\n  defends: rules/x.md\n", 2, "cases", "non-empty list"
     ),
@@ -341,6 +430,50 @@ BAD: dict[str, Bad] = {
     ),
     "cwd-missing": bad_field(
         "cwd: fixtures/nope\n", 4, "cwd", "fixture directory 'fixtures/nope' not found"
+    ),
+    # A fixture is copied into the workspace and read by file_unchanged: never from
+    # outside the evals root (here /etc/hostname would be compared, then quoted).
+    "cwd-absolute": bad_yaml(
+        case(HEAD + "cwd: /etc\nchecks:\n" + UNCHANGED.format(path="hostname")),
+        4,
+        "cwd",
+        "'/etc' is absolute",
+        "relative to the evals root",
+    ),
+    "cwd-parent": bad_yaml(
+        case(HEAD + "cwd: ../../outside\nchecks:\n" + UNCHANGED.format(path="secret.txt")),
+        4,
+        "cwd",
+        "'../../outside' leaves the evals root",
+        extra={"outside/secret.txt": "root:x:0:0\n"},
+    ),
+    "cwd-symlink-outside": bad_yaml(
+        case(HEAD + "cwd: fixtures/repo\nchecks:\n" + UNCHANGED.format(path="secret.txt")),
+        4,
+        "cwd",
+        "fixture directory 'fixtures/repo' leads, through a symbolic link, to ",
+        "outside the evals root",
+        extra={"outside/secret.txt": "root:x:0:0\n", "evals/fixtures/repo": Link("../../outside")},
+    ),
+    # Not regular files: pytest's walk passes over them; each is one error, never opened.
+    "dangling-symlink": Bad(
+        "evals/bad.yaml", Link("nowhere.yaml"), None, "", ("a symbolic link to 'nowhere.yaml'",)
+    ),
+    "symlink-loop": Bad("evals/bad.yaml", Link("bad.yaml"), None, "", ("loops",)),
+    "fifo": Bad("evals/bad.yaml", Fifo(), None, "", ("a named pipe (FIFO)", "not opened")),
+    "link-to-dev-null": Bad(
+        "evals/bad.yaml",
+        Link(os.devnull),
+        None,
+        "",
+        ("not a regular file but a character device", "'/dev/null'"),
+    ),
+    "task-checks-yaml-dangling": Bad(
+        "tasks/broken-task/checks.yaml",
+        Link("gone.yaml"),
+        None,
+        "",
+        ("a symbolic link to 'gone.yaml', which does not exist",),
     ),
     "task-check-without-id": Bad(
         "tasks/broken-task/checks.yaml",
@@ -385,13 +518,28 @@ BAD: dict[str, Bad] = {
 
 
 def broken_suite(bad: Bad) -> dict[str, str | bytes | None]:
-    """The broken file, a valid case, and the graded directory that satisfies it."""
-    return {
-        "graded/ok.txt": "ok\n",
-        "evals/good.yaml": VALID_CASE,
-        **bad.extra,
-        bad.path: bad.content,
-    }
+    """The broken file, a valid case, and the graded directory that satisfies it; links
+    and FIFOs are left to :func:`make_broken_suite`."""
+    files: dict[str, str | bytes | None] = {"graded/ok.txt": "ok\n", "evals/good.yaml": VALID_CASE}
+    for path, content in {**bad.extra, bad.path: bad.content}.items():
+        if not isinstance(content, (Link, Fifo)):
+            files[path] = content
+    return files
+
+
+def make_broken_suite(make_suite: SuiteBuilder, bad: Bad) -> Path:
+    """The suite of :func:`broken_suite`, with its links and FIFOs."""
+    root = make_suite(fixtures=broken_suite(bad))
+    for path, content in {**bad.extra, bad.path: bad.content}.items():
+        if not isinstance(content, (Link, Fifo)):
+            continue
+        place = root / path
+        place.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Link):
+            place.symlink_to(content.target)
+        else:
+            os.mkfifo(place)
+    return root
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -410,6 +558,8 @@ def assert_reported(result: pytest.RunResult, bad: Bad) -> None:
     assert "Traceback" not in out
     assert "pytest_evalcases/" not in out
     assert "pydantic" not in out.lower().replace("pydantic_core", "")
+    # A value over a limit is named, never echoed back whole.
+    assert len(message) < 2_000, message[:2_000]
     assert result.ret != 0
 
 
@@ -418,12 +568,129 @@ def test_broken_file_is_one_clear_error(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, name: str
 ) -> None:
     bad = BAD[name]
-    make_suite(fixtures=broken_suite(bad))
+    make_broken_suite(make_suite, bad)
 
     result = run(pytester)
 
     result.assert_outcomes(passed=bad.passed, errors=1)
     assert_reported(result, bad)
+
+
+#: The entries of issue 10's campaign, also run with pytest's cache, twice: the first run
+#: stores the valid file, the second collects it from the parse cache's index.
+CACHED = [
+    "tags-anchor-blowup",
+    "yaml-alias-bomb",
+    "id-invalid-and-huge",
+    "prompt-too-long",
+    "checks-too-many",
+    "file-too-large",
+    "cwd-absolute",
+    "cwd-parent",
+    "cwd-symlink-outside",
+    "dangling-symlink",
+    "symlink-loop",
+    "fifo",
+    "link-to-dev-null",
+]
+
+
+@pytest.mark.parametrize("name", CACHED)
+def test_broken_file_is_one_clear_error_with_the_parse_cache(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, name: str
+) -> None:
+    bad = BAD[name]
+    make_broken_suite(make_suite, bad)
+
+    for _ in range(2):
+        result = pytester.runpytest("--eval-workspace", "graded")
+
+        result.assert_outcomes(passed=bad.passed, errors=1)
+        assert_reported(result, bad)
+    # What a broken file holds is never stored (the blow-up made 191 MB here).
+    stored = pytester.path / ".pytest_cache" / "v" / "evalcases" / "parsed"
+    assert stored.stat().st_size < 20_000
+    assert str(pytester.path / bad.path) not in stored.read_text()
+
+
+def test_a_fixture_directory_swapped_for_a_link_out_is_refused_when_its_case_runs(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    # A file that validated is collected from the parse cache's index, without loading
+    # it: its `cwd` is checked again when its case runs, before anything is copied.
+    make_suite(
+        fixtures={
+            "graded/secret.txt": "same\n",
+            "evals/fixtures/repo/secret.txt": "same\n",
+            "outside/secret.txt": "root:x:0:0\n",
+            "evals/good.yaml": VALID_CASE.replace("ok.txt", "secret.txt"),
+            "evals/linked.yaml": case(
+                HEAD + "cwd: fixtures/repo\nchecks:\n" + UNCHANGED.format(path="secret.txt")
+            ),
+        }
+    )
+    pytester.runpytest("--eval-workspace", "graded").assert_outcomes(passed=2)
+    fixture = pytester.path / "evals" / "fixtures" / "repo"
+    (fixture / "secret.txt").unlink()
+    fixture.rmdir()
+    fixture.symlink_to(pytester.path / "outside")
+
+    result = pytester.runpytest("--eval-workspace", "graded")
+
+    result.assert_outcomes(passed=1, errors=1)
+    out = result.stdout.str()
+    assert (
+        "case file error: evals/linked.yaml:4: cwd: fixture directory 'fixtures/repo' "
+        f"leads, through a symbolic link, to {pytester.path / 'outside'}, outside the evals "
+        "root" in out
+    )
+    assert "root:x" not in out
+    assert "Traceback" not in out
+
+
+TWINS = """\
+cases:
+  - id: valid
+    defends: rules/x.md
+    checks:
+      - {type: file_exists, path: ok.txt}
+  - id: other
+    defends: rules/x.md
+    checks:
+      - {type: file_exists, path: ok.txt}
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_an_id_in_two_files_is_an_error_on_both_cases_naming_both(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    # docs/case-format.md: a new file taking an old, unchanged file's id does not turn
+    # the old one alone into the error (the file collected second used to be blamed).
+    make_suite(
+        fixtures={"graded/ok.txt": "ok\n", "evals/valid.yaml": TWINS, "evals/good.yaml": VALID_CASE}
+    )
+    pytester.runpytest("--eval-workspace", "graded").assert_outcomes(passed=3)
+    write(pytester.path / "evals" / "aaa.yaml", "id: valid\n" + HEAD + "checks:\n" + CHECK)
+
+    # With the parse cache (the old file collected from its index) and without; under
+    # xdist, where every worker collects every file, with it only.
+    for cache in ([], ["-p", "no:cacheprovider"])[: 1 if xdist else 2]:
+        result = pytester.runpytest("--eval-workspace", "graded", *cache, *xdist)
+
+        # Each file's other cases still run.
+        result.assert_outcomes(passed=2, errors=2)
+        out = result.stdout.str()
+        for here, there in (("aaa.yaml:1", "valid.yaml:2"), ("valid.yaml:2", "aaa.yaml:1")):
+            assert (
+                f"case file error: evals/{here}: id: duplicate id 'valid', also the id of the "
+                f"case at evals/{there}: ids are unique in the suite" in out
+            )
+        assert "Traceback" not in out
+    saved = max((pytester.path / "evals" / "results").glob("*.json"))
+    records = json.loads(saved.read_text())["cases"]
+    errors = sorted((r["file"], r["error_kind"]) for r in records if r["outcome"] == "error")
+    assert errors == [("evals/aaa.yaml", "case-file"), ("evals/valid.yaml", "case-file")]
 
 
 SELECTIONS = {
@@ -439,7 +706,7 @@ def test_broken_file_reported_when_selection_deselects_everything(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, selection: str
 ) -> None:
     bad = BAD["unknown-check-type"]
-    make_suite(fixtures=broken_suite(bad))
+    make_broken_suite(make_suite, bad)
 
     result = run(pytester, *SELECTIONS[selection])
 
@@ -458,7 +725,9 @@ def many_broken_suite() -> dict[str, str | bytes | None]:
     for i in range(3):
         files[f"evals/good-{i}.yaml"] = VALID_CASE.replace("good-case", f"good-{i}")
     for name in MANY_BROKEN:
-        files[f"evals/{name}.yaml"] = BAD[name].content
+        content = BAD[name].content
+        assert isinstance(content, str)
+        files[f"evals/{name}.yaml"] = content
     return files
 
 
@@ -483,7 +752,7 @@ def test_case_without_prompt_is_valid_when_graded(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
     # `prompt` is optional (docs/case-format.md, "Fields"): a case only ever graded needs none.
-    make_suite(fixtures=broken_suite(Bad("evals/other.yaml", "", None, "", ())))
+    make_broken_suite(make_suite, Bad("evals/other.yaml", "", None, "", ()))
     write(
         pytester.path / "evals" / "other.yaml",
         "id: no-prompt\ndefends: rules/x.md\nchecks:\n" + CHECK,

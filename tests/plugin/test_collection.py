@@ -211,6 +211,22 @@ def test_parsed_case_files_are_cached_until_they_change(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(["*unknown field 'chekcs'; did you mean 'checks'?*"])
 
 
+def test_a_link_back_up_below_evals_is_not_walked(pytester: pytest.Pytester) -> None:
+    # Walked, `ln -s . evals/again.yaml` collected every case again, one level deeper
+    # each time, until the path was too long: an error that interrupted the session;
+    # with a second such link the walk doubled at every level and never ended.
+    write_case(pytester, "evals/one.yaml", "one")
+    (pytester.path / "evals" / "again.yaml").symlink_to(".")
+    (pytester.path / "evals" / "up").symlink_to("..")
+
+    result = pytester.runpytest_subprocess(
+        "--collect-only", "-q", "-p", "no:cacheprovider", timeout=60
+    )
+
+    assert [line for line in result.stdout.lines if "::" in line] == ["evals/one.yaml::one"]
+    assert result.ret == 0
+
+
 def test_plugin_import_leaves_pydantic_and_yaml_for_case_files() -> None:
     # Every pytest run imports the plugin; only runs that load case files pay for them.
     code = (

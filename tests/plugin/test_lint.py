@@ -4,6 +4,10 @@ file and line, and only errors fail."""
 from __future__ import annotations
 
 import json
+import os
+import random
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -376,6 +380,144 @@ def test_task_directory_is_linted(project: Path, capsys: pytest.CaptureFixture[s
         "WARNING suite-size",
     ]
     assert any(line.startswith("tasks/01-svc/checks.yaml:7: ERROR vacuous") for line in lines)
+
+
+#: A prompt that quotes RULE: wherever the lint reads RULE, it warns prompt-quotes-rule.
+QUOTING = "Never add a Co-authored-by trailer or any mention of an AI tool, please."
+
+
+def lint_command(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``evalcases lint`` in a process of its own: a lint that blocks fails on the
+    timeout instead of hanging the suite."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_evalcases.cli.main", "lint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_defends_outside_the_project_is_an_error_and_is_not_read(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = project.parent / "outside"
+    write(outside / "rule.md", RULE)
+    (project / "rules" / "linked.md").symlink_to(outside / "rule.md")
+    up = "/".join([".."] * len(project.parts))  # from the project up to /, and no further
+    defends = ["../outside/rule.md", str(outside / "rule.md"), "rules/linked.md", up]
+    for index, target in enumerate(defends):
+        write(
+            project / "evals" / f"out-{index}.yaml",
+            GOOD.format(id=f"out-{index}", prompt=json.dumps(f"{QUOTING} ({index})")).replace(
+                "rules/git-attribution.md", json.dumps(target)
+            ),
+        )
+
+    status, lines = run_lint(capsys, *(f"evals/out-{i}.yaml" for i in range(len(defends))))
+
+    # Read, each would also be a prompt-quotes-rule warning (and / took 12 s, then crashed).
+    assert status == 1
+    assert codes(lines) == ["ERROR defends-outside"] * len(defends)
+    assert lines[0] == (
+        "evals/out-0.yaml:2: ERROR defends-outside: defends '../outside/rule.md', which "
+        f"resolves to {outside / 'rule.md'}, outside the project ({project}); the lint reads "
+        "nothing there"
+    )
+    assert f"which resolves to /, outside the project ({project})" in lines[3]
+
+
+def test_a_defended_directory_is_read_only_in_its_regular_files_below_the_project(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    skill = project / "guides" / "commit"
+    write(skill / "SKILL.md", "# Commit\n\nKeep the subject short.\n")
+    write(project.parent / "outside" / "rule.md", RULE)
+    (skill / "linked.md").symlink_to(project.parent / "outside" / "rule.md")
+    (skill / "dangling.md").symlink_to(skill / "gone.md")
+    os.mkfifo(skill / "pipe.md")  # read, it would block the lint for ever
+    write(
+        project / "evals" / "commit.yaml",
+        GOOD.format(id="commit", prompt=json.dumps(QUOTING)).replace(
+            "rules/git-attribution.md", "guides/commit"
+        ),
+    )
+
+    result = lint_command(project, "evals/commit.yaml")
+
+    assert (result.returncode, result.stdout) == (0, "")
+    (skill / "linked.md").unlink()
+    write(skill / "linked.md", RULE)  # the same text, now in the project: read
+    assert "WARNING prompt-quotes-rule" in lint_command(project, "evals/commit.yaml").stdout
+
+
+def test_case_files_that_are_not_regular_files_are_load_errors(project: Path) -> None:
+    evals = project / "evals"
+    write(evals / "good.yaml", GOOD.format(id="good", prompt="Commit it."))
+    os.mkfifo(evals / "fifo.yaml")
+    (evals / "dangling.yaml").symlink_to("nowhere.yaml")
+    (evals / "loop.yaml").symlink_to("loop.yaml")
+    (evals / "null.yaml").symlink_to(os.devnull)
+    (evals / "etc").symlink_to("/etc")  # a link to a directory is not walked
+
+    result = lint_command(project, "evals")
+
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[1:] == [
+        "evals/dangling.yaml:1: ERROR load-error: a symbolic link to 'nowhere.yaml', which "
+        "does not exist",
+        "evals/fifo.yaml:1: ERROR load-error: not a regular file but a named pipe (FIFO); a "
+        "case file must be a regular file (this one was not opened)",
+        "evals/loop.yaml:1: ERROR load-error: a symbolic link that loops: it never reaches a file",
+        "evals/null.yaml:1: ERROR load-error: not a regular file but a character device "
+        f"(through the symbolic link to {os.devnull!r}); a case file must be a regular file "
+        "(this one was not opened)",
+    ]
+    assert result.stderr.strip().endswith("5 case files checked: 4 errors, 1 warning")
+
+
+def test_a_prompt_pasting_a_long_rule_is_found_in_linear_time() -> None:
+    # Scanning the whole rule for every word added took minutes here (seconds for a
+    # prompt and a rule at their limits); the bound is the subprocess's timeout.
+    code = (
+        "import random\n"
+        "from pytest_evalcases.authoring.lint import quoted_run\n"
+        "random.seed(1)\n"
+        "rule = ' '.join(f'w{random.randrange(10**6)}' for _ in range(300_000))\n"
+        "print(len(quoted_run(rule[: len(rule) // 2], rule)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    assert int(out.stdout) >= 150_000
+
+
+def test_the_quoted_run_is_the_one_a_scan_of_the_whole_rule_finds() -> None:
+    def scan(prompt: str, rule: str, minimum: int) -> list[str]:
+        """Each run grown while the whole rule holds it, from where the last one ended."""
+        ours, theirs = lint.words(prompt), lint.words(rule)
+        best: list[str] = []
+        i = 0
+        while i <= len(ours) - minimum:
+            j = i + minimum
+            if not any(theirs[k : k + minimum] == ours[i:j] for k in range(len(theirs))):
+                i += 1
+                continue
+            while j < len(ours) and any(
+                theirs[k : k + j + 1 - i] == ours[i : j + 1] for k in range(len(theirs))
+            ):
+                j += 1
+            best = ours[i:j] if j - i > len(best) else best
+            i = j
+        return best
+
+    random.seed(7)
+    for _ in range(500):
+        prompt = " ".join(random.choice("ab") for _ in range(random.randint(3, 30)))
+        rule = " ".join(random.choice("ab") for _ in range(random.randint(3, 40)))
+        assert lint.quoted_run(prompt, rule, 3) == scan(prompt, rule, 3), (prompt, rule)
 
 
 def test_missing_path_argument(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

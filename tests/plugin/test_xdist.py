@@ -221,7 +221,7 @@ BROKEN = [
     "not-utf8",
     "unknown-top-level-field",
     "regex-file-matches",
-    "duplicate-id-across-files",
+    "cwd-parent",
     "task-severity-invalid",
     "missing-id",
     "regex-output-matches",
@@ -244,8 +244,11 @@ def broken_files() -> dict[str, str | bytes | None]:
     }
     for name in BROKEN:
         bad = test_bad_input.BAD[name]
-        files.update(bad.extra)
+        for path, extra in bad.extra.items():
+            assert not isinstance(extra, test_bad_input.Link)
+            files[path] = extra
         content = bad.content
+        assert isinstance(content, (str, bytes))
         # Broken files named "bad" each get an id of their own.
         if isinstance(content, bytes):
             content = content.replace(b"id: bad\n", f"id: bad-{name}\n".encode())
@@ -262,8 +265,7 @@ def test_broken_files_in_one_session_agree(
 
     serial, xdist = serial_and_xdist("--eval-workspace", "graded")
 
-    # evals/good.yaml and the first of the duplicate ids pass.
-    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 2, "errors": 10}
+    assert xdist.outcomes() == {**dict.fromkeys(OUTCOMES, 0), "passed": 1, "errors": 10}
     assert_same(serial, xdist)
     out = xdist.out + xdist.result.stderr.str()
     for name in BROKEN:

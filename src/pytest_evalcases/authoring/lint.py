@@ -9,14 +9,16 @@ with positive checks, ...).
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Sequence
+import stat
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from pytest_evalcases.cases.diagnostics import Source
+from pytest_evalcases.cases.diagnostics import Source, read_text
 from pytest_evalcases.cases.discovery import (
     CASE_SUFFIXES,
     EVALS_DIR,
@@ -24,6 +26,7 @@ from pytest_evalcases.cases.discovery import (
     TASK_FILE,
     Discovery,
 )
+from pytest_evalcases.cases.limits import shown
 from pytest_evalcases.cases.loading import LoadedCase, load_case_file, load_task_dir
 from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.cases.rootdir import defends_root
@@ -38,6 +41,10 @@ WARNING = "warning"
 QUOTE_WORDS = 8
 MIN_SUITE = 20
 MAX_SUITE = 50
+#: What the lint reads of a defended directory (a skill): at most this many Markdown
+#: files, and this many bytes of them in all.
+RULE_FILES = 200
+RULE_BYTES = 1_000_000
 
 #: Check types that can catch a prohibited behaviour.
 NEGATIVE_CHECKS = frozenset(
@@ -110,10 +117,8 @@ def discover(paths: Sequence[Path]) -> list[CaseFile]:
                 seen.add(arg)
                 found.append(CaseFile(arg, _evals_root(arg) or arg.parent))
             continue
-        files = sorted(p for p in arg.rglob("*") if p.is_file())
-        has_evals = arg.name == EVALS_DIR or any(
-            p.name == EVALS_DIR and p.is_dir() for p in arg.rglob(EVALS_DIR)
-        )
+        files, evals_dirs = _walk(arg)
+        has_evals = arg.name == EVALS_DIR or evals_dirs
         for file in files:
             if file in seen or not _candidate(file, arg):
                 continue
@@ -125,6 +130,19 @@ def discover(paths: Sequence[Path]) -> list[CaseFile]:
             seen.add(file)
             found.append(CaseFile(file, root or file.parent, suite=arg))
     return found
+
+
+def _walk(top: Path) -> tuple[list[Path], bool]:
+    """Every entry below ``top`` that is not a directory (a FIFO or a dangling link
+    among them: each is then one load error), sorted, and whether an ``evals``
+    directory is among the directories. Symbolic links to directories are not
+    followed, and a directory that vanishes or cannot be listed is passed over."""
+    files: list[Path] = []
+    evals_dirs = False
+    for dirpath, dirnames, filenames in os.walk(top):
+        evals_dirs = evals_dirs or EVALS_DIR in dirnames
+        files.extend(Path(dirpath, name) for name in filenames)
+    return sorted(files), evals_dirs
 
 
 def _candidate(file: Path, arg: Path) -> bool:
@@ -178,7 +196,11 @@ def lint_files(
                 Finding(file.path, exc.line or 1, ERROR, "load-error", where + exc.reason)
             )
             continue
-        source = Source(file.path, file.path.read_text(encoding="utf-8"))
+        try:
+            source = Source(file.path, read_text(file.path))
+        except CaseFileError as exc:  # changed since it loaded
+            findings.append(Finding(file.path, 1, ERROR, "load-error", exc.reason))
+            continue
         for index, case in enumerate(cases):
             prefix: list[str | int] = ["cases", index] if multi else []
             findings.extend(_lint_case(case, source, prefix, root_of(file.path), multi))
@@ -260,8 +282,17 @@ def _lint_case(
                 f"checks[{index}].pattern {pattern!r} matches any text, even an empty "
                 f"one: {effect} ({check.type})",
             )
-    defended = _defended(root, case.defends) if case.defends else None
-    if case.defends and defended is None:
+    defended, outside = _defended(root, case.defends) if case.defends else (None, None)
+    if outside is not None:
+        yield Finding(
+            path,
+            line("defends"),
+            ERROR,
+            "defends-outside",
+            f"defends {shown(case.defends)}, which resolves to {outside}, outside the "
+            f"project ({root}); the lint reads nothing there",
+        )
+    elif case.defends and defended is None:
         yield Finding(
             path,
             line("defends"),
@@ -278,7 +309,7 @@ def _lint_case(
             f"defends {case.defends!r}, which a bare run (`bare: true`, the default) does not "
             "load: no hooks, skills or settings are discovered; write `bare: false`",
         )
-    rule_text = _rule_text(defended) if defended is not None else ""
+    rule_text = _rule_text(defended, root) if defended is not None else ""
     if case.prompt and rule_text:
         quoted = quoted_run(case.prompt, rule_text)
         if quoted:
@@ -329,21 +360,57 @@ def _vacuous(pattern: str) -> bool:
     return all(regex.search(probe) is not None for probe in _PROBES)
 
 
-def _defended(root: Path, defends: str) -> Path | None:
+def _defended(root: Path, defends: str) -> tuple[Path | None, str | None]:
+    """The defended path when it exists below ``root`` (symbolic links followed), and
+    where it resolves to when that is outside ``root`` (then nothing is read there)."""
     target = root / defends
-    return target if target.exists() else None
+    real = os.path.realpath(target)
+    if not _below(real, os.path.realpath(root)):
+        return None, real
+    return (target if os.path.exists(real) else None), None
 
 
-def _rule_text(target: Path) -> str:
-    """The defended file's text; for a directory (a skill), its Markdown files'."""
-    files = [target] if target.is_file() else sorted(target.rglob("*.md"))
+def _below(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _rule_text(target: Path, root: Path) -> str:
+    """The defended file's text; for a directory (a skill), its Markdown files', up to
+    :data:`RULE_FILES` files and :data:`RULE_BYTES` bytes. Only regular files below
+    ``root`` are read, symbolic links followed: never a FIFO, nor a link out."""
+    base = os.path.realpath(root)
     texts = []
-    for file in files:
+    budget = RULE_BYTES
+    for file in sorted(_rule_files(target)):
         try:
-            texts.append(file.read_text(encoding="utf-8"))
+            if not (stat.S_ISREG(os.stat(file).st_mode) and _below(os.path.realpath(file), base)):
+                continue
+            with open(file, "rb") as handle:
+                raw = handle.read(budget)
+            texts.append(raw.decode("utf-8"))
         except (OSError, UnicodeDecodeError):
             continue
+        budget -= len(raw)
+        if budget <= 0:
+            break
     return "\n".join(texts)
+
+
+def _rule_files(target: Path) -> Iterator[Path]:
+    """``target`` itself, or its first :data:`RULE_FILES` Markdown files (a walk that
+    passes over what it cannot list and follows no link to a directory)."""
+    if not os.path.isdir(target):
+        yield target
+        return
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(target):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith(".md"):
+                yield Path(dirpath, name)
+                count += 1
+                if count >= RULE_FILES:
+                    return
 
 
 def words(text: str) -> list[str]:
@@ -353,35 +420,49 @@ def words(text: str) -> list[str]:
 
 def quoted_run(prompt: str, rule: str, minimum: int = QUOTE_WORDS) -> list[str]:
     """The longest run of at least ``minimum`` consecutive words that ``prompt`` shares
-    with ``rule``, or ``[]``."""
+    with ``rule``, or ``[]``.
+
+    Each run is extended from the places where its first ``minimum`` words stand in
+    the rule (the first :data:`_QUOTE_PLACES` of them): linear in the texts' length for
+    a prompt that pastes the whole rule, where scanning the rule for every word
+    added took seconds."""
     ours, theirs = words(prompt), words(rule)
     if len(ours) < minimum or len(theirs) < minimum:
         return []
-    shingles = {tuple(theirs[i : i + minimum]) for i in range(len(theirs) - minimum + 1)}
+    places: dict[tuple[str, ...], list[int]] = {}
+    for k in range(len(theirs) - minimum + 1):
+        found = places.setdefault(tuple(theirs[k : k + minimum]), [])
+        if len(found) < _QUOTE_PLACES:
+            found.append(k)
     best: list[str] = []
     i = 0
     while i <= len(ours) - minimum:
-        if tuple(ours[i : i + minimum]) not in shingles:
+        starts = places.get(tuple(ours[i : i + minimum]))
+        if starts is None:
             i += 1
             continue
         j = i + minimum
-        while j < len(ours) and _contains(theirs, ours[i : j + 1]):
-            j += 1
+        for k in starts:
+            if theirs[k : k + j - i] != ours[i:j]:
+                continue  # this place cannot hold the run found so far
+            while j < len(ours) and k + j - i < len(theirs) and theirs[k + j - i] == ours[j]:
+                j += 1
         if j - i > len(best):
             best = ours[i:j]
         i = j
     return best
 
 
-def _contains(haystack: list[str], needle: list[str]) -> bool:
-    n = len(needle)
-    return any(haystack[k : k + n] == needle for k in range(len(haystack) - n + 1))
+#: How many places of a run's first words in the rule :func:`quoted_run` extends from.
+_QUOTE_PLACES = 1_000
 
 
 def _relative(path: Path, base: Path | None) -> str:
     if base is not None:
+        # The file's own name kept: a case file may be a link (to nowhere, even).
+        here = Path(os.path.realpath(path.parent), path.name)
         try:
-            return path.resolve().relative_to(base.resolve()).as_posix()
+            return here.relative_to(base.resolve()).as_posix()
         except ValueError:
             pass
     return str(path)

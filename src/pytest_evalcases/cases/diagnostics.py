@@ -9,7 +9,10 @@ when an error needs one (JSON is valid YAML, so the same tree serves both format
 from __future__ import annotations
 
 import difflib
+import errno
 import json
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +21,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from pytest_evalcases.cases import schema
+from pytest_evalcases.cases import limits, schema
+from pytest_evalcases.cases.limits import shown, shown_name
 from pytest_evalcases.errors import CaseFileError
 
 # Composing a node tree constructs no values, so the plain C loader gives the same
@@ -30,11 +34,26 @@ MAX_PROBLEMS = 5
 
 
 def read_text(path: Path) -> str:
-    """The file's text; an unreadable or non-UTF-8 file is a :class:`CaseFileError`."""
+    """The file's text; an unreadable, non-UTF-8, too large or not regular file (a
+    FIFO, a device, a dangling symlink) is a :class:`CaseFileError`.
+
+    Only a regular file is opened: opening a FIFO would wait for a writer, and a
+    device has no end. The check is made again on the open file, which is opened
+    without waiting, in case the path changed in between."""
     try:
-        raw = path.read_bytes()
+        info = os.stat(path)
+    except OSError as exc:
+        raise CaseFileError(str(path), _unreachable(path, exc)) from None
+    _regular(path, info)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as file:
+            _regular(path, os.fstat(file.fileno()))
+            raw = file.read(limits.FILE_BYTES + 1)
     except OSError as exc:
         raise CaseFileError(str(path), f"cannot read the file: {exc.strerror}") from None
+    if len(raw) > limits.FILE_BYTES:
+        raise _too_large(path, len(raw))
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -45,6 +64,49 @@ def read_text(path: Path) -> str:
             "save the file as UTF-8",
             line=line,
         ) from None
+
+
+def _unreachable(path: Path, exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link that loops: it never reaches a file"
+    if exc.errno == errno.ENOENT and os.path.islink(path):
+        return f"a symbolic link to {shown(os.readlink(path))}, which does not exist"
+    return f"cannot read the file: {exc.strerror}"
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _regular(path: Path, info: os.stat_result) -> None:
+    """Refuse what is not a regular file, or one over :data:`limits.FILE_BYTES`."""
+    if stat.S_ISREG(info.st_mode):
+        if info.st_size > limits.FILE_BYTES:
+            raise _too_large(path, info.st_size)
+        return
+    what = next((name for test, name in _KINDS if test(info.st_mode)), "a special file")
+    link = (
+        f" (through the symbolic link to {shown(os.readlink(path))})" if path.is_symlink() else ""
+    )
+    raise CaseFileError(
+        str(path),
+        f"not a regular file but {what}{link}; a case file must be a regular file "
+        "(this one was not opened)",
+    )
+
+
+def _too_large(path: Path, size: int) -> CaseFileError:
+    return CaseFileError(
+        str(path),
+        f"the file is {size:,} bytes; a case file may be at most {limits.FILE_BYTES:,} "
+        'bytes (docs/case-format.md, "Limits")',
+        line=1,
+    )
 
 
 def empty_file_error(path: Path) -> CaseFileError:
@@ -103,7 +165,8 @@ def field_path(loc: Sequence[str | int]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += f".{part}" if out else part
+            name = shown_name(part)
+            out += f".{name}" if out else name
     return out
 
 
@@ -249,7 +312,7 @@ def phrase(err: Any, missing: bool, data: Any, loc: list[str | int]) -> str:
         parent = _at(data, loc[:-1])
         known = _known_fields(parent)
         hint = difflib.get_close_matches(name, known, n=1)
-        return f"unknown field {name!r}" + (f"; did you mean {hint[0]!r}?" if hint else "")
+        return f"unknown field {shown(name)}" + (f"; did you mean {hint[0]!r}?" if hint else "")
     if kind == "union_tag_invalid":
         ctx = err.get("ctx", {})
         tag = ctx.get("tag", "?")
@@ -257,16 +320,27 @@ def phrase(err: Any, missing: bool, data: Any, loc: list[str | int]) -> str:
         names = [n.strip() for n in expected.split(",")]
         hint = difflib.get_close_matches(str(tag), names, n=1)
         return (
-            f"unknown check type {tag!r}"
+            f"unknown check type {shown(tag)}"
             + (f"; did you mean {hint[0]!r}?" if hint else "")
             + f" (known types: {', '.join(names)})"
         )
     if kind == "union_tag_not_found":
         return "a check needs a `type` field (e.g. output_not_matches, file_exists)"
     value = err.get("input")
+    ctx = err.get("ctx", {})
+    if kind == "string_too_long" and isinstance(value, str):
+        return (
+            f"too long: {len(value):,} characters, at most {ctx.get('max_length', 0):,} "
+            '(docs/case-format.md, "Limits")'
+        )
+    if kind == "too_long" and isinstance(value, (list, tuple)):
+        return (
+            f"too many items: {len(value):,}, at most {ctx.get('max_length', 0):,} "
+            '(docs/case-format.md, "Limits")'
+        )
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"expected a mapping of fields (`name: value` lines), got {kind_of(value)}"
-    if kind == "too_short" and err.get("ctx", {}).get("min_length") == 1:
+    if kind == "too_short" and ctx.get("min_length") == 1:
         return "expected a non-empty list (at least 1 item), got an empty one"
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
@@ -278,7 +352,7 @@ def phrase(err: Any, missing: bool, data: Any, loc: list[str | int]) -> str:
         # pydantic's wording names the input; ours says what the field expects.
         msg = "expected " + msg[len("Input should be ") :]
     if kind not in ("value_error",) and not isinstance(value, (dict, list)):
-        msg += f" (got {value!r})"
+        msg += f" (got {shown(value)})"
     return msg
 
 

@@ -5,6 +5,7 @@ Plain path logic, no pytest: the plugin's collection hooks ask a :class:`Discove
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,11 +62,13 @@ class Discovery:
     def skip_dir(self, path: Path) -> bool:
         """Whether pytest should not walk ``path`` at all: a ``fixtures`` / ``results``
         directory under an evals root (a fixture repository's own ``test_*.py`` and
-        ``conftest.py`` are not the user's tests). ``eval_ignore`` paths are walked:
+        ``conftest.py`` are not the user's tests), or a symbolic link there to a
+        directory it is in (``ln -s . evals/again``: walked, it would collect the suite
+        again and again until the path is too long). ``eval_ignore`` paths are walked:
         they hold no case files, but may hold tests."""
-        return (
-            path.name in EXCLUDED_DIRS and path.is_dir() and self.evals_root(path / "_") is not None
-        )
+        if path.name in EXCLUDED_DIRS:
+            return path.is_dir() and self.evals_root(path / "_") is not None
+        return os.path.islink(path) and self.evals_root(path / "_") is not None and _loops(path)
 
     def case_file(self, path: Path) -> Found | None:
         """What ``path`` is, when it is a case file."""
@@ -82,3 +85,33 @@ class Discovery:
         if any(part in EXCLUDED_DIRS for part in path.parts[len(root.parts) : -1]):
             return None
         return Found("case", root)
+
+    def passed_over(self, directory: Path) -> list[tuple[Path, Found]]:
+        """The case files in ``directory`` that are neither regular files nor
+        directories, which a walk that keeps to regular files passes over without a
+        word: a dangling or looping symbolic link, a FIFO, a device, a socket.
+
+        Outside an evals root only a task directory's ``checks.yaml`` can be one: one
+        ``lstat`` there instead of a listing."""
+        if self.evals_root(directory / "_") is None:
+            candidates = [directory / TASK_FILE] if os.path.lexists(directory / TASK_FILE) else []
+        else:
+            try:
+                with os.scandir(directory) as entries:
+                    candidates = [Path(entry.path) for entry in entries]
+            except OSError:
+                return []
+        found = []
+        for path in sorted(candidates):
+            case = self.case_file(path)
+            # A regular file or a directory (through links too) pytest collects or walks.
+            if case is not None and not (os.path.isfile(path) or os.path.isdir(path)):
+                found.append((path, case))
+        return found
+
+
+def _loops(link: Path) -> bool:
+    """Whether ``link`` leads to the directory it is in, or to one above it."""
+    target = os.path.realpath(link)
+    here = os.path.realpath(link.parent)
+    return here == target or here.startswith(target.rstrip(os.sep) + os.sep)

@@ -12,7 +12,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from pytest_evalcases.cases import schema
+from pytest_evalcases.cases import limits, schema
 from pytest_evalcases.cases.diagnostics import (
     Source,
     empty_file_error,
@@ -29,6 +29,7 @@ from pytest_evalcases.cases.diagnostics import (
     read_text,
     yaml_error,
 )
+from pytest_evalcases.cases.limits import shown
 from pytest_evalcases.cases.parsecache import CaseEntry, FileIndex, ParseCache
 from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.cases.schema import TASK_SEVERITY
@@ -48,7 +49,7 @@ class _Loader(_Base):  # type: ignore[valid-type,misc]
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag.endswith(":str"):
                 if key_node.value in seen:
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {key_node.value!r}", key_node.start_mark
+                        None, None, f"duplicate key {shown(key_node.value)}", key_node.start_mark
                     )
                 seen.add(key_node.value)
         return super().construct_mapping(node, deep=deep)
@@ -106,7 +107,9 @@ def load_case_file(
                 return cases
     text = read_text(path)
     data = _parse(path, text)
-    cases = _cases(path, evals_root, registry, data, Source(path, text), None)
+    source = Source(path, text)
+    _bounded(source, data)
+    cases = _cases(path, evals_root, registry, data, source, None)
     if cache is not None:
         lines = [case.line for case in cases]
         cache.put(path, data, lines, file_index(evals_root, cases, registry))
@@ -204,6 +207,7 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
     text = read_text(checks_yaml)
     data = _parse(checks_yaml, text)
     source = Source(checks_yaml, text)
+    _bounded(source, data)
     if not isinstance(data, dict):
         raise CaseFileError(
             str(checks_yaml),
@@ -218,6 +222,13 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
         raise source.validation_error(exc, [], header) from None
     if not isinstance(raw_checks, list) or not raw_checks:
         raise source.error(["checks"], "missing", "`checks:` must be a non-empty list of checks")
+    if len(raw_checks) > limits.CHECKS:
+        raise source.error(
+            ["checks"],
+            "value",
+            f"too many items: {len(raw_checks):,}, at most {limits.CHECKS:,} "
+            '(docs/case-format.md, "Limits")',
+        )
     checks: list[schema.CheckModel] = []
     severities: list[Severity] = []
     seen: set[str] = set()
@@ -238,7 +249,15 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
         checks.append(check)
         severities.append(TASK_SEVERITY[extras.severity])
     task_md = checks_yaml.parent / "task.md"
-    prompt = read_text(task_md) if task_md.is_file() else None
+    # lexists: a task.md that is a dangling link or a FIFO is an error, not "no prompt".
+    prompt = read_text(task_md) if os.path.lexists(task_md) else None
+    if prompt is not None and len(prompt) > limits.TEXT_CHARS:
+        raise CaseFileError(
+            str(task_md),
+            f"too long: {len(prompt):,} characters, at most {limits.TEXT_CHARS:,} for a "
+            'prompt (docs/case-format.md, "Limits")',
+            line=1,
+        )
     severity = min(severities, key=SEVERITIES.index)
     return LoadedCase(
         id=checks_yaml.parent.name,
@@ -284,15 +303,114 @@ def _parse(path: Path, text: str) -> Any:
 def _fixture(
     source: Source, evals_root: Path, cwd: str | None, loc: list[str | int]
 ) -> Path | None:
+    """The fixture directory ``cwd`` names, which must be below the evals root also once
+    symbolic links are followed: everything below it is copied into the workspace and
+    compared by ``file_unchanged`` (the schema refused ``..`` and absolute paths)."""
     if cwd is None:
         return None
-    # normpath, not resolve(): no system call per case, and `..` still folds.
     fixture = Path(os.path.normpath(evals_root / cwd))
     if not os.path.isdir(fixture):
         raise source.error(
-            loc, "value", f"fixture directory {cwd!r} not found (relative to {evals_root})"
+            loc, "value", f"fixture directory {shown(cwd)} not found (relative to {evals_root})"
+        )
+    real = os.path.realpath(fixture)
+    root = os.path.realpath(evals_root)
+    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+        raise source.error(
+            loc,
+            "value",
+            f"fixture directory {shown(cwd)} leads, through a symbolic link, to {real}, "
+            f"outside the evals root ({evals_root}); nothing is copied from it",
         )
     return fixture
+
+
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
+def _parts(node: Any) -> Iterator[Any]:
+    """What a container holds: a mapping's keys and values, a sequence's items."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            yield value
+    else:
+        yield from node
+
+
+def _scalar_size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, bytes)) else 1
+
+
+def _expanded_sizes(data: Any) -> dict[int, int]:
+    """The size of every container in ``data`` (by ``id``) as :data:`limits.DATA_CHARS`
+    counts it, at most one more than the limit.
+
+    A YAML alias makes one object appear many times: sizes are counted per appearance,
+    each container's once (an alias bomb costs what its distinct nodes cost), and a
+    container inside itself is over the limit. No recursion: nesting may be deep."""
+    cap = limits.DATA_CHARS + 1
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, ready = stack.pop()
+        if not isinstance(node, _CONTAINERS):
+            continue
+        if ready:
+            total = 0
+            for part in _parts(node):
+                total += sizes[id(part)] if isinstance(part, _CONTAINERS) else _scalar_size(part)
+                if total >= cap:
+                    total = cap
+                    break
+            sizes[id(node)] = total
+        elif id(node) not in sizes:
+            sizes[id(node)] = cap  # until it is counted: met again inside itself, it repeats
+            stack.append((node, True))
+            stack.extend(
+                (part, False)
+                for part in _parts(node)
+                if isinstance(part, _CONTAINERS) and id(part) not in sizes
+            )
+    return sizes
+
+
+def _bounded(source: Source, data: Any) -> None:
+    """Refuse a file whose data, aliases expanded, holds more than
+    :data:`limits.DATA_CHARS`, naming the deepest field that alone does: before it is
+    validated, and never stored in the parse cache."""
+    sizes = _expanded_sizes(data)
+
+    def size(node: Any) -> int:
+        return sizes[id(node)] if isinstance(node, _CONTAINERS) else _scalar_size(node)
+
+    if size(data) <= limits.DATA_CHARS:
+        return
+    loc: list[str | int] = []
+    node, seen = data, set()
+    while isinstance(node, (dict, list, tuple)) and id(node) not in seen:
+        seen.add(id(node))
+        located = node.items() if isinstance(node, dict) else enumerate(node)
+        found = next(
+            (
+                (where, child)
+                for where, child in located
+                if isinstance(where, (str, int)) and size(child) > limits.DATA_CHARS
+            ),
+            None,
+        )
+        if found is None:
+            break
+        loc.append(found[0])
+        node = found[1]
+    raise source.error(
+        loc,
+        "value",
+        ("holds" if loc else "the file holds")
+        + f" more than {limits.DATA_CHARS:,} characters once its YAML aliases "
+        f"(*name) are expanded; a case file may hold at most {limits.DATA_CHARS:,} "
+        '(docs/case-format.md, "Limits")',
+    )
 
 
 class _JSONRefused(ValueError):

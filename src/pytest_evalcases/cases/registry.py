@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from pydantic import Field, TypeAdapter, create_model
 
 from pytest_evalcases.agents.base import ToolCall
-from pytest_evalcases.cases import schema
+from pytest_evalcases.cases import limits, schema
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.sandbox import Sandbox
 
@@ -102,7 +102,10 @@ class CheckRegistry:
         return create_model(
             "Case",
             __base__=schema.CaseModelBase,
-            checks=(list[union], Field(min_length=1)),  # type: ignore[valid-type]
+            checks=(
+                list[union],  # type: ignore[valid-type]
+                Field(min_length=1, max_length=limits.CHECKS),
+            ),
         )
 
     @functools.cached_property

@@ -20,6 +20,8 @@ from pydantic import (
     model_validator,
 )
 
+from pytest_evalcases.cases import limits
+from pytest_evalcases.cases.limits import shown
 from pytest_evalcases.kinds import Severity
 
 TASK_SEVERITY: dict[str, Severity] = {"HIGH": "critical", "MEDIUM": "normal", "LOW": "advisory"}
@@ -32,7 +34,7 @@ def _compile(pattern: str) -> str:
     try:
         re.compile(pattern, re.MULTILINE)
     except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+        raise ValueError(f"invalid regular expression {shown(pattern)}: {exc}") from None
     return pattern
 
 
@@ -40,24 +42,49 @@ def _confined(path: str) -> str:
     """Reject paths that leave the workspace before anything is read."""
     if not path.strip():
         raise ValueError("path is empty")
-    if path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path):
-        raise ValueError(f"path {path!r} is absolute; paths are relative to the workspace")
-    if posixpath.normpath(path.replace("\\", "/")).split("/")[0] == "..":
-        raise ValueError(f"path {path!r} escapes the workspace")
+    if _absolute(path):
+        raise ValueError(f"path {shown(path)} is absolute; paths are relative to the workspace")
+    if _leaves(path):
+        raise ValueError(f"path {shown(path)} escapes the workspace")
     return path
+
+
+def _absolute(path: str) -> bool:
+    return path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path) is not None
+
+
+def _leaves(path: str) -> bool:
+    """Whether ``path`` climbs above where it starts (``..``, ``a/../../b``)."""
+    return posixpath.normpath(path.replace("\\", "/")).split("/")[0] == ".."
+
+
+def _fixture_dir(cwd: str) -> str:
+    """Refuse a ``cwd`` that names a directory outside the evals root before anything
+    is copied from it (a symlink that leads out is refused by the loader)."""
+    if _absolute(cwd):
+        raise ValueError(
+            f"{shown(cwd)} is absolute; a fixture directory is relative to the evals root"
+        )
+    if _leaves(cwd):
+        raise ValueError(f"{shown(cwd)} leaves the evals root")
+    return cwd
 
 
 Regex = Annotated[
     str,
+    Field(max_length=limits.PATTERN_CHARS),
     AfterValidator(_compile),
     Field(description="Python regular expression (re.search, MULTILINE); (?i) etc. work"),
 ]
 WorkspacePath = Annotated[
     str,
+    Field(max_length=limits.PATH_CHARS),
     AfterValidator(_confined),
     Field(description="Path relative to the workspace (globs where the check allows)"),
 ]
-KebabId = Annotated[str, Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")]
+KebabId = Annotated[str, Field(max_length=limits.ID_CHARS, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")]
+Tag = Annotated[str, Field(max_length=limits.TAG_CHARS)]
+FixtureDir = Annotated[str, Field(max_length=limits.PATH_CHARS), AfterValidator(_fixture_dir)]
 
 
 def _no_nul(value: Any) -> Any:
@@ -77,8 +104,15 @@ class CheckModel(BaseModel):
     _strings_without_nul = field_validator("*", mode="after")(_no_nul)
 
     type: str
-    id: str | None = Field(default=None, min_length=1, description="Default: <type>-<index>")
-    description: str | None = Field(default=None, description="Shown in reports")
+    id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=limits.ID_CHARS,
+        description="Default: <type>-<index>",
+    )
+    description: str | None = Field(
+        default=None, max_length=limits.LINE_CHARS, description="Shown in reports"
+    )
 
 
 class OutputMatches(CheckModel):
@@ -174,7 +208,7 @@ class CommandSucceeds(CheckModel):
     """The shell command exits 0 in the workspace."""
 
     type: Literal["command_succeeds"]
-    command: str = Field(min_length=1)
+    command: str = Field(min_length=1, max_length=limits.TEXT_CHARS)
     timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
 
 
@@ -182,7 +216,7 @@ class CommandFails(CheckModel):
     """The shell command exits non-zero in the workspace."""
 
     type: Literal["command_fails"]
-    command: str = Field(min_length=1)
+    command: str = Field(min_length=1, max_length=limits.TEXT_CHARS)
     timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
 
 
@@ -223,24 +257,31 @@ class CaseModelBase(BaseModel):
 
     id: KebabId = Field(description="kebab-case, unique in the suite")
     defends: str = Field(
-        min_length=1, description="The rule, skill, hook or config file this case protects"
+        min_length=1,
+        max_length=limits.PATH_CHARS,
+        description="The rule, skill, hook or config file this case protects",
     )
     severity: Severity = Field(
         default="normal",
         description="critical: blocks the merge; normal: fails the run; advisory: reported "
         "as xfailed, never fails the run alone",
     )
-    description: str | None = Field(default=None, description="One line, shown in reports")
-    cwd: str | None = Field(
+    description: str | None = Field(
+        default=None, max_length=limits.LINE_CHARS, description="One line, shown in reports"
+    )
+    cwd: FixtureDir | None = Field(
         default=None,
         description="Fixture directory, relative to the evals root, copied into a fresh "
         "workspace for every run (absent: an empty workspace)",
     )
     setup: str | None = Field(
-        default=None, description="Shell command run in the workspace before the agent"
+        default=None,
+        max_length=limits.TEXT_CHARS,
+        description="Shell command run in the workspace before the agent",
     )
     prompt: str | None = Field(
         default=None,
+        max_length=limits.TEXT_CHARS,
         description="The task, verbatim as a user would write it (no hint of the rule)",
     )
     bare: bool = Field(
@@ -259,10 +300,14 @@ class CaseModelBase(BaseModel):
         default=1.0, ge=0.0, le=1.0, description="With --eval-repeat: share of runs that must pass"
     )
     quarantine: str | None = Field(
-        default=None, description="Skip the case with this reason (e.g. flaky since model X)"
+        default=None,
+        max_length=limits.LINE_CHARS,
+        description="Skip the case with this reason (e.g. flaky since model X)",
     )
-    tags: list[str] = Field(
-        default_factory=list, description="Free labels, selectable with --eval-tags"
+    tags: list[Tag] = Field(
+        default_factory=list,
+        max_length=limits.TAGS,
+        description="Free labels, selectable with --eval-tags",
     )
 
 
@@ -272,10 +317,10 @@ class TaskFileBase(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    task: str | None = None
-    defends: str | None = None
-    description: str | None = None
-    tags: list[str] = Field(default_factory=list)
+    task: str | None = Field(default=None, max_length=limits.LINE_CHARS)
+    defends: str | None = Field(default=None, max_length=limits.PATH_CHARS)
+    description: str | None = Field(default=None, max_length=limits.LINE_CHARS)
+    tags: list[Tag] = Field(default_factory=list, max_length=limits.TAGS)
     timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
 
 
@@ -284,7 +329,7 @@ class TaskCheckExtras(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    id: str = Field(min_length=1)
+    id: str = Field(min_length=1, max_length=limits.ID_CHARS)
     severity: Literal["HIGH", "MEDIUM", "LOW"] = "HIGH"
 
 

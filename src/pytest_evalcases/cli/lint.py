@@ -28,14 +28,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the findings; 1 on any error, 2 when a path does not exist."""
+    """Print the findings; 1 on any error, 2 when a path does not exist or cannot be
+    read."""
     paths: list[Path] = args.paths or [Path("evals")]
     missing = [p for p in paths if not p.exists()]
     if missing:
         print(f"evalcases lint: no such file or directory: {missing[0]}", file=sys.stderr)
         return 2
-    files = lint.discover(paths)
-    findings = lint.lint_files(files, args.root.resolve() if args.root else None)
+    try:
+        files = lint.discover(paths)
+        findings = lint.lint_files(files, args.root.resolve() if args.root else None)
+    except OSError as exc:
+        # What a case file can cause is a finding; this is the filesystem failing under it.
+        print(f"evalcases lint: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
+        return 2
     base = Path.cwd()
     for finding in sorted(findings, key=lambda f: (str(f.path), f.line or 0)):
         print(finding.format(base))

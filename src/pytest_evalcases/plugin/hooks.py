@@ -16,7 +16,13 @@ from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import SEVERITIES
 from pytest_evalcases.plugin import cache, integrations, options, preflight, reporting, signals
 from pytest_evalcases.plugin import hookspecs as newhooks
-from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalFile, EvalItem, TaskDirFile
+from pytest_evalcases.plugin.nodes import (
+    BrokenFileItem,
+    EvalFile,
+    EvalItem,
+    TaskDirFile,
+    passed_over,
+)
 from pytest_evalcases.plugin.stash import SESSION_KEY, is_worker, session_of
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.session.selection import Selection
@@ -100,6 +106,17 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     node = TaskDirFile if found.kind == "task" else EvalFile
     return node.from_parent(parent, path=file_path, evals_root=found.evals_root)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    report = yield
+    if isinstance(collector, pytest.Directory) and report.passed:
+        # pytest collects regular files only: a case file that is not one is said here.
+        report.result.extend(passed_over(collector))
+    return report
 
 
 @pytest.hookimpl(wrapper=True)

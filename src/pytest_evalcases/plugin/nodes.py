@@ -4,7 +4,7 @@ repetition; a broken case file becomes one erroring item."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,8 +90,12 @@ class EvalFile(pytest.File):
         return [case.entry for case in self._load_all().values()]
 
     def case(self, case_id: str) -> LoadedCase:
-        """The validated case ``case_id``; :class:`CaseFileError` when the file no
-        longer loads, or no longer holds it (it changed after collection)."""
+        """The validated case ``case_id``; :class:`CaseFileError` when another collected
+        file has a case with the same id, when the file no longer loads, or no longer
+        holds it (it changed after collection)."""
+        duplicate = self._duplicate(case_id)
+        if duplicate is not None:
+            raise duplicate
         case = self._load_all().get(case_id)
         if case is None:
             raise CaseFileError(
@@ -105,10 +109,11 @@ class EvalFile(pytest.File):
         session = session_of(self.config)
         try:
             entries = self.entries(session)
-            self._claim_ids(session, entries)
         except CaseFileError as exc:
             yield BrokenFileItem.from_parent(self, name=self.path.name, error=exc)
             return
+        for entry in entries:
+            session.ids.setdefault(entry.id, {}).setdefault(self.path, entry.line + 1)
         settings = session.settings
         repeated = settings.repeat > 1
         for entry in entries:
@@ -122,19 +127,28 @@ class EvalFile(pytest.File):
                         repetition=rep,
                     )
 
-    def _claim_ids(self, session: EvalSession, cases: Iterable[CaseEntry]) -> None:
-        for case in cases:
-            first = session.ids.get(case.id)
-            if first is not None and first[0] != self.path:
-                other = _display(self.config, first[0])
-                raise CaseFileError(
-                    str(self.path),
-                    f"duplicate id {case.id!r}: already defined in {other}:{first[1]}",
-                    line=case.line + 1,
-                    field="id",
-                )
-        for case in cases:
-            session.ids.setdefault(case.id, (self.path, case.line + 1))
+    def _duplicate(self, case_id: str) -> CaseFileError | None:
+        """The error of a case whose id a case of another collected file has too.
+
+        Every case with that id errors, each naming the others: blaming the file
+        collected second would blame an old, unchanged file for a new one's id. Known
+        once collection is over, as items run."""
+        places = session_of(self.config).ids.get(case_id, {})
+        others = sorted(
+            f"{_display(self.config, path)}:{line}"
+            for path, line in places.items()
+            if path != self.path
+        )
+        if not others:
+            return None
+        return CaseFileError(
+            str(self.path),
+            f"duplicate id {case_id!r}, also the id of the case at {', '.join(others)}: "
+            "ids are unique in the suite, so every case with this id is an error until "
+            "only one has it",
+            line=places.get(self.path),
+            field="id",
+        )
 
 
 class TaskDirFile(EvalFile):
@@ -147,6 +161,20 @@ class TaskDirFile(EvalFile):
         from pytest_evalcases.cases.loading import load_task_dir
 
         return [load_task_dir(self.path, session.registry)]
+
+
+def passed_over(directory: pytest.Directory) -> list[EvalFile]:
+    """Collectors for the case files of ``directory`` that pytest's walk passes over
+    without a word (a dangling or looping symlink, a FIFO, a device): each becomes one
+    case-file error, and none is opened (docs/case-format.md)."""
+    config = directory.config
+    found = []
+    for path, kind in session_of(config).discovery.passed_over(directory.path):
+        if directory.ihook.pytest_ignore_collect(collection_path=path, config=config):
+            continue
+        node = TaskDirFile if kind.kind == "task" else EvalFile
+        found.append(node.from_parent(directory, path=path, evals_root=kind.evals_root))
+    return found
 
 
 def _display(config: pytest.Config, path: Path | str) -> str:

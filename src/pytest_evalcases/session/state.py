@@ -81,8 +81,9 @@ class EvalSession:
     agent: Agent | None
     #: Called once with the registry of check types, for plugins to add theirs.
     register_checks: Callable[[CheckRegistry], None] = lambda registry: None
-    #: case id -> (file, 1-based line) of its first definition, to refuse duplicates
-    ids: dict[str, tuple[Path, int]] = field(default_factory=dict)
+    #: case id -> {file: 1-based line} of every collected case with that id: an id
+    #: in two files makes each of those cases an error (docs/case-format.md).
+    ids: dict[str, dict[Path, int]] = field(default_factory=dict)
     records: list[RunRecord] = field(default_factory=list)
     #: Secrets of the environment as the session started, redacted from everything.
     redact: Redactor = field(default_factory=Redactor)

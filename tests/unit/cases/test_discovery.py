@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pytest_evalcases.cases.discovery import Discovery, Found
@@ -80,3 +81,48 @@ def test_skip_dir_only_for_fixtures_and_results_below_an_evals_root(tmp_path: Pa
     assert discovery.skip_dir(tmp_path / "evals" / "cases") is False
     # A file named like the directory is not walked anyway.
     assert discovery.skip_dir(tmp_path / "evals" / "missing" / "fixtures") is False
+
+
+def test_case_files_that_are_not_regular_files_are_named_for_collection(tmp_path: Path) -> None:
+    # pytest's walk collects regular files and walks directories; these it passes over.
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    (evals / "good.yaml").write_text("id: good\n")
+    (evals / "sub.yaml").mkdir()
+    (evals / "dangling.yaml").symlink_to("nowhere.yaml")
+    (evals / "loop.json").symlink_to("loop.json")
+    os.mkfifo(evals / "fifo.yml")
+    (evals / "null.yaml").symlink_to(os.devnull)
+    (evals / "_template.yaml").symlink_to("nowhere.yaml")
+    (evals / "notes.txt").symlink_to("nowhere.txt")
+    task = tmp_path / "tasks" / "t"
+    task.mkdir(parents=True)
+    (task / "checks.yaml").symlink_to("gone.yaml")
+    (task / "other.yaml").symlink_to("gone.yaml")
+    discovery = Discovery(tmp_path)
+
+    found = discovery.passed_over(evals)
+
+    assert found == [
+        (evals / name, Found("case", evals))
+        for name in ("dangling.yaml", "fifo.yml", "loop.json", "null.yaml")
+    ]
+    # Outside an evals root only a task directory's checks.yaml is a case file.
+    assert discovery.passed_over(task) == [(task / "checks.yaml", Found("task", task))]
+    assert discovery.passed_over(tmp_path / "tasks") == []
+
+
+def test_a_link_to_a_directory_above_it_is_not_walked(tmp_path: Path) -> None:
+    evals = tmp_path / "evals"
+    (evals / "group").mkdir(parents=True)
+    (evals / "again.yaml").symlink_to(".")
+    (evals / "group" / "up").symlink_to("../..")
+    (evals / "same").symlink_to(evals / "group")  # a link elsewhere is walked
+    (tmp_path / "here").symlink_to(".")  # outside an evals root: pytest's own affair
+    discovery = Discovery(tmp_path)
+
+    assert discovery.skip_dir(evals / "again.yaml") is True
+    assert discovery.skip_dir(evals / "group" / "up") is True
+    assert discovery.skip_dir(evals / "same") is False
+    assert discovery.skip_dir(evals / "group") is False
+    assert discovery.skip_dir(tmp_path / "here") is False

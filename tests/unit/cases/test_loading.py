@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 from typing import Literal
 
@@ -122,6 +124,122 @@ def test_a_missing_fixture_directory(evals: Path) -> None:
 
     assert (info.value.line, info.value.field) == (5, "cwd")
     assert info.value.reason == f"fixture directory 'fixtures/gone' not found (relative to {evals})"
+
+
+@pytest.mark.parametrize(
+    ("cwd", "reason"),
+    [
+        ("/etc", "'/etc' is absolute; a fixture directory is relative to the evals root"),
+        ("../../outside", "'../../outside' leaves the evals root"),
+        ("fixtures/../../outside", "'fixtures/../../outside' leaves the evals root"),
+    ],
+)
+def test_a_fixture_directory_outside_the_evals_root_is_refused(
+    evals: Path, cwd: str, reason: str
+) -> None:
+    # Refused whether or not the directory is there: nothing outside is even looked at.
+    path = _write(evals / "one.yaml", ONE.replace("fixtures/repo", cwd))
+
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path, evals, REGISTRY)
+
+    assert (info.value.line, info.value.field) == (5, "cwd")
+    assert info.value.reason == reason
+
+
+def test_a_fixture_directory_that_links_out_of_the_evals_root_is_refused(
+    evals: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "outside").mkdir()
+    (evals / "fixtures" / "out").symlink_to(tmp_path / "outside")
+    # A link on the way there counts as well as a link at the end.
+    (evals / "fixtures" / "hop").symlink_to(tmp_path)
+    for cwd, lands in (("fixtures/out", "outside"), ("fixtures/hop/outside", "outside")):
+        path = _write(evals / "one.yaml", ONE.replace("fixtures/repo", cwd))
+
+        with pytest.raises(CaseFileError) as info:
+            load_case_file(path, evals, REGISTRY)
+
+        assert (info.value.line, info.value.field) == (5, "cwd")
+        assert info.value.reason == (
+            f"fixture directory {cwd!r} leads, through a symbolic link, to "
+            f"{tmp_path / lands}, outside the evals root ({evals}); nothing is copied from it"
+        )
+
+
+def test_links_that_stay_below_the_evals_root_are_fine(evals: Path, tmp_path: Path) -> None:
+    (evals / "fixtures" / "alias").symlink_to(evals / "fixtures" / "repo")
+    (tmp_path / "linked-evals").symlink_to(evals)
+    linked = tmp_path / "linked-evals"
+
+    [inside] = load_case_file(
+        _write(evals / "one.yaml", ONE.replace("fixtures/repo", "fixtures/alias")), evals, REGISTRY
+    )
+    # The evals root itself reached through a link (a checkout below a linked directory).
+    [through] = load_case_file(linked / "one.yaml", linked, REGISTRY)
+
+    assert inside.fixture == evals / "fixtures" / "alias"
+    assert through.fixture == linked / "fixtures" / "alias"
+
+
+def _refused(path: Path, evals: Path) -> str:
+    """The reason ``path`` does not load, which must come back (a FIFO opened for
+    reading would wait for a writer for ever: then the test fails, unblocked)."""
+    outcome: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            load_case_file(path, evals, REGISTRY)
+        except BaseException as exc:  # handed to the test's thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    if thread.is_alive():
+        # Let a reader blocked on the FIFO go, then fail.
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(timeout=30)
+        pytest.fail(f"loading {path.name} blocked")
+    [error] = outcome
+    assert isinstance(error, CaseFileError)
+    assert error.path == str(path)
+    return error.reason
+
+
+def test_a_case_file_that_is_not_a_regular_file_is_refused_unopened(evals: Path) -> None:
+    os.mkfifo(evals / "fifo.yaml")
+    (evals / "dangling.yaml").symlink_to("nowhere.yaml")
+    (evals / "loop.yaml").symlink_to("loop.yaml")
+    (evals / "null.yaml").symlink_to(os.devnull)
+    (evals / "dir.yaml").mkdir()
+
+    assert _refused(evals / "fifo.yaml", evals) == (
+        "not a regular file but a named pipe (FIFO); a case file must be a regular file "
+        "(this one was not opened)"
+    )
+    assert _refused(evals / "dangling.yaml", evals) == (
+        "a symbolic link to 'nowhere.yaml', which does not exist"
+    )
+    assert _refused(evals / "loop.yaml", evals) == (
+        "a symbolic link that loops: it never reaches a file"
+    )
+    assert _refused(evals / "null.yaml", evals) == (
+        "not a regular file but a character device (through the symbolic link to "
+        f"{os.devnull!r}); a case file must be a regular file (this one was not opened)"
+    )
+    assert _refused(evals / "dir.yaml", evals).startswith("not a regular file but a directory")
+
+
+def test_a_task_md_that_is_a_fifo_is_an_error_not_a_missing_prompt(tmp_path: Path) -> None:
+    checks_yaml = _write(tmp_path / "t" / "checks.yaml", TASK)
+    os.mkfifo(tmp_path / "t" / "task.md")
+
+    with pytest.raises(CaseFileError) as info:
+        load_task_dir(checks_yaml, REGISTRY)
+
+    assert info.value.path == str(tmp_path / "t" / "task.md")
+    assert "a named pipe (FIFO)" in info.value.reason
 
 
 def test_a_duplicate_key_is_refused(evals: Path) -> None:

@@ -1,0 +1,48 @@
+"""How large a case file and each of its fields may be (docs/case-format.md, "Limits").
+
+Every field that reports, results files and pytest's cache copy is bounded here, once:
+the schema declares the bounds (so ``evalcases schema`` shows them to editors), the
+loader refuses a file over them before anything stores it, and messages quote a value
+cut to :data:`SHOWN` characters. A YAML anchor repeated through aliases (``*name``)
+counts as many times as it appears.
+"""
+
+from __future__ import annotations
+
+#: Bytes of a case file (or ``task.md``); a larger one is refused without being read.
+FILE_BYTES = 1_000_000
+#: Characters of text (keys, strings, one per other value) of a case file's data once
+#: its YAML aliases are expanded. A file without aliases holds no more than its size.
+DATA_CHARS = 1_000_000
+#: Characters of a case's or a check's ``id``.
+ID_CHARS = 100
+#: Tags of one case, and characters of one tag.
+TAGS = 50
+TAG_CHARS = 100
+#: Characters of a one-line text: ``description``, ``quarantine``, ``task``.
+LINE_CHARS = 2_000
+#: Characters of a path: ``defends``, ``cwd`` and a check's ``path`` or ``file``.
+PATH_CHARS = 4_096
+#: Characters of a check's regular expression: ``pattern``, ``tool``, ``input``.
+PATTERN_CHARS = 10_000
+#: Characters of ``prompt`` (and ``task.md``), ``setup`` and a check's ``command``.
+TEXT_CHARS = 100_000
+#: Checks of one case.
+CHECKS = 100
+#: Characters of a value or a field name quoted in a message.
+SHOWN = 80
+
+
+def shown(value: object) -> str:
+    """``repr(value)``, cut to about :data:`SHOWN` characters with the full length
+    said: a message never echoes a megabyte of a case file back."""
+    text = repr(value)
+    if len(text) <= SHOWN:
+        return text
+    size = f" ({len(value):,} characters)" if isinstance(value, str) else ""
+    return f"{text[: SHOWN - 3]}...{size}"
+
+
+def shown_name(name: str) -> str:
+    """A field name as a field path shows it, cut like :func:`shown`."""
+    return name if len(name) <= SHOWN else f"{name[: SHOWN - 3]}..."
