@@ -198,6 +198,7 @@ def _run_command(
         env=ctx.env,
         timeout=check.timeout or COMMAND_TIMEOUT,
         max_output=64 * 1024,
+        sweep=True,
     )
 
 
