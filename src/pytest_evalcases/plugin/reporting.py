@@ -125,7 +125,8 @@ class SessionHooks:
         if self.state.agent is None:
             hint = "no agent configured: --eval-agent, or --eval-workspace to grade directories"
         terminalreporter.section("eval gate")
-        for line in summary.lines(self.state.report(), hint):
+        every_case = terminalreporter.verbosity > 0
+        for line in summary.lines(self.state.report(), hint, every_case=every_case):
             terminalreporter.write_line(line)
         if self.state.agent is not None and self.state.settings.agent_home == "inherit":
             terminalreporter.write_line(messages.INHERITED_HOME)
