@@ -10,8 +10,9 @@ A process can leave the group (``setsid``, a daemon's double fork) and clear its
 environment (``env -i``). On Linux this process is made a child subreaper while such a
 command runs (``prctl(PR_SET_CHILD_SUBREAPER)``, no privilege needed): whatever the
 command orphans is adopted by this process instead of by init, so it is found among our
-children, killed and reaped when the command ends (docs/sandbox.md, "Without a
-sandbox"). Elsewhere only the processes still carrying the run's mark are found.
+children, killed and reaped when the command ends (docs/sandbox.md, "Processes
+without a sandbox"). Elsewhere only the processes still carrying the run's mark are
+found.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""No process of a run outlives it (docs/sandbox.md, "Without a sandbox"): daemons that
-an agent, a setup or a command check starts, that leave the run's session (``setsid``),
-fork twice and clear their environment (so no ``EVALCASES_RUN`` mark finds them), die
-when the command ends, times out or is interrupted, with and without the sandbox,
-serially and under xdist."""
+"""No process of a run outlives it (docs/sandbox.md, "Processes without a sandbox"):
+daemons that an agent, a setup or a command check starts, that leave the run's session
+(``setsid``), fork twice and clear their environment (so no ``EVALCASES_RUN`` mark finds
+them), die when the command ends, times out or is interrupted, with and without the
+sandbox, serially and under xdist."""
 
 from __future__ import annotations
 
