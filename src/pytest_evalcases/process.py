@@ -100,10 +100,9 @@ def run(
             inp = files.enter_context(tempfile.TemporaryFile())
             inp.write(stdin.encode("utf-8"))
             inp.seek(0)
-        leftovers = None
-        if sweep:
-            adopting = files.enter_context(_SUBREAPER.adopting())
-            leftovers = _Leftovers(mark, _children() if adopting else None)
+        before = None
+        if sweep and files.enter_context(_SUBREAPER.adopting()):
+            before = _children()
         proc = subprocess.Popen(
             args,
             shell=shell,
@@ -114,9 +113,13 @@ def run(
             stderr=err,
             start_new_session=True,
         )
-        if leftovers is not None and leftovers.before is not None:
+        leftovers = None
+        if before is not None:
             _SUBREAPER.running(proc.pid)
             files.callback(_SUBREAPER.ended, proc.pid)
+            leftovers = _Leftovers(mark, before, _start_time(proc.pid) or 0)
+        elif sweep:
+            leftovers = _Leftovers(mark)
         try:
             timed_out = not _wait(proc, timeout)
         except BaseException:
@@ -170,17 +173,20 @@ def kill_marked(mark: str) -> int:
     return killed
 
 
-def kill_adopted(before: Collection[tuple[int, int]], *, exclude: Iterable[int] = ()) -> int:
-    """SIGKILL every child of this process but those it had ``before`` (pid and start
-    time pairs, from :func:`_children`) and the ``exclude`` pids (commands still
-    running), with their descendants, and reap those children; returns how many were
-    signalled. Processes it may not signal (another user's) are left alone.
+def kill_adopted(
+    before: Collection[tuple[int, int]], born: int = 0, *, exclude: Iterable[int] = ()
+) -> int:
+    """SIGKILL every child of this process that started at or after ``born`` (clock
+    ticks since boot, as ``/proc/PID/stat`` counts them), but those it had ``before``
+    (pid and start time pairs, from :func:`_children`) and the ``exclude`` pids
+    (commands still running), with their descendants, and reap those children; returns
+    how many were signalled. Processes it may not signal (another user's) are left alone.
 
-    With this process the child subreaper, those children are what the commands run
-    since orphaned: the daemons they left, whatever session or environment the daemons
-    gave themselves. Processes started meanwhile by other threads, and what commands
-    run at the same time orphaned, are taken too. Reads ``/proc``: elsewhere it does
-    nothing.
+    With this process the child subreaper, those children are what the command started
+    at ``born`` orphaned: the daemons it left, whatever session or environment they
+    gave themselves. Children that other threads start meanwhile, or orphan once
+    started meanwhile, and what commands run at the same time orphaned, are taken too.
+    Reads ``/proc``: elsewhere it does nothing.
     """
     if not _has_children():
         # The common case, and it costs no look at /proc: nothing was adopted.
@@ -196,7 +202,7 @@ def kill_adopted(before: Collection[tuple[int, int]], *, exclude: Iterable[int] 
         adopted = [
             pid
             for pid, (ppid, start, _) in table.items()
-            if ppid == me and (pid, start) not in kept and pid not in excluded
+            if ppid == me and start >= born and (pid, start) not in kept and pid not in excluded
         ]
         doomed = _descendants(table, adopted) - out_of_reach
         for pid in doomed:
@@ -237,6 +243,11 @@ def _has_children() -> bool:
     except ChildProcessError:
         return False
     return True
+
+
+def _start_time(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[19]) if fields is not None else None
 
 
 def _processes() -> dict[int, tuple[int, int, str]]:
@@ -436,17 +447,18 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 @dataclass(frozen=True)
 class _Leftovers:
     """How to find what a command leaves running outside its group: where this process
-    is the subreaper, its children but those it had ``before`` the command started;
-    else the processes with ``mark`` in their environment."""
+    is the subreaper, its children started since the command (``born``) but those it
+    had ``before``; else the processes with ``mark`` in their environment."""
 
     mark: str
-    before: frozenset[tuple[int, int]] | None
+    before: frozenset[tuple[int, int]] | None = None
+    born: int = 0
 
     def kill(self) -> None:
         if self.before is None:
             kill_marked(self.mark)
         else:
-            kill_adopted(self.before, exclude=_SUBREAPER.leaders())
+            kill_adopted(self.before, self.born, exclude=_SUBREAPER.leaders())
 
 
 def _end(proc: subprocess.Popen[bytes], leftovers: _Leftovers | None, *, stop: bool) -> None:
