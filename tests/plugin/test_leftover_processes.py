@@ -117,6 +117,7 @@ def test_daemons_die_when_the_command_ends_or_times_out(
         "setup-hangs",
     ]
     assert gone(token_of(pytester))
+    assert gone(str(pytester.path / "agent.py"))
 
 
 @pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
