@@ -5,6 +5,14 @@ to temporary files rather than pipes, so a child that prints hundreds of megabyt
 neither blocks nor fills our memory: only the first and last ``max_output`` bytes are
 kept. The whole process group is killed when the command ends, times out, or the run
 is interrupted, so no grandchild outlives its case.
+
+A process can leave the group (``setsid``, a daemon's double fork) and clear its
+environment (``env -i``). On Linux this process is made a child subreaper while such a
+command runs (``prctl(PR_SET_CHILD_SUBREAPER)``, no privilege needed): whatever the
+command orphans is adopted by this process instead of by init, so it is found among our
+children, killed and reaped when the command ends (docs/sandbox.md, "Processes
+without a sandbox"). Elsewhere only the processes still carrying the run's mark are
+found.
 """
 
 from __future__ import annotations
@@ -14,12 +22,14 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 from pytest_evalcases.redact import shorten
 
@@ -67,10 +77,12 @@ def run(
     """Run ``args`` (a shell command line when a string) and return its outcome.
 
     The process runs in a group of its own, killed when it ends or times out. With
-    ``sweep``, every process that still carries the run's mark (``EVALCASES_RUN`` in its
-    environment) is killed too, also one that left the group: for agent CLIs, which may
-    start their tools in sessions of their own. The sweep reads ``/proc`` (about half a
-    millisecond), so commands of the plugin's own do without it.
+    ``sweep``, every process it started is killed too, also one that left the group and
+    cleared its environment: for agents, setups and command checks, which may start
+    daemons or tools in sessions of their own. On Linux they are the processes this one
+    adopted as the child subreaper, and their descendants; elsewhere the processes that
+    still carry the run's mark (``EVALCASES_RUN`` in their environment). The sweep reads
+    ``/proc`` (a millisecond or two), so commands of the plugin's own do without it.
 
     Raises ``FileNotFoundError`` / ``PermissionError`` when the program cannot be
     started; every other failure is described by the result.
@@ -78,8 +90,8 @@ def run(
     shell = isinstance(args, str)
     start = time.monotonic()
     # Every process of the run inherits this mark, including those that leave its
-    # process group (a CLI that starts its tools in sessions of their own): the sweep
-    # below finds them by it.
+    # process group (a CLI that starts its tools in sessions of their own): where no
+    # subreaper adopts them, the sweep finds them by it.
     mark = f"{RUN_MARK}={uuid.uuid4().hex}"
     env = {**(os.environ if env is None else env), RUN_MARK: mark.partition("=")[2]}
     with contextlib.ExitStack() as files:
@@ -90,6 +102,9 @@ def run(
             inp = files.enter_context(tempfile.TemporaryFile())
             inp.write(stdin.encode("utf-8"))
             inp.seek(0)
+        before = None
+        if sweep and files.enter_context(_SUBREAPER.adopting()):
+            before = _children()
         proc = subprocess.Popen(
             args,
             shell=shell,
@@ -100,19 +115,19 @@ def run(
             stderr=err,
             start_new_session=True,
         )
+        leftovers = None
+        if before is not None:
+            _SUBREAPER.running(proc.pid)
+            files.callback(_SUBREAPER.ended, proc.pid)
+            leftovers = _Leftovers(mark, before, _start_time(proc.pid) or 0)
+        elif sweep:
+            leftovers = _Leftovers(mark)
         try:
             timed_out = not _wait(proc, timeout)
         except BaseException:
-            _kill_group(proc)
-            if sweep:
-                kill_marked(mark)
+            _end(proc, leftovers, stop=True)
             raise
-        if timed_out:
-            _kill_group(proc)
-        # The leader exited; anything it left running goes too, in its group or not.
-        _signal_group(proc.pid, signal.SIGKILL)
-        if sweep:
-            kill_marked(mark)
+        _end(proc, leftovers, stop=timed_out)
         duration = time.monotonic() - start
         stdout, out_cut = _read_capped(out, max_output)
         stderr, err_cut = _read_capped(err, max_output)
@@ -158,6 +173,218 @@ def kill_marked(mark: str) -> int:
         # A process forked while the first were read is found the next time round.
         time.sleep(0.01)
     return killed
+
+
+def kill_adopted(
+    before: Collection[tuple[int, int]], born: int = 0, *, exclude: Iterable[int] = ()
+) -> int:
+    """SIGKILL every child of this process that started at or after ``born`` (clock
+    ticks since boot, as ``/proc/PID/stat`` counts them), but those it had ``before``
+    (pid and start time pairs, from :func:`_children`) and the ``exclude`` pids
+    (commands still running), with their descendants, and reap those children; returns
+    how many were signalled. Processes it may not signal (another user's) are left alone.
+
+    With this process the child subreaper, those children are what the command started
+    at ``born`` orphaned: the daemons it left, whatever session or environment they
+    gave themselves. Children that other threads start meanwhile, or orphan once
+    started meanwhile, and what commands run at the same time orphaned, are taken too.
+    Reads ``/proc``: elsewhere it does nothing.
+    """
+    if not _has_children():
+        # The common case, and it costs no look at /proc: nothing was adopted.
+        return 0
+    me = os.getpid()
+    excluded = set(exclude)
+    kept = set(before)
+    out_of_reach: set[int] = set()
+    killed = 0
+    deadline = time.monotonic() + KILL_GRACE
+    while True:
+        table = _processes()
+        adopted = [
+            pid
+            for pid, (ppid, start, _) in table.items()
+            if ppid == me and start >= born and (pid, start) not in kept and pid not in excluded
+        ]
+        doomed = _descendants(table, adopted) - out_of_reach
+        for pid in doomed:
+            if table[pid][2] == "Z":
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                out_of_reach.add(pid)
+        for pid in adopted:
+            # Only the children found above: a child of anyone else's subprocess.Popen
+            # must be left for its own wait().
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+        if not doomed - out_of_reach or time.monotonic() > deadline:
+            return killed
+        # Until none is left: a killed parent's children are adopted next, and a
+        # process forked while the table was read is found the next time round.
+        time.sleep(0.005)
+
+
+def _children() -> frozenset[tuple[int, int]]:
+    """(pid, start time) of this process's children; empty without a look at ``/proc``
+    when it has none (the common case)."""
+    if not _has_children():
+        return frozenset()
+    me = os.getpid()
+    return frozenset((pid, start) for pid, (ppid, start, _) in _processes().items() if ppid == me)
+
+
+def _has_children() -> bool:
+    """Whether this process has a child, alive or not yet reaped (none reaped here)."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
+def _start_time(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[19]) if fields is not None else None
+
+
+def _processes() -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, start time in clock ticks since boot, state) of every
+    process."""
+    table: dict[int, tuple[int, int, str]] = {}
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return table
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            fields = _stat(entry.name)
+            if fields is not None:
+                table[int(entry.name)] = (int(fields[1]), int(fields[19]), fields[0])
+    return table
+
+
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state first)."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # The command name, in parentheses, may itself hold spaces and parentheses.
+    fields = data.rpartition(b")")[2].decode("ascii", "replace").split()
+    return fields if len(fields) > 19 else None
+
+
+def _descendants(table: Mapping[int, tuple[int, int, str]], roots: Iterable[int]) -> set[int]:
+    """``roots`` and every process below them in ``table``."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    return found
+
+
+class _Subreaper:
+    """This process as the child subreaper of the commands it runs, on Linux.
+
+    The attribute belongs to the whole process, so this object is process-wide too: it
+    is set while at least one command runs (counted, for commands run from threads) and
+    cleared after the last, so that other code's orphans go to init as they always did
+    between runs. Where someone else made the process a subreaper it stays one.
+    """
+
+    PR_SET_CHILD_SUBREAPER = 36
+    PR_GET_CHILD_SUBREAPER = 37
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._ours = False
+        self._active = False
+        self._running: set[int] = set()
+        self._prctl: Any = None
+
+    @contextlib.contextmanager
+    def adopting(self) -> Iterator[bool]:
+        """Adopt orphans for the block; whether this process does (not elsewhere)."""
+        with self._lock:
+            if self._users == 0:
+                self._active, self._ours = self._switch_on()
+            self._users += 1
+            active = self._active
+        try:
+            yield active
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0 and self._ours:
+                    self._call(self.PR_SET_CHILD_SUBREAPER, 0)
+                    self._ours = False
+
+    def running(self, pid: int) -> None:
+        """Note a command's leader: another command's cleanup must not take it for an
+        orphan (until :meth:`ended`)."""
+        with self._lock:
+            self._running.add(pid)
+
+    def ended(self, pid: int) -> None:
+        with self._lock:
+            self._running.discard(pid)
+
+    def leaders(self) -> frozenset[int]:
+        with self._lock:
+            return frozenset(self._running)
+
+    def _switch_on(self) -> tuple[bool, bool]:
+        """(whether this process is a subreaper now, whether we made it one)."""
+        prctl = self._load()
+        if prctl is None:
+            return False, False
+        import ctypes
+
+        flag = ctypes.c_int(0)
+        if prctl(self.PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value:
+            return True, False
+        on = self._call(self.PR_SET_CHILD_SUBREAPER, 1)
+        return on, on
+
+    def _load(self) -> Any:
+        """libc's ``prctl``; ``None`` off Linux or where it cannot be reached."""
+        if self._prctl is None:
+            self._prctl = False
+            if sys.platform == "linux" and os.path.isdir("/proc/self"):
+                # Imported on the first command that needs it: ctypes costs
+                # milliseconds, which a pytest run without eval cases should not pay.
+                import ctypes
+
+                with contextlib.suppress(OSError, AttributeError):
+                    self._prctl = ctypes.CDLL(None, use_errno=True).prctl
+        return self._prctl or None
+
+    def _call(self, option: int, value: int) -> bool:
+        return bool(self._prctl(option, value, 0, 0, 0) == 0)
+
+
+#: The one per process, as the attribute it sets.
+_SUBREAPER = _Subreaper()
 
 
 def exit_status(code: int | None) -> str:
@@ -219,13 +446,52 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the group, give it a moment, then SIGKILL it and reap the leader."""
-    _signal_group(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=KILL_GRACE)
-    _signal_group(proc.pid, signal.SIGKILL)
-    proc.wait()
+@dataclass(frozen=True)
+class _Leftovers:
+    """How to find what a command leaves running outside its group: where this process
+    is the subreaper, its children started since the command (``born``) but those it
+    had ``before``; else the processes with ``mark`` in their environment."""
+
+    mark: str
+    before: frozenset[tuple[int, int]] | None = None
+    born: int = 0
+
+    def kill(self) -> None:
+        if self.before is None:
+            kill_marked(self.mark)
+        else:
+            kill_adopted(self.before, self.born, exclude=_SUBREAPER.leaders())
+
+
+def _end(proc: subprocess.Popen[bytes], leftovers: _Leftovers | None, *, stop: bool) -> None:
+    """Kill the command's group and reap its leader, then what it left elsewhere; with
+    ``stop`` (a timeout, an interrupt) the group gets SIGTERM and a moment first.
+
+    A Ctrl-C meanwhile (a second one, when the first stops the command) ends the grace
+    at once, not the kill: it is raised once everything is dead, so no process survives
+    an impatient user.
+    """
+    interrupted: KeyboardInterrupt | None = None
+    if stop:
+        _signal_group(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    while True:
+        try:
+            # The leader may have exited; anything it left in its group goes too.
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            if leftovers is not None:
+                leftovers.kill()
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
 
 
 def _read_capped(f: IO[bytes], limit: int) -> tuple[str, bool]:

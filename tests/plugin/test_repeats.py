@@ -211,6 +211,24 @@ def test_repeats_combine_with_variants(make_suite: SuiteBuilder, pytester: pytes
     assert result.ret == 0
 
 
+def test_many_repeated_cases_list_the_worst_and_count_the_rest(
+    run_repeated: Repeated, pytester: pytest.Pytester
+) -> None:
+    cases = {f"steady-{i:02}": ("work", 1.0) for i in range(11)}
+    result, out = run_repeated(2, repeat_cases(flaky=("work; fail at 0", 1.0), **cases))
+
+    result.assert_outcomes(passed=23, failed=1)
+    section = out.split("eval gate")[1]
+    # The failed case first, then nine of the steady ones; the other two counted.
+    assert "  flaky: 1/2 runs passed (50%, 95% CI 9%–91%; needs 100%)" in section
+    assert section.count("runs passed (100%") == 9
+    assert "  … 2 more cases: 2 passed every run (pytest -v lists every case)" in section
+    # -v lists every case (the flaky one passes both runs now: its run 0 is done).
+    verbose = pytester.runpytest("--eval-repeat", "2", "-v").stdout.str().split("eval gate")[1]
+    assert all(f"  {case_id}: 2/2 runs passed" in verbose for case_id in ["flaky", *cases])
+    assert "more case" not in verbose
+
+
 def test_repeat_must_be_a_positive_whole_number(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--eval-repeat", "0")
 

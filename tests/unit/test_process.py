@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -74,6 +76,104 @@ def test_a_child_in_a_session_of_its_own_is_killed_too(tmp_path: Path, timeout: 
     )
     assert result.timed_out is (timeout < 5)
     assert not alive(int(pidfile.read_text()))
+
+
+#: Start a daemon as a dev server does (fork, setsid, fork again, exec with an empty
+#: environment, so that no mark finds it), write its pid to the file argv[1] once it
+#: runs, and return.
+DAEMON = """
+import os, sys, time
+pidfile = sys.argv[1]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        code = "import os, sys, time; "
+        code += "open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(300)"
+        os.execve(sys.executable, [sys.executable, "-c", code, pidfile + ".tmp"], {})
+    os._exit(0)
+while not os.path.exists(pidfile + ".tmp") or not open(pidfile + ".tmp").read():
+    time.sleep(0.02)
+os.rename(pidfile + ".tmp", pidfile)
+"""
+
+
+def reaped(pid: int, wait: float = 5.0) -> bool:
+    """Whether ``pid`` is gone from ``/proc``: dead and reaped, not even a zombie."""
+    deadline = time.monotonic() + wait
+    while Path(f"/proc/{pid}").exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+@pytest.mark.parametrize("timeout", [1.5, 30.0], ids=["on-timeout", "after-exit"])
+def test_a_daemon_that_left_the_session_and_cleared_its_environment_is_killed(
+    tmp_path: Path, timeout: float
+) -> None:
+    pidfile = tmp_path / "pid"
+    (tmp_path / "daemon.py").write_text(DAEMON)
+    wait = "; sleep 300" if timeout < 5 else ""
+    result = process.run(
+        f"{sys.executable} daemon.py {pidfile}{wait}", cwd=tmp_path, timeout=timeout, sweep=True
+    )
+    assert result.timed_out is (timeout < 5), result.stderr
+    pid = int(pidfile.read_text())
+    # Killed and reaped by this process, which adopted it: no zombie is left either.
+    assert reaped(pid)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+def test_a_daemon_is_killed_when_the_run_is_interrupted(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    (tmp_path / "daemon.py").write_text(DAEMON)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    def once_the_daemon_runs() -> None:
+        while not pidfile.exists():
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        threading.Thread(target=once_the_daemon_runs, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            process.run(
+                f"{sys.executable} daemon.py {pidfile}; sleep 300",
+                cwd=tmp_path,
+                timeout=60,
+                sweep=True,
+            )
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert reaped(int(pidfile.read_text()))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+def test_the_sweep_leaves_this_process_as_it_was(tmp_path: Path) -> None:
+    # A child of pytest's own (another plugin's server) survives the sweep, and its
+    # owner still reads its exit status: the sweep reaps only what it adopted.
+    before = subprocess.Popen(["sleep", "300"])
+    try:
+        process.run("sleep 300 & exit 0", cwd=tmp_path, timeout=30, sweep=True)
+        assert alive(before.pid, wait=0)
+    finally:
+        before.terminate()
+    assert before.wait(timeout=5) == -15
+    # Between runs this process is no subreaper: another daemon goes to init (or
+    # whoever adopted orphans before), as it always did.
+    pidfile = tmp_path / "pid"
+    (tmp_path / "daemon.py").write_text(DAEMON)
+    subprocess.run([sys.executable, "daemon.py", str(pidfile)], cwd=tmp_path, check=True)
+    pid = int(pidfile.read_text())
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        assert int(stat[1]) != os.getpid()
+    finally:
+        os.kill(pid, signal.SIGKILL)
 
 
 def test_kill_marked_finds_processes_by_their_environment(tmp_path: Path) -> None:

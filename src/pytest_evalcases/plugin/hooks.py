@@ -61,10 +61,13 @@ def pytest_configure(config: pytest.Config) -> None:
         workspaces=options.workspace_dirs(config),
     )
     config.stash[SESSION_KEY] = state
-    interrupts = signals.Interrupts()
+    interrupts = signals.Interrupts(on_interrupt=state.interrupt)
     interrupts.install()
     config.add_cleanup(interrupts.restore)
-    config.pluginmanager.register(reporting.SessionHooks(config, state), "evalcases-session")
+    config.pluginmanager.register(interrupts, "evalcases-interrupts")
+    config.pluginmanager.register(
+        reporting.SessionHooks(config, state, interrupts), "evalcases-session"
+    )
     if agent is not None and not is_worker(config):
         # The controller checks the agent once for the session, before the first case.
         hooks = preflight.PreflightHooks(config, state)

@@ -14,6 +14,7 @@ from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin import cache
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, as_reason
+from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker
 from pytest_evalcases.report import html as html_report
 from pytest_evalcases.report import messages, summary
@@ -82,9 +83,10 @@ def header(state: EvalSession) -> str:
 class SessionHooks:
     """The hooks that feed and read the session object; registered per config."""
 
-    def __init__(self, config: pytest.Config, state: EvalSession) -> None:
+    def __init__(self, config: pytest.Config, state: EvalSession, interrupts: Interrupts) -> None:
         self.config = config
         self.state = state
+        self.interrupts = interrupts
         self.is_worker = is_worker(config)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -107,11 +109,13 @@ class SessionHooks:
         if self.is_worker or not self.state.records:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
-            self.state.incomplete.append("interrupted")
+            # Also pytest.exit() and xdist's stop after -x, which no signal announced.
+            self.state.interrupt()
         elif session.shouldfail or session.shouldstop:
             stopped = session.shouldfail or session.shouldstop
             self.state.incomplete.append(f"stopped early: {stopped}")
-        finish.finish(self.state, self.config.invocation_params.dir)
+        with self.interrupts.quiet():
+            finish.finish(self.state, self.config.invocation_params.dir)
         session.exitstatus = self.state.exit_status(int(exitstatus))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -121,7 +125,8 @@ class SessionHooks:
         if self.state.agent is None:
             hint = "no agent configured: --eval-agent, or --eval-workspace to grade directories"
         terminalreporter.section("eval gate")
-        for line in summary.lines(self.state.report(), hint):
+        every_case = terminalreporter.verbosity > 0
+        for line in summary.lines(self.state.report(), hint, every_case=every_case):
             terminalreporter.write_line(line)
         if self.state.agent is not None and self.state.settings.agent_home == "inherit":
             terminalreporter.write_line(messages.INHERITED_HOME)

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from pytest_evalcases.results.gate import GateReport, VariantSummary, severities_present
+from pytest_evalcases.results.gate import (
+    CaseVerdict,
+    GateReport,
+    VariantSummary,
+    severities_present,
+)
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import plural, ratio
+
+#: With repeats, the cases a variant lists at most (the worst); the rest are counted.
+SHOWN_CASES = 10
 
 
 def score(passed: int, total: int) -> str:
@@ -35,21 +43,17 @@ def _variant_line(v: VariantSummary) -> str:
     return f"{label}: " + " · ".join(parts)
 
 
-def lines(report: GateReport, nothing_graded_hint: str = "") -> list[str]:
-    """Every line of the section, verdict last."""
+def lines(
+    report: GateReport, nothing_graded_hint: str = "", *, every_case: bool = False
+) -> list[str]:
+    """Every line of the section, verdict last. With repeats each variant lists its
+    cases' pass rates: all of them with ``every_case`` (``pytest -v``) or up to
+    :data:`SHOWN_CASES`, else the worst and a count of the others."""
     out: list[str] = []
     for v in report.variants:
         out.append(_variant_line(v))
         if report.repeated:
-            for c in v.cases:
-                if c.graded_runs:
-                    lo, hi = c.interval
-                    out.append(
-                        f"  {c.case_id}: {c.passes}/{c.graded_runs} runs passed "
-                        f"({ratio(c.passes, c.graded_runs)}, 95% CI {lo:.0%}–{hi:.0%}; "
-                        f"needs {c.min_pass_rate:.0%})"
-                        + (f", {plural(c.errors, 'errored run')}" if c.errors else "")
-                    )
+            out.extend(_case_lines(v, every_case))
     for cmp in report.comparisons:
         out.append(
             f"{cmp.variant} vs {cmp.baseline}: "
@@ -82,6 +86,45 @@ def lines(report: GateReport, nothing_graded_hint: str = "") -> list[str]:
             f"eval gate: {verdict.status}" + (f" ({verdict.reason})" if verdict.reason else "")
         )
     return out
+
+
+def _case_lines(v: VariantSummary, every_case: bool) -> list[str]:
+    """A line per graded case, or the :data:`SHOWN_CASES` worst (failed first, then by
+    pass rate) and one line counting the rest, which a suite of hundreds needs."""
+    graded = [c for c in v.cases if c.graded_runs]
+    rest: list[CaseVerdict] = []
+    if not every_case and len(graded) > SHOWN_CASES:
+        graded = sorted(graded, key=_worst_first)
+        graded, rest = graded[:SHOWN_CASES], graded[SHOWN_CASES:]
+    out = [_case_line(c) for c in graded]
+    if rest:
+        failed = sum(1 for c in rest if c.outcome == "failed")
+        every_run = sum(1 for c in rest if c.outcome == "passed" and c.passes == c.graded_runs)
+        counts = [
+            (failed, "failed"),
+            (len(rest) - failed - every_run, "passed but not every run"),
+            (every_run, "passed every run"),
+        ]
+        out.append(
+            f"  … {plural(len(rest), 'more case')}: "
+            + ", ".join(f"{n} {what}" for n, what in counts if n)
+            + " (pytest -v lists every case)"
+        )
+    return out
+
+
+def _case_line(c: CaseVerdict) -> str:
+    lo, hi = c.interval
+    return (
+        f"  {c.case_id}: {c.passes}/{c.graded_runs} runs passed "
+        f"({ratio(c.passes, c.graded_runs)}, 95% CI {lo:.0%}–{hi:.0%}; "
+        f"needs {c.min_pass_rate:.0%})"
+        + (f", {plural(c.errors, 'errored run')}" if c.errors else "")
+    )
+
+
+def _worst_first(c: CaseVerdict) -> tuple[bool, float, int, str]:
+    return (c.outcome != "failed", c.pass_rate or 0.0, -c.errors, c.case_id)
 
 
 def _run_label(record: RunRecord) -> str:

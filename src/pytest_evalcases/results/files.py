@@ -160,7 +160,9 @@ def document(
     repeated five times counts once); ``verdict`` overrides the gate's own. ``order``
     names the variants as configured (the first is the baseline); ``mode`` is ``run``,
     or ``red-first`` for authoring runs, which trends leave out."""
-    report = gate.evaluate(list(records), min_pass_rate, order=order)
+    # A run that did not finish is never PASS, the whole of it nor any variant.
+    unfinished = () if complete else (tuple(incomplete_reasons) or ("incomplete",))
+    report = gate.evaluate(list(records), min_pass_rate, order=order, incomplete=unfinished)
     broken = len(report.broken_files)
     final = verdict or report.verdict
     variants = tuple(
@@ -170,7 +172,7 @@ def document(
             counts=_counts(v.cases, broken),
             checks_passed=v.checks_passed,
             checks_total=v.checks_total,
-            verdict=gate.variant_verdict(v, min_pass_rate, broken).status,
+            verdict=gate.variant_verdict(v, min_pass_rate, broken, unfinished).status,
             cases=tuple(_case_entry(c) for c in v.cases),
         )
         for v in report.variants

@@ -198,8 +198,22 @@ def compare(base: VariantSummary, other: VariantSummary) -> Comparison:
     )
 
 
-def variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) -> Verdict:
+def unfinished(verdict: Verdict, incomplete: Sequence[str]) -> Verdict:
+    """``verdict`` for a run that did not finish (``incomplete``: why): never PASS, as
+    the cases it did not run could have failed; INCONCLUSIVE instead."""
+    if not incomplete or verdict.status != "PASS":
+        return verdict
+    return Verdict("INCONCLUSIVE", "run incomplete: " + "; ".join(incomplete))
+
+
+def variant_verdict(
+    summary: VariantSummary, min_pass_rate: float, broken: int, incomplete: Sequence[str] = ()
+) -> Verdict:
     """The gate policy for one variant (docs/reference.md, "Exit statuses of `pytest`")."""
+    return unfinished(_variant_verdict(summary, min_pass_rate, broken), incomplete)
+
+
+def _variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) -> Verdict:
     for severity in ("critical", "normal"):
         failed = [
             c.case_id for c in summary.cases if c.outcome == "failed" and c.severity == severity
@@ -227,12 +241,18 @@ def variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) 
 
 
 def evaluate(
-    records: list[RunRecord], min_pass_rate: float, order: Sequence[str] = ()
+    records: list[RunRecord],
+    min_pass_rate: float,
+    order: Sequence[str] = (),
+    *,
+    incomplete: Sequence[str] = (),
 ) -> GateReport:
     """Aggregate every record of the session into the gate report.
 
     ``order``: the variant names as configured, the baseline first; under xdist records
     arrive in any order, so the order of appearance cannot say which is the baseline.
+    ``incomplete``: why the run did not finish (interrupted, a worker crashed), if it
+    did not: such a run is never PASS.
     """
     broken = [r for r in records if r.kind == "file"]
     runs = [r for r in records if r.kind != "file"]
@@ -258,6 +278,7 @@ def evaluate(
             if len(variants) > 1 and reason:
                 reason = f"{name}: {reason}"
             verdict = Verdict(worst.status, reason)
+    verdict = unfinished(verdict, incomplete)
     repeated = any(c.runs > 1 for v in variants for c in v.cases)
     return GateReport(variants, comparisons, broken, verdict, repeated, records)
 

@@ -243,6 +243,7 @@ def _run_command(
             env=ctx.env,
             timeout=check.timeout or COMMAND_TIMEOUT,
             max_output=64 * 1024,
+            sweep=True,
         )
     except OSError as exc:
         raise RunError(

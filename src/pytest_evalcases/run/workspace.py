@@ -89,6 +89,7 @@ def run_setup(
         env=env,
         timeout=timeout or defaults.SETUP_TIMEOUT,
         max_output=64 * 1024,
+        sweep=True,
     )
     if result.timed_out:
         raise SetupError(f"setup timed out: `{command}`")

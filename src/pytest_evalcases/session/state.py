@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from pytest_evalcases.run.runner import RunContext
 
 
+#: The reason in ``incomplete_reasons`` of a run cut short by Ctrl-C or a signal.
+INTERRUPTED = "interrupted"
+
+
 @dataclass(frozen=True)
 class SandboxSettings:
     """``eval_sandbox`` and its companions, as given (docs/sandbox.md)."""
@@ -164,21 +168,40 @@ class EvalSession:
             ),
         )
 
+    @property
+    def interrupted(self) -> bool:
+        return INTERRUPTED in self.incomplete
+
+    def interrupt(self) -> None:
+        """Record that the run was interrupted. Called by the signal handler the moment
+        a signal arrives, before pytest sees its ``KeyboardInterrupt``: whatever cuts
+        the session short afterwards (a second Ctrl-C while pytest reports the first
+        lets it finish as if nothing had happened), the run is not complete."""
+        if not self.interrupted:
+            self.incomplete.append(INTERRUPTED)
+
     def needs_agent(self, variant: Variant) -> bool:
         return variant.graded_dir is None and self.agent is None
 
     def report(self) -> gate.GateReport:
         order = [v.name for v in self.settings.variants]
-        report = gate.evaluate(self.records, self.settings.min_pass_rate, order)
+        report = gate.evaluate(
+            self.records, self.settings.min_pass_rate, order, incomplete=self.incomplete
+        )
         if self.baseline_result is not None:
             report = baseline.apply(report, self.baseline_result)
         return report
 
     def exit_status(self, pytest_status: int) -> int:
-        """The run's exit status: the gate's, never hiding a failure pytest saw."""
-        verdict = self.report().verdict
-        code = verdict.exit_code
-        if code is None or pytest_status not in (0, 1):
+        """The run's exit status: the gate's, never hiding a failure pytest saw; 2 for
+        an interrupted run, as pytest's own, also when a second interrupt kept pytest
+        from noticing the first."""
+        if pytest_status not in (0, 1):
+            return pytest_status
+        if self.interrupted:
+            return gate.EXIT_INCONCLUSIVE
+        code = self.report().verdict.exit_code
+        if code is None:
             return pytest_status
         if self.other_failures and code == gate.EXIT_PASS:
             return 1

@@ -48,3 +48,48 @@ def test_two_variants_compare_and_nothing_graded_says_why() -> None:
 def test_score_is_a_whole_percentage() -> None:
     assert summary.score(2, 3) == "Score: 2/3 (67%)"
     assert summary.score(0, 0) == "Score: 0/0 (n/a)"
+
+
+def test_with_hundreds_of_repeated_cases_the_worst_are_listed_and_the_rest_counted() -> None:
+    records = []
+    for i in range(500):
+        # Case 7 fails every run, 42 and 300 pass one run in three, 99 two in three
+        # (its 67% meets its min_pass_rate 60%), the others pass every run.
+        failing = {7: 3, 42: 2, 300: 2, 99: 1}.get(i, 0)
+        rate = 0.6 if i == 99 else 1.0
+        for rep in range(3):
+            outcome = "failed" if rep < failing else "passed"
+            records.append(run(f"case-{i:03}", outcome, repetition=rep, min_pass_rate=rate))
+
+    report = gate.evaluate(records, 0.9)
+    lines = summary.lines(report)
+    every = summary.lines(report, every_case=True)
+
+    assert len(lines) == 1 + summary.SHOWN_CASES + 1 + 1
+    assert lines[1:5] == [
+        "  case-007: 0/3 runs passed (0%, 95% CI 0%–56%; needs 100%)",
+        "  case-042: 1/3 runs passed (33%, 95% CI 6%–79%; needs 100%)",
+        "  case-300: 1/3 runs passed (33%, 95% CI 6%–79%; needs 100%)",
+        "  case-099: 2/3 runs passed (67%, 95% CI 21%–94%; needs 60%)",
+    ]
+    assert lines[-2] == "  … 490 more cases: 490 passed every run (pytest -v lists every case)"
+    assert lines[-1].startswith("eval gate: BLOCKED (3 normal cases failed: case-007, ")
+    assert len(every) == 1 + 500 + 1
+    assert "  case-499: 3/3 runs passed (100%, 95% CI 44%–100%; needs 100%)" in every
+
+
+def test_the_count_of_the_cases_not_listed_says_how_they_did() -> None:
+    # Twelve cases fail one run in three: the ten listed and two more, whose count says
+    # they failed; two more pass every run but one, which meets their rate.
+    records = []
+    for i in range(14):
+        rate = 0.5 if i >= 12 else 1.0
+        for rep in range(3):
+            outcome = "failed" if rep == 0 else "passed"
+            records.append(run(f"c{i:02}", outcome, repetition=rep, min_pass_rate=rate))
+
+    lines = summary.lines(gate.evaluate(records, 0.9))
+
+    assert lines[-2] == (
+        "  … 4 more cases: 2 failed, 2 passed but not every run (pytest -v lists every case)"
+    )

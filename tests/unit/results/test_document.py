@@ -160,3 +160,18 @@ def test_secrets_are_redacted_when_the_file_is_written(
     text = path.read_text("utf-8")
     assert "hunter2" not in text
     assert "saw [REDACTED] in the output" in text
+
+
+def test_an_incomplete_document_passes_nowhere() -> None:
+    records = [run("alpha", "passed", "main"), run("alpha", "passed", "pr")]
+
+    incomplete = doc(records, complete=False, incomplete_reasons=["interrupted"]).to_dict()
+    whole = doc(records).to_dict()
+
+    assert (incomplete["verdict"], incomplete["verdict_reason"]) == (
+        "INCONCLUSIVE",
+        "run incomplete: interrupted",
+    )
+    assert [v["verdict"] for v in incomplete["variants"]] == ["INCONCLUSIVE", "INCONCLUSIVE"]
+    assert whole["verdict"] == "PASS"
+    assert [v["verdict"] for v in whole["variants"]] == ["PASS", "PASS"]

@@ -95,3 +95,18 @@ def test_summary_scores_checks() -> None:
     assert summary.score(5, 9) == "Score: 5/9 (56%)"
     assert summary.score(9, 9) == "Score: 9/9 (100%)"
     assert summary.score(0, 0) == "Score: 0/0 (n/a)"
+
+
+def test_a_run_that_did_not_finish_is_never_a_pass() -> None:
+    passed = [rec("a", "passed")]
+    v = gate.evaluate(passed, 0.9, incomplete=["interrupted"]).verdict
+    assert (v.status, v.reason, v.exit_code) == (
+        "INCONCLUSIVE",
+        "run incomplete: interrupted",
+        2,
+    )
+    # What blocks still blocks; nothing graded stays nothing graded.
+    failed = [rec("a", "failed")]
+    assert gate.evaluate(failed, 0.9, incomplete=["interrupted"]).verdict.status == "BLOCKED"
+    skipped = [rec("q", "skipped", checks=[])]
+    assert gate.evaluate(skipped, 0.9, incomplete=["interrupted"]).verdict.status == "NONE"
