@@ -438,6 +438,26 @@ def test_normal_test_failure_is_never_hidden(
     assert result.ret == 1
 
 
+@pytest.mark.parametrize("stop_early", [False, True], ids=["all", "exitfirst"])
+def test_a_failing_normal_test_beside_errored_cases_exits_1(
+    run_suite_of: SuiteRun, pytester: pytest.Pytester, stop_early: bool
+) -> None:
+    """A normal test's failure is a failure (1), whatever the eval gate's INCONCLUSIVE:
+    beside an errored case, and when ``-x`` stops the run at that failure
+    (docs/reference.md, "Exit statuses of `pytest`")."""
+    pytester.makepyfile(test_unit="def test_unit():\n    assert False\n")
+    agent = ECHO_AGENT + "if prompt == 'crash':\n    sys.exit(3)\n"
+    cases = {"ok": simple_case("ok")}
+    if not stop_early:
+        cases["crashes"] = simple_case("crashes", prompt="crash")
+
+    result = run_suite_of(*(["-x"] if stop_early else []), agent=agent, **cases)
+
+    result.assert_outcomes(passed=1, failed=1, errors=0 if stop_early else 1)
+    result.stdout.fnmatch_lines(["eval gate: INCONCLUSIVE*"])
+    assert result.ret == 1
+
+
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_ctrl_c_kills_the_agent_and_its_children(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str

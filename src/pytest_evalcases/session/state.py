@@ -193,9 +193,10 @@ class EvalSession:
         return report
 
     def exit_status(self, pytest_status: int) -> int:
-        """The run's exit status: the gate's, never hiding a failure pytest saw; 2 for
-        an interrupted run, as pytest's own, also when a second interrupt kept pytest
-        from noticing the first."""
+        """The run's exit status: the gate's, never hiding a failure pytest saw (a
+        normal test that failed makes it 1, also beside errored cases or a run that
+        ``-x`` stopped, which the gate calls INCONCLUSIVE); 2 for an interrupted run, as
+        pytest's own, also when a second interrupt kept pytest from noticing the first."""
         if pytest_status not in (0, 1):
             return pytest_status
         if self.interrupted:
@@ -203,6 +204,6 @@ class EvalSession:
         code = self.report().verdict.exit_code
         if code is None:
             return pytest_status
-        if self.other_failures and code == gate.EXIT_PASS:
+        if self.other_failures and code != gate.EXIT_BLOCKED:
             return 1
         return code
