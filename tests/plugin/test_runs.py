@@ -186,6 +186,35 @@ SANDBOXES = [
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_check_command_that_is_not_found_errors_never_passes(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str
+) -> None:
+    """A missing tool in CI made `command_fails` pass (exit status 127)."""
+    make_suite(
+        ECHO_AGENT,
+        negative=simple_case(
+            "negative", checks="[{type: command_fails, command: nonexistent-binary-q --flag}]"
+        ),
+        positive=simple_case(
+            "positive", checks="[{type: command_succeeds, command: ./lint.sh}]", cwd="project"
+        ),
+        # Written without the executable bit.
+        fixtures={"evals/project/lint.sh": "#!/bin/sh\nexit 0\n"},
+        ini=f"eval_sandbox = {sandbox}\n",
+    )
+
+    result = run(pytester, "-rE")
+
+    result.assert_outcomes(errors=2)
+    out = result.stdout.str()
+    assert "case negative (normal) defends AGENTS.md: no verdict (missing)" in out
+    assert "program 'nonexistent-binary-q' not found (exit status 127" in out
+    assert "program './lint.sh' not executable (exit status 126" in out
+    assert "Traceback" not in out
+    assert result.ret == 2
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_timeout_kills_the_agent_and_its_children(
     make_suite: SuiteBuilder,
     pytester: pytest.Pytester,
