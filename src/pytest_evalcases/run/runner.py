@@ -89,9 +89,7 @@ def execute(
                 workspace = new_workspace()
                 report = _run_live(case, variant, ctx, workspace)
         except RunError as exc:
-            # A run that changed the repository is not tried again: the next attempt
-            # would start from the changed tree and might pass.
-            if attempt > ctx.retries or exc.kind == ESCAPED:
+            if attempt > ctx.retries or exc.kind in NOT_RETRIED:
                 if ctx.retries:
                     exc.args = (f"{exc} (after {attempt} attempts)",)
                 exc.workspace = str(workspace) if workspace is not None else None
@@ -152,6 +150,10 @@ def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Pa
 
 #: The error kind of a run that changed the repository outside its workspace.
 ESCAPED = "escaped-workspace"
+#: Errors that another attempt cannot mend: a run that changed the repository (the next
+#: attempt would start from the changed tree and might pass), and an account that cannot
+#: log in or pay, which seconds later still cannot (docs/agents.md, "Failures and errors").
+NOT_RETRIED = frozenset({ESCAPED, "authentication", "billing"})
 
 
 def _watch(ctx: RunContext) -> containment.TreeState | None:
