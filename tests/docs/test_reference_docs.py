@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.kinds import SEVERITIES
+from pytest_evalcases.plugin.stash import session_of
 from pytest_evalcases.results import gate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -302,3 +303,16 @@ def test_every_table_row_links_to_a_page() -> None:
     ):
         for row in table(section(title), first):
             assert LINK.search(row[-1]), f"{title}: {row[0]} links nowhere"
+
+
+def test_placeholders_table_lists_every_placeholder_of_the_command_agent(
+    pytester: pytest.Pytester,
+) -> None:
+    config = pytester.parseconfigure("--eval-agent-command", "agent {prompt}")
+    agent = session_of(config).settings.agent
+    assert agent is not None
+    rows = table(section("Placeholders of `eval_agent_command`"), "placeholder")
+    assert {code(row[0]) for row in rows} == {"{prompt}"} | {
+        "{" + name + "}" for name in agent.placeholders
+    }
+    assert str(config.rootpath) == agent.placeholders["rootdir"]

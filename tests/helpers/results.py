@@ -30,7 +30,7 @@ if slow.exists():
     (root / "started" / case).write_text("")
     time.sleep(float(slow.read_text() or 60))
 if (root / "crash" / case).exists():
-    sys.stderr.write("authentication failed with key " + secret + "\n")
+    sys.stderr.write("crashed while using the key " + secret + "\n")
     sys.exit(3)
 if (root / "fail" / case).exists():
     print("wrong answer; I used the key " + secret)

@@ -4,6 +4,7 @@ Schema that describes the case format, including third-party check types."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Literal
 
@@ -164,3 +165,87 @@ def test_schema_accepts_the_example_suites(capsys: pytest.CaptureFixture[str]) -
         for item in doc.get("cases", [doc]):
             assert set(case["required"]) <= set(item), path
             assert set(item) <= known, path
+
+
+#: The configuration files a project may have, without eval_paths, and how a line goes
+#: into their pytest section.
+CONFIGS = {
+    "none": ("", ""),
+    "pytest.ini": ("pytest.ini", "[pytest]\naddopts = -p no:cacheprovider\n"),
+    "pyproject.toml": ("pyproject.toml", '[tool.pytest.ini_options]\naddopts = "-rs"\n'),
+}
+
+
+def _new(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """``evalcases new ARGS`` in the current directory; what it said on stderr."""
+    capsys.readouterr()
+    assert cli.main(["new", *args]) == 0
+    return capsys.readouterr().err
+
+
+def _printed_command(err: str) -> list[str]:
+    (line,) = [line for line in err.splitlines() if line.startswith("next: ")]
+    return shlex.split(line.partition(": pytest ")[2])
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_new_outside_evals_prints_a_command_that_collects_the_case(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    config: str,
+) -> None:
+    """`--dir agent-evals` printed `pytest agent-evals/foo-case.yaml --eval-red-first`,
+    which ended in `ERROR: not found` (exit status 4)."""
+    name, text = CONFIGS[config]
+    if name:
+        (pytester.path / name).write_text(text)
+    monkeypatch.chdir(pytester.path)
+
+    err = _new(capsys, "foo-case", "--dir", "agent-evals")
+    result = pytester.runpytest(*_printed_command(err))
+
+    # Collected, and skipped for want of an agent.
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(skipped=1)
+    # The note says what to add to the configuration so that a plain pytest finds it.
+    assert "agent-evals/ is neither below a directory named evals nor in eval_paths" in err
+    line = err.split("\n\n")[1].strip().splitlines()[-1].strip()
+    if name:
+        assert f"in {pytester.path / name}:" in err
+        (pytester.path / name).write_text(text + line + "\n")
+    else:
+        assert "write a pytest.ini with" in err
+        (pytester.path / "pytest.ini").write_text(f"[pytest]\n{line}\n")
+    pytester.runpytest("agent-evals/foo-case.yaml").assert_outcomes(skipped=1)
+
+
+def test_new_in_a_directory_that_is_collected_prints_the_plain_command(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (pytester.path / "pytest.ini").write_text("[pytest]\neval_paths = agent-evals\n")
+    monkeypatch.chdir(pytester.path)
+
+    for directory in ("evals/git", "agent-evals/sub"):
+        err = _new(capsys, "foo-case", "--dir", directory)
+
+        assert "note:" not in err
+        assert _printed_command(err) == [f"{directory}/foo-case.yaml", "--eval-red-first"]
+
+
+@pytest.mark.parametrize("directory", ["evals/fixtures", "evals/results/x", "old/evals", "legacy"])
+def test_new_refuses_a_directory_pytest_never_collects(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    directory: str,
+) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\neval_ignore = old legacy\n")
+    monkeypatch.chdir(tmp_path)
+
+    assert cli.main(["new", "foo-case", "--dir", directory]) == 2
+
+    err = capsys.readouterr().err
+    assert f"pytest never collects case files in {directory}/" in err
+    assert "choose another --dir" in err
+    assert not (tmp_path / directory).exists()

@@ -57,7 +57,7 @@ def test_secrets_never_reach_files_or_the_terminal(
     # The runs still report what happened, with the secret masked.
     assert MARK in texts["terminal"]
     assert "wrong answer; I used the key" in texts["results"]
-    assert "authentication failed with key" in texts["results"]
+    assert "crashed while using the key" in texts["results"]
 
 
 #: Quoting escapes its backslash and quotes: redacted after quoting, it got through.

@@ -190,3 +190,19 @@ def test_grading_workspaces_needs_no_agent(suite: Suite) -> None:
     (graded / "done.txt").write_text("", "utf-8")
 
     suite.run("--eval-workspace", str(graded)).assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--setup-plan"], ["--setup-only"], ["--fixtures"], ["--fixtures-per-test"], ["--markers"]],
+    ids=" ".join,
+)
+def test_sessions_that_run_no_case_never_check_the_agent(suite: Suite, flags: list[str]) -> None:
+    """Not even ``claude --version``: the fake CLI records every start."""
+    suite.login()
+    suite.cases("one")
+
+    result = suite.run(*flags)
+
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert suite.calls() == []

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -150,7 +152,8 @@ def test_agent_errors_are_errors_not_failures(
 
     result.assert_outcomes(passed=1, errors=2)
     out = result.stdout.str()
-    assert "case crash (critical) defends AGENTS.md: no verdict (crash)" in out
+    # The wrapper's words say why: not a crash (docs/agents.md, "Any command").
+    assert "case crash (critical) defends AGENTS.md: no verdict (authentication)" in out
     assert "authentication_failed - set ANTHROPIC_API_KEY" in out
     assert "no verdict (setup)" in out
     assert "setup failed (exit status 3)" in out
@@ -183,6 +186,35 @@ SANDBOXES = [
     pytest.param("none"),
     pytest.param("bwrap", marks=requires_bwrap),
 ]
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_check_command_that_is_not_found_errors_never_passes(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str
+) -> None:
+    """A missing tool in CI made `command_fails` pass (exit status 127)."""
+    make_suite(
+        ECHO_AGENT,
+        negative=simple_case(
+            "negative", checks="[{type: command_fails, command: nonexistent-binary-q --flag}]"
+        ),
+        positive=simple_case(
+            "positive", checks="[{type: command_succeeds, command: ./lint.sh}]", cwd="project"
+        ),
+        # Written without the executable bit.
+        fixtures={"evals/project/lint.sh": "#!/bin/sh\nexit 0\n"},
+        ini=f"eval_sandbox = {sandbox}\n",
+    )
+
+    result = run(pytester, "-rE")
+
+    result.assert_outcomes(errors=2)
+    out = result.stdout.str()
+    assert "case negative (normal) defends AGENTS.md: no verdict (missing)" in out
+    assert "program 'nonexistent-binary-q' not found (exit status 127" in out
+    assert "program './lint.sh' not executable (exit status 126" in out
+    assert "Traceback" not in out
+    assert result.ret == 2
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
@@ -424,6 +456,101 @@ def test_retry_errors_reruns_only_errored_runs(
         # Three attempts, each in a fresh workspace that no earlier attempt touched.
         assert len({where for where, _ in attempts}) == 3
         assert [seen for _, seen in attempts] == ["False"] * 3
+
+
+#: An agent that fails authentication as a wrapper of a model API would, and counts its
+#: starts in the rootdir.
+UNAUTHORIZED_AGENT = """
+import pathlib, sys
+with open(pathlib.Path(sys.argv[1]) / "starts", "a") as starts:
+    starts.write("start\\n")
+sys.stderr.write("Error: 401 Unauthorized: invalid api key\\n")
+sys.exit(1)
+"""
+
+
+def test_a_command_agent_that_cannot_authenticate_is_authentication_not_retried(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        UNAUTHORIZED_AGENT,
+        {"one": simple_case("one")},
+        command="{python} {rootdir}/agent.py {rootdir} {prompt}",
+    )
+
+    result = run(pytester, "--eval-retry-errors", "2")
+
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "case one (normal) defends AGENTS.md: no verdict (authentication)" in out
+    assert "agent command exited with status 1 and could not authenticate: " in out
+    assert "401 Unauthorized: invalid api key" in out
+    assert (pytester.path / "starts").read_text().split() == ["start"]
+
+
+#: The agent of the issue: a script in the repository, named by a relative path.
+REPO_AGENT = """#!/usr/bin/env python3
+import sys
+print("done:", sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("python3 agents/fake_agent.py {prompt}", "can't open file"),
+        ("agents/fake_agent.py {prompt}", "No such file or directory"),
+    ],
+)
+def test_a_relative_agent_path_says_to_use_rootdir(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, command: str, said: str, sandbox: str
+) -> None:
+    make_suite(
+        cases={"one": simple_case("one", pattern="done")},
+        fixtures={"agents/fake_agent.py": REPO_AGENT},
+        ini=f"eval_sandbox = {sandbox}\n",
+    )
+    (pytester.path / "agents" / "fake_agent.py").chmod(0o755)
+
+    result = run(pytester, "--eval-agent-command", command)
+
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "no verdict (config)" in out
+    assert said in out
+    assert (
+        "where 'agents/fake_agent.py' does not exist; write {rootdir}/agents/fake_agent.py "
+        "in eval_agent_command ({rootdir} is pytest's rootdir"
+    ) in out
+    rooted = command.replace("agents/", "{rootdir}/agents/")
+    run(pytester, "--eval-agent-command", rooted).assert_outcomes(passed=1)
+
+
+def test_rootdir_is_one_absolute_word_whatever_its_characters(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``{rootdir}`` and ``{python}`` are replaced after the command line is split: a
+    space or a quote in them stays inside the word, as in the prompt."""
+    root = pytester.path / "it's a project"
+    (root / "agents").mkdir(parents=True)
+    (root / "agents" / "fake_agent.py").write_text(REPO_AGENT)
+    (root / "evals").mkdir()
+    (root / "evals" / "one.yaml").write_text(simple_case("one", pattern="done"))
+    python = pytester.path / "a venv" / "python"
+    python.parent.mkdir()
+    (root / "pytest.ini").write_text(
+        "[pytest]\neval_agent_command = {python} {rootdir}/agents/fake_agent.py {prompt}\n"
+        f"eval_sandbox_rw = {shlex.quote(str(root))}\n"
+        f"eval_sandbox_ro = {shlex.quote(str(python.parent))}\n"
+    )
+    python.symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", str(python))
+    monkeypatch.chdir(root)
+
+    result = run(pytester, "--rootdir", str(root))
+
+    result.assert_outcomes(passed=1)
 
 
 def test_normal_test_failure_is_never_hidden(

@@ -148,9 +148,16 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
             sweep=True,
         )
     except OSError as exc:
-        raise AgentError(
-            f"agent {agent.name!r} could not start {program!r}: {exc}", kind="missing"
-        ) from None
+        said = f"agent {agent.name!r} could not start {program!r}: {exc}"
+        relative = os.sep in program and not os.path.isabs(program)
+        if relative and not os.path.lexists(request.workspace / program):
+            raise AgentError(
+                f"{said}\n  hint: the agent runs in the case's workspace, where {program!r} "
+                f"does not exist; write {{rootdir}}/{program} in eval_agent_command "
+                "({rootdir} is pytest's rootdir)",
+                kind="config",
+            ) from None
+        raise AgentError(said, kind="missing") from None
     if proc.timed_out:
         said = last_words(proc)
         raise AgentError(

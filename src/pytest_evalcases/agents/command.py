@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 
 from pytest_evalcases import process
 from pytest_evalcases.agents.base import AgentResult, AgentSettings, Invocation, RunRequest
-from pytest_evalcases.agents.output import measured_ms
+from pytest_evalcases.agents.output import classify, measured_ms
 from pytest_evalcases.agents.preflight import Requirements
 from pytest_evalcases.errors import AgentError, UsageError
 
@@ -17,7 +19,12 @@ class CommandAgent:
     ``{prompt}`` is replaced by the prompt, inside the one argument that holds it
     (``{prompt}`` alone, or ``--message={prompt}``); without it the prompt goes to
     standard input. ``{python}`` and ``{rootdir}`` (and any other placeholder in the
-    settings) are replaced inside words too, never inside the prompt.
+    settings) are replaced inside words too, never inside the prompt, as they are:
+    like the prompt, no shell splits them.
+
+    A failure is an error: ``authentication`` when the command's own words say so
+    (HTTP 401, "invalid api key", "unauthorized"), ``config`` when a relative path of
+    the command line is missing in the workspace it runs in, else ``crash``.
     """
 
     name = "command"
@@ -55,13 +62,50 @@ class CommandAgent:
 
     def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
         if result.returncode != 0:
-            raise AgentError(
-                f"agent command {process.exited(result.returncode)}: {result.said()}",
-                kind="crash",
-            )
+            status = process.exited(result.returncode)
+            said = result.said()
+            if classify(result.stderr, result.stdout) == "authentication":
+                raise AgentError(
+                    f"agent command {status} and could not authenticate: {said}",
+                    kind="authentication",
+                )
+            missing = self._missing_relative_path(result, request)
+            if missing:
+                rootdir = self.placeholders.get("rootdir", "")
+                raise AgentError(
+                    f"agent command {status}: {said}\n  hint: the command runs in the "
+                    f"case's workspace, where {missing!r} does not exist; write "
+                    f"{{rootdir}}/{missing} in eval_agent_command ({{rootdir}} is pytest's "
+                    f"rootdir, {rootdir})",
+                    kind="config",
+                )
+            raise AgentError(f"agent command {status}: {said}", kind="crash")
         return AgentResult(
             text=result.stdout,
             exit_code=result.returncode,
             duration_ms=measured_ms(result),
             truncated=result.truncated,
         )
+
+    def _missing_relative_path(self, result: process.ProcessResult, request: RunRequest) -> str:
+        """A relative path of the command line that exists below the rootdir but not in
+        the workspace, when the command's output says a file was not found; else ``""``."""
+        rootdir = self.placeholders.get("rootdir")
+        if not rootdir or not _NOT_FOUND.search(result.stderr + result.stdout):
+            return ""
+        for word in self.words:
+            if "{" in word:
+                continue  # the prompt, a placeholder: not the user's relative path
+            path = word.partition("=")[2] if word.startswith("-") else word
+            if not path or os.path.isabs(path) or path.startswith("~"):
+                continue
+            in_root = os.path.join(rootdir, path)
+            if os.path.exists(in_root) and not os.path.exists(request.workspace / path):
+                return path
+        return ""
+
+
+#: How interpreters and shells say that a file they were given does not exist.
+_NOT_FOUND = re.compile(
+    r"no such file|can't open file|cannot open|cannot find module|not found", re.IGNORECASE
+)

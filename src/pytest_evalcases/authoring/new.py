@@ -8,9 +8,16 @@ happened rarely catches the agent doing what it was told not to.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from pytest_evalcases.cases.discovery import Discovery
+from pytest_evalcases.cases.rootdir import CONFIG_FILES, find_config, pytest_settings
 from pytest_evalcases.errors import UsageError
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -114,3 +121,93 @@ def create(case_id: str, directory: Path, fmt: str = "yaml") -> Path:
     with target.open("x", encoding="utf-8") as handle:
         handle.write(text)
     return target
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """What to run after writing a case: a pytest command that collects it, and, when
+    pytest would not collect it as the project is configured, why and what to add."""
+
+    command: str
+    #: Empty when the file is collected as the configuration stands.
+    hint: str = ""
+
+
+def next_step(target: Path, cwd: Path) -> NextStep:
+    """The red-first command for the new case file ``target`` (as given, relative to
+    ``cwd`` or absolute), run from ``cwd``: with ``-o eval_paths=...`` when its
+    directory is neither below an ``evals`` directory nor in ``eval_paths``
+    (docs/case-format.md). :class:`UsageError` for a directory whose case files pytest
+    never collects (``eval_ignore``, ``fixtures/`` or ``results/`` of an evals root)."""
+    path = (cwd / target).resolve()
+    directory = path.parent
+    found = find_config(directory)
+    if found is not None:
+        rootdir, settings = found
+        base = rootdir
+    else:
+        # Without a configuration file, pytest's rootdir is the common ancestor of the
+        # invocation directory and the arguments.
+        rootdir, settings = Path(os.path.commonpath([cwd.resolve(), directory])), {}
+        base = cwd.resolve()
+    eval_paths = _paths(settings.get("eval_paths"), base)
+    ignore = _paths(settings.get("eval_ignore"), base)
+    plain = f"pytest {shlex.quote(target.as_posix())} --eval-red-first"
+    discovery = Discovery(rootdir, eval_paths, ignore)
+    if discovery.case_file(path) is not None:
+        return NextStep(plain)
+    widened = Discovery(rootdir, (*eval_paths, directory), ignore)
+    if discovery.evals_root(path) is not None or widened.case_file(path) is None:
+        raise UsageError(
+            f"pytest never collects case files in {target.parent.as_posix()}/: it is in "
+            "eval_ignore, or below the fixtures/ or results/ directory of an evals "
+            "directory (docs/case-format.md); choose another --dir"
+        )
+    value = _relative(directory, base)
+    override = shlex.quote(f"eval_paths={shlex.quote(value)}")
+    command = f"pytest {shlex.quote(target.as_posix())} -o {override} --eval-red-first"
+    return NextStep(command, _config_hint(value, directory, found))
+
+
+def _paths(value: Any, base: Path) -> tuple[Path, ...]:
+    """An ini ``paths`` value (a string split like a shell's, or a TOML list), each
+    relative to ``base`` as pytest reads it."""
+    if value is None:
+        return ()
+    words: Sequence[Any] = shlex.split(value) if isinstance(value, str) else value
+    return tuple((base / str(word)).resolve() for word in words)
+
+
+def _relative(directory: Path, base: Path) -> str:
+    try:
+        return directory.relative_to(base).as_posix() or "."
+    except ValueError:
+        return directory.as_posix()
+
+
+def _config_hint(value: str, directory: Path, found: tuple[Path, dict[str, Any]] | None) -> str:
+    """What to add to the configuration so that every pytest run collects ``directory``."""
+    why = (
+        f"{directory.name}/ is neither below a directory named evals nor in eval_paths, "
+        "so a plain pytest does not collect it"
+    )
+    if found is None:
+        return f"{why}; to collect it in every run, write a pytest.ini with:\n\n" + (
+            f"    [pytest]\n    eval_paths = {shlex.quote(value)}\n"
+        )
+    rootdir, settings = found
+    # The file find_config read: the first, in pytest's order, that holds settings.
+    config = next(
+        path
+        for path in (rootdir / name for name in CONFIG_FILES)
+        if path.is_file() and pytest_settings(path) is not None
+    )
+    if "eval_paths" in settings:
+        return f"{why}; to collect it in every run, add {value} to eval_paths in {config}"
+    if config.name.endswith(".toml"):
+        table = "[tool.pytest.ini_options]" if config.name == "pyproject.toml" else "[pytest]"
+        line = f"eval_paths = [{json.dumps(value)}]"
+    else:
+        table = "[tool:pytest]" if config.name == "setup.cfg" else "[pytest]"
+        line = f"eval_paths = {shlex.quote(value)}"
+    return f"{why}; to collect it in every run, add to {table} in {config}:\n\n    {line}\n"

@@ -20,10 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Before writing: a directory pytest never collects is refused.
+    step = new.next_step(args.dir / f"{args.id}.{args.format}", Path.cwd())
     target = new.create(args.id, args.dir, args.format)
     print(target)
-    print(
-        f"next: edit it, then confirm it fails first: pytest {target} --eval-red-first",
-        file=sys.stderr,
-    )
+    if step.hint:
+        print(f"note: {step.hint}", file=sys.stderr)
+    print(f"next: edit it, then confirm it fails first: {step.command}", file=sys.stderr)
     return 0

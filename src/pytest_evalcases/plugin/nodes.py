@@ -13,7 +13,7 @@ import pytest
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, RunError, UsageError
 from pytest_evalcases.kinds import Outcome
-from pytest_evalcases.plugin.stash import session_of
+from pytest_evalcases.plugin.stash import runs_cases, session_of
 from pytest_evalcases.report import messages
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant
@@ -275,6 +275,9 @@ class EvalItem(pytest.Item):
             pytest.skip(f"quarantined: {self.case.quarantine}")
         if state.needs_agent(self.variant):
             pytest.skip("no agent configured (--eval-agent)")
+        if not runs_cases(self.config):
+            # --setup-plan and --setup-only call setup, where the agent would run.
+            return
         label = self.name
         try:
             context = state.run_context

@@ -5,7 +5,6 @@ from them in one place: each value read once, every default from
 from __future__ import annotations
 
 import argparse
-import shlex
 import shutil
 import sys
 import tempfile
@@ -341,7 +340,9 @@ def build_settings(config: pytest.Config) -> Settings:
             command=command or None,
             model=config.getoption("eval_model") or config.getini("eval_model") or None,
             transcript=config.getoption("eval_transcript"),
-            placeholders={"python": shlex.quote(sys.executable), "rootdir": str(rootdir)},
+            # Replaced inside words after the command line is split, so unquoted
+            # (docs/agents.md, "Any command").
+            placeholders={"python": sys.executable, "rootdir": str(rootdir)},
         )
     return Settings(
         rootdir=rootdir,

@@ -7,8 +7,8 @@ It runs when collection is final and before the first case: in
 ``pytest_collection_finish`` without xdist, and in
 ``pytest_xdist_node_collection_finished`` for the first worker's collection under
 xdist (the controller collects nothing; the workers collect the same items, and none
-is scheduled before every worker has reported). ``--collect-only`` runs no case, so it
-checks nothing.
+is scheduled before every worker has reported). A session that runs no case
+(``--collect-only``, ``--setup-plan``, ``--fixtures``, ...) checks nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import pytest
 from pytest_evalcases.agents import preflight
 from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.plugin.nodes import EvalItem
+from pytest_evalcases.plugin.stash import runs_cases
 from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class PreflightHooks:
     def _check(self, needs: Callable[[], preflight.Needs]) -> None:
         # `needs` loads the collected cases (bare, quarantine): only once an agent and a
         # variant that runs it make the answer matter.
-        if self.done or self.config.getoption("collectonly"):
+        if self.done or not runs_cases(self.config):
             return
         self.done = True
         agent = self.state.agent

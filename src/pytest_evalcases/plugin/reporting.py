@@ -15,7 +15,7 @@ from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin import cache
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, as_reason
 from pytest_evalcases.plugin.signals import Interrupts
-from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker
+from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
 from pytest_evalcases.report import html as html_report
 from pytest_evalcases.report import messages, summary
 from pytest_evalcases.results.record import RunRecord
@@ -44,7 +44,8 @@ def make_report(
     if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
         # Point skip reasons at the case, not at the plugin line that skipped it.
         report.longrepr = (str(item.path), item.entry.line + 1, report.longrepr[2])
-    outcome = outcome_of(report)
+    # A session that runs no case records none: no results file, no gate.
+    outcome = outcome_of(report) if runs_cases(item.config) else None
     if outcome is not None:
         record = item.record(outcome) if isinstance(item, EvalItem) else item.record()
         # A plain dict: xdist sends report attributes from workers to the controller.

@@ -1,4 +1,5 @@
-"""The session object of a pytest run, reached one way, and which process this is."""
+"""The session object of a pytest run, reached one way, which process this is, and
+whether it runs anything."""
 
 from __future__ import annotations
 
@@ -25,3 +26,23 @@ def is_first_worker_or_controller(config: pytest.Config) -> bool:
     without xdist workers, else the first worker (the controller collects nothing)."""
     workerinput = getattr(config, "workerinput", None)
     return workerinput is None or workerinput.get("workerid") == "gw0"
+
+
+#: pytest's options (by ``dest``) for sessions that show what would run instead of
+#: running it; ``--setup-plan`` and ``--setup-only`` still call each item's ``setup``.
+_SHOW_ONLY = (
+    "collectonly",
+    "setuponly",
+    "setupplan",
+    "showfixtures",
+    "show_fixtures_per_test",
+    "markers",
+)
+
+
+def runs_cases(config: pytest.Config) -> bool:
+    """Whether this session runs eval cases: never with ``--collect-only``,
+    ``--setup-plan``, ``--setup-only``, ``--fixtures``, ``--fixtures-per-test`` or
+    ``--markers``, which start no agent, no ``setup`` command and no check
+    (docs/agents.md, "Sessions that run no case")."""
+    return not any(config.getoption(name, False) for name in _SHOW_ONLY)

@@ -237,7 +237,7 @@ def _run_command(
             kind="workspace",
         )
     try:
-        return process.run(
+        result = process.run(
             ctx.command(check.command),
             cwd=ctx.workspace,
             env=ctx.env,
@@ -252,6 +252,67 @@ def _run_command(
             "check reached no verdict",
             kind="workspace",
         ) from None
+    if not result.timed_out and result.returncode in CANNOT_RUN:
+        raise _cannot_run(check, result)
+    return result
+
+
+#: The shell's exit statuses for a program it cannot find, or cannot execute: what the
+#: message calls them, and the remedy. A missing tool must not make ``command_fails``
+#: pass (docs/case-format.md, `command_succeeds` / `command_fails`).
+CANNOT_RUN = {
+    127: ("not found", "install it where the checks run (their PATH, the sandbox)"),
+    126: ("not executable", "make it executable"),
+}
+#: How shells, ``env`` and ``xargs`` end the line that names such a program.
+_CANNOT_RUN_REASONS = (
+    "command not found",
+    "not found",
+    "No such file or directory",
+    "Permission denied",
+    "Is a directory",
+    "cannot execute binary file: Exec format error",
+    "cannot execute binary file",
+    "Exec format error",
+)
+
+
+def _unrunnable_program(stderr: str) -> tuple[str, str] | None:
+    """The program a shell said it could not run, and its words, from its last such line
+    (``/bin/sh: 1: PROG: not found``, ``bash: line 1: PROG: Permission denied``)."""
+    for line in reversed(stderr.strip().splitlines()):
+        line = line.strip()
+        for reason in _CANNOT_RUN_REASONS:
+            head = line.removesuffix(reason)
+            if head != line and head.endswith(": "):
+                program = head[:-2].rsplit(": ", 1)[-1].strip("'\"`\u2018\u2019")
+                if program:
+                    return program, line
+    return None
+
+
+def _cannot_run(
+    check: schema.CommandSucceeds | schema.CommandFails, result: process.ProcessResult
+) -> RunError:
+    """The ``missing`` error of a command that exited 127 or 126: naming the program
+    when the shell did, else saying that the command's own status reads the same."""
+    status = process.exit_status(result.returncode)
+    what, remedy = CANNOT_RUN[result.returncode or 0]
+    found = _unrunnable_program(result.stderr)
+    if found is not None:
+        program, said = found
+        return RunError(
+            f"`{check.command}` could not run: program {program!r} {what} ({status}: "
+            f"{quote(said)}), so the {check.type} check reached no verdict; {remedy}, "
+            "or correct the command",
+            kind="missing",
+        )
+    return RunError(
+        f"`{check.command}` ended with {status}, the shell's status for a program "
+        f"{what}, so the {check.type} check reached no verdict; a command that ends so on "
+        "purpose must end with another status (`|| exit 1`, `exit 1`)",
+        kind="missing",
+    )
 
 
 def _describe(result: process.ProcessResult) -> str:

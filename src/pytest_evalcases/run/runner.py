@@ -67,6 +67,9 @@ class RunContext:
     #: paths in it the session itself writes (caches, results).
     repository: Path | None = None
     session_paths: tuple[Path, ...] = ()
+    #: The ids of the session's collected cases: a graded directory with a subdirectory
+    #: of one of these names holds one directory per case (:func:`graded_workspace`).
+    case_ids: frozenset[str] = frozenset()
 
 
 def execute(
@@ -86,9 +89,7 @@ def execute(
                 workspace = new_workspace()
                 report = _run_live(case, variant, ctx, workspace)
         except RunError as exc:
-            # A run that changed the repository is not tried again: the next attempt
-            # would start from the changed tree and might pass.
-            if attempt > ctx.retries or exc.kind == ESCAPED:
+            if attempt > ctx.retries or exc.kind in NOT_RETRIED:
                 if ctx.retries:
                     exc.args = (f"{exc} (after {attempt} attempts)",)
                 exc.workspace = str(workspace) if workspace is not None else None
@@ -149,6 +150,10 @@ def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Pa
 
 #: The error kind of a run that changed the repository outside its workspace.
 ESCAPED = "escaped-workspace"
+#: Errors that another attempt cannot mend: a run that changed the repository (the next
+#: attempt would start from the changed tree and might pass), and an account that cannot
+#: log in or pay, which seconds later still cannot (docs/agents.md, "Failures and errors").
+NOT_RETRIED = frozenset({ESCAPED, "authentication", "billing"})
 
 
 def _watch(ctx: RunContext) -> containment.TreeState | None:
@@ -240,15 +245,40 @@ def _remove_stale(parent: Path) -> None:
 
 def _grade_directory(case: LoadedCase, variant: Variant, ctx: RunContext) -> RunReport:
     assert variant.graded_dir is not None
-    per_case = variant.graded_dir / case.id
-    workspace = per_case if per_case.is_dir() else variant.graded_dir
-    if not workspace.is_dir():
-        raise RunError(f"graded directory {workspace} does not exist", kind="workspace")
+    workspace = graded_workspace(variant.graded_dir, case.id, ctx.case_ids)
     output = _graded_output(workspace)
     env = case_env(ctx.base_env, case, variant, workspace)
     checks = _evaluate(case, ctx, workspace, output, None, env, True)
     agent = AgentResult(text=output) if output is not None else None
     return RunReport(checks=checks, agent=agent, workspace=workspace)
+
+
+def graded_workspace(graded: Path, case_id: str, case_ids: frozenset[str]) -> Path:
+    """Where case ``case_id`` is graded in the graded directory ``graded``: in
+    ``graded/<case-id>/`` when ``graded`` holds per-case directories (a subdirectory
+    named like one of ``case_ids``, or like ``case_id``), else in ``graded`` itself
+    (docs/agents.md, "No agent: grading existing directories"). A case without its
+    directory beside those of others is an error, never graded against ``graded``."""
+    if not graded.is_dir():
+        raise RunError(f"graded directory {graded} does not exist", kind="workspace")
+    own = graded / case_id
+    if own.is_dir():
+        return own
+    try:
+        names = [entry.name for entry in os.scandir(graded) if entry.is_dir()]
+    except OSError as exc:
+        raise RunError(
+            f"graded directory {graded}: {exc.strerror or exc}", kind="workspace"
+        ) from None
+    others = sorted(name for name in names if name in case_ids)
+    if not others:
+        return graded
+    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    raise RunError(
+        f"no directory for case {case_id} in {graded}: it holds per-case directories "
+        f"({shown}), so each case is graded in its own {graded}/<case-id>/",
+        kind="workspace",
+    )
 
 
 def _graded_output(workspace: Path) -> str | None:

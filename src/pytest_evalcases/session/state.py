@@ -166,6 +166,7 @@ class EvalSession:
             session_paths=tuple(
                 p for p in (results.results_dir, results.save_path) if p is not None
             ),
+            case_ids=frozenset(self.ids),
         )
 
     @property

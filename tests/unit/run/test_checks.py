@@ -154,6 +154,41 @@ def test_commands_run_in_the_workspace(ws: Path) -> None:
     assert "timed out" in slow.message
 
 
+@pytest.mark.parametrize("type_", ["command_succeeds", "command_fails"])
+@pytest.mark.parametrize(
+    ("command", "program", "reason"),
+    [
+        ("nonexistent-binary-x7 --flag", "nonexistent-binary-x7", "not found"),
+        ("true && ./missing.sh", "./missing.sh", "not found"),
+        ("chmod -x run.sh; ./run.sh", "./run.sh", "not executable"),
+        ("./src", "./src", "not executable"),
+    ],
+)
+def test_a_command_that_cannot_run_is_an_error_not_a_verdict(
+    ws: Path, type_: str, command: str, program: str, reason: str
+) -> None:
+    """Exit status 127 / 126 is the shell's "not found" / "not executable": a negative
+    check passed on a missing tool (docs/case-format.md, `command_succeeds`)."""
+    (ws / "run.sh").write_text("#!/bin/sh\necho ran\n")
+
+    with pytest.raises(RunError) as info:
+        evaluate({"type": type_, "command": command}, ws)
+
+    assert info.value.kind == "missing"
+    message = str(info.value)
+    assert f"program {program!r} {reason}" in message
+    assert f"`{command}`" in message
+    assert "reached no verdict" in message
+
+
+def test_the_rule_on_127_and_126_holds_for_a_script_that_ends_with_them(ws: Path) -> None:
+    """Indistinguishable from the shell's own: an error too, which says so."""
+    with pytest.raises(RunError, match=r"exit status 127.*`exit 1`") as info:
+        evaluate({"type": "command_fails", "command": "exit 127"}, ws)
+    assert info.value.kind == "missing"
+    assert evaluate({"type": "command_fails", "command": "exit 125"}, ws).passed
+
+
 CALLS = (
     ToolCall(name="Bash", kind="shell", input="grep -rn TODO src/"),
     ToolCall(name="Read", kind="read", input='{"file_path": "src/app.py"}'),

@@ -199,6 +199,40 @@ def test_graded_directory_is_checked_as_it_is(tmp_path: Path) -> None:
     ]
 
 
+def test_graded_directory_of_per_case_directories(tmp_path: Path) -> None:
+    """With a subdirectory named like a case of the suite, every case needs its own:
+    a missing one is an error, never a grading of the whole directory."""
+    run = tmp_path / "run-1"
+    (run / "present").mkdir(parents=True)
+    (run / "present" / "answer.txt").write_text("")
+    (run / "answer.txt").write_text("")  # would make the other case pass if graded here
+    (run / "src").mkdir()  # a directory named like no case
+    ctx = RunContext(
+        registry=default_registry(),
+        agent=None,
+        default_timeout=1.0,
+        case_ids=frozenset({"present", "absent"}),
+    )
+    graded = Variant(graded_dir=run)
+
+    report = execute(load(tmp_path, "present"), graded, ctx, Workspaces(tmp_path / "ws"))
+    assert report.workspace == run / "present"
+    with pytest.raises(RunError) as caught:
+        execute(load(tmp_path, "absent"), graded, ctx, Workspaces(tmp_path / "ws"))
+
+    assert caught.value.kind == "workspace"
+    assert str(caught.value) == (
+        f"no directory for case absent in {run}: it holds per-case directories (present), "
+        f"so each case is graded in its own {run}/<case-id>/"
+    )
+    # Without a subdirectory named like a case, the directory is one workspace.
+    (run / "present" / "answer.txt").rename(run / "present.txt")
+    (run / "present").rmdir()
+    report = execute(load(tmp_path, "absent"), graded, ctx, Workspaces(tmp_path / "ws"))
+    assert report.workspace == run
+    assert report.passed
+
+
 def test_no_agent_is_an_error_of_kind_no_agent(tmp_path: Path) -> None:
     case = load(tmp_path, "live", prompt="x")
     ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
