@@ -59,6 +59,7 @@ NEW_SCALAR = "new: a YAML scalar that resolves to a type PyYAML cannot build cra
 NEW_READER_LINE = "new: a YAML reader error (a control character) has no line"
 NEW_ESCAPED_KEY = "new: a JSON duplicate key spelt with an escape has no line"
 NEW_NAME = "new: a case file name that is not UTF-8 cannot be saved in the parse cache"
+NEW_LONG_ID = "new: a valid id of 1 MB fails the run (OSError: File name too long)"
 NEW_DIR_LOOP = "new: a directory symlink loop (ln -s . evals/x.yaml) collects every case again"
 
 #: Mutations that fail today, and why.
@@ -117,6 +118,7 @@ KNOWN: dict[str, str] = {
     "ycase-kind-fifo": ITEM_13_SILENT,
     "ycase-huge-id-1mib": ITEM_13_ECHO,
     "jcase-dup-key-escaped-same": NEW_ESCAPED_KEY,
+    "jcase-huge-id-1mib": NEW_LONG_ID,
     "ycase-name-not-utf8": NEW_NAME,
 }
 
@@ -196,9 +198,11 @@ def assert_clear(error: CaseFileError, mutation: Mutation, path: Path, size: int
 
 
 def assert_sane(cases: list[LoadedCase], evals: Path) -> None:
-    """A file that validates holds what every later step can use: text (UTF-8, no
-    NUL), finite timeouts, a fixture inside the evals root."""
+    """A file that validates holds what every later step can use: an id that can name a
+    directory, text (UTF-8, no NUL), finite timeouts, a fixture inside the evals root."""
     for case in cases:
+        # The id names the run's workspace directory (and every report's node id).
+        assert len(case.id.encode("utf-8")) <= 255, f"an id of {len(case.id)} characters"
         strings = [case.id, case.defends, case.description, case.prompt, case.setup, *case.tags]
         for check in case.checks:
             strings.extend(v for v in check.model_dump().values() if isinstance(v, str))
