@@ -135,6 +135,8 @@ class Campaign:
         self.only = only
         self.id = uuid.uuid4().hex
         self._count = itertools.count(1)
+        (tmp / "tmp").mkdir(mode=0o1777)
+        (tmp / "tmp").chmod(0o1777)
         self._lock = threading.Lock()
 
     def workdir(self, name: str) -> tuple[Path, str]:
@@ -147,9 +149,16 @@ class Campaign:
         return path, f"{self.id}-{n}"
 
     def env(self, token: str, **more: str) -> dict[str, str]:
-        # Agent homes go below the cache directory: the campaign's own.
-        cache = str(self.tmp / "cache")
-        return {**ENV, TOKEN_VAR: token, "PYTHONUNBUFFERED": "1", "XDG_CACHE_HOME": cache, **more}
+        # Agent homes go below the cache directory, and the plugin's temporary files in
+        # TMPDIR (a killed session cannot remove them): the campaign's own.
+        return {
+            **ENV,
+            TOKEN_VAR: token,
+            "PYTHONUNBUFFERED": "1",
+            "XDG_CACHE_HOME": str(self.tmp / "cache"),
+            "TMPDIR": str(self.tmp / "tmp"),
+            **more,
+        }
 
     def start(self, args: Sequence[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
