@@ -35,6 +35,7 @@ from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.run.checks import default_registry
 from tests.helpers import fuzzcorpus
 from tests.helpers.fuzzcorpus import Mutation
+from tests.helpers.suite import SuiteBuilder
 
 REGISTRY = default_registry()
 CORPUS = fuzzcorpus.corpus()
@@ -364,7 +365,7 @@ def assert_records(doc: dict[str, Any], files: dict[str, Any]) -> None:
             assert all(r["error_kind"] != "case-file" for r in got), (file, got)
 
 
-def suite(make_suite: Any, pytester: pytest.Pytester, mutations: list[Mutation]) -> Path:
+def suite(make_suite: SuiteBuilder, pytester: pytest.Pytester, mutations: list[Mutation]) -> Path:
     make_suite()
     evals = pytester.path / "evals"
     fuzzcorpus.write_suite(evals)
@@ -374,7 +375,7 @@ def suite(make_suite: Any, pytester: pytest.Pytester, mutations: list[Mutation])
 
 
 def test_many_mutations_side_by_side_cold_and_warm(
-    make_suite: Any, pytester: pytest.Pytester
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
     mutations = session_sample()
     evals = suite(make_suite, pytester, mutations)
@@ -408,7 +409,7 @@ ODD_KINDS = ["symlink-dangling", "symlink-dev-null", "symlink-loop", "symlink-se
 
 @pytest.mark.xfail(strict=True, reason=ITEM_13_SILENT)
 def test_case_files_that_are_not_regular_files_are_errors_cold_and_warm(
-    make_suite: Any, pytester: pytest.Pytester
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
     mutations = [BY_KEY[f"ycase-kind-{kind}"] for kind in ODD_KINDS]
     suite(make_suite, pytester, mutations)
@@ -432,7 +433,7 @@ CRASHERS = [
 
 @pytest.mark.xfail(strict=True, reason=f"{NEW_SCALAR}; {NEW_BIG_INT}; {NEW_NAME}")
 def test_mutations_that_crash_the_loader_today_lose_nothing(
-    make_suite: Any, pytester: pytest.Pytester
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
     mutations = [BY_KEY[key] for key in CRASHERS]
     suite(make_suite, pytester, mutations)
@@ -444,7 +445,7 @@ def test_mutations_that_crash_the_loader_today_lose_nothing(
 
 @pytest.mark.xfail(strict=True, reason=NEW_DIR_LOOP)
 def test_a_directory_symlink_loop_collects_each_case_once(
-    make_suite: Any, pytester: pytest.Pytester
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
     suite(make_suite, pytester, [BY_KEY["ycase-kind-symlink-to-dir"]])
 
@@ -453,11 +454,12 @@ def test_a_directory_symlink_loop_collects_each_case_once(
     assert [(r["file"], r["outcome"]) for r in doc["cases"]] == [("evals/valid.yaml", "passed")]
 
 
+#: Files that reuse the valid case's id, and why they fail today.
 DUPLICATE_IDS = {
-    "sorted-before": ITEM_13_DUP,
-    "sorted-after": None,
-    "hardlink": ITEM_13_DUP,
-    "valid-in-list": ITEM_13_DUP,
+    "ycase-dup-id-sorted-before": ITEM_13_DUP,
+    "ycase-dup-id-sorted-after": None,
+    "ycase-dup-id-hardlink": ITEM_13_DUP,
+    "ylist-dup-id-valid-in-list": ITEM_13_DUP,
 }
 
 
@@ -465,18 +467,18 @@ DUPLICATE_IDS = {
     "key",
     [
         pytest.param(
-            f"ycase-dup-id-{name}" if name != "valid-in-list" else "ylist-dup-id-valid-in-list",
-            id=name,
+            key,
+            id=key.split("dup-id-")[1],
             marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [],
         )
-        for name, reason in DUPLICATE_IDS.items()
+        for key, reason in DUPLICATE_IDS.items()
     ],
 )
 def test_a_colliding_id_never_blames_the_unchanged_file_alone(
-    make_suite: Any, pytester: pytest.Pytester, key: str
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, key: str
 ) -> None:
-    # docs/case-format.md: both files named in one error on both cases, or the error on
-    # the newer file; never the old, unchanged valid.yaml alone, whatever sorts first.
+    # Both files named in one error on both cases, or the error on the new file: never
+    # the old, unchanged valid.yaml alone, whichever name sorts first.
     mutation = BY_KEY[key]
     suite(make_suite, pytester, [mutation])
     new = f"evals/{mutation.name}"
