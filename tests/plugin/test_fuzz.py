@@ -128,7 +128,7 @@ KNOWN: dict[str, str] = {
 def _yaml_bounds_nesting() -> bool:
     """Whether PyYAML refuses deep nesting itself: the libyaml of PyYAML 6.0.2 and later
     stops at 1,000 levels; with 6.0.1 (which pyproject.toml accepts) 100,000 nested
-    brackets take minutes, quadratically."""
+    brackets take minutes, quadratically, or overflow the C stack."""
     try:
         yaml.load("[" * 2000 + "]" * 2000, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except Exception:
@@ -136,7 +136,10 @@ def _yaml_bounds_nesting() -> bool:
     return False
 
 
-NEW_DEEP_YAML = "new: with PyYAML 6.0.1 a 200 KB file of nested brackets parses for minutes"
+NEW_DEEP_YAML = (
+    "new: with PyYAML 6.0.1 a 200 KB file of nested brackets parses for minutes, or "
+    "overflows the C stack (a segmentation fault under xdist): not run there"
+)
 #: Mutations that fail today with some versions of the dependencies only.
 KNOWN_WITH_OLD_PYYAML = {"ycase-nesting-yaml-flow-100000"}
 
@@ -146,7 +149,7 @@ def marks(key: str) -> list[pytest.MarkDecorator]:
     if reason:
         return [pytest.mark.xfail(strict=True, reason=reason)]
     if key in KNOWN_WITH_OLD_PYYAML:
-        return [pytest.mark.xfail(not _yaml_bounds_nesting(), strict=True, reason=NEW_DEEP_YAML)]
+        return [pytest.mark.skipif(not _yaml_bounds_nesting(), reason=NEW_DEEP_YAML)]
     return []
 
 
