@@ -51,17 +51,11 @@ MAX_MESSAGE = 2000
 MAX_GROWTH = 20
 GROWTH_SLACK = 64 * 1024
 
-ITEM_6 = "issue 10 item 6: cwd must resolve inside the evals root"
-ITEM_10 = "issue 10 item 10: aliases blow the parse cache up a thousandfold"
-ITEM_13_SILENT = "issue 10 item 13: a case file that is not a regular file"
-ITEM_13_ECHO = "issue 10 item 13: a 1 MB invalid value is echoed in full"
-ITEM_13_DUP = "issue 10 item 13: a duplicate id blames the file collected second"
 NEW_BIG_INT = "new: an integer of more than 4300 digits crashes the loader (ValueError)"
 NEW_SCALAR = "new: a YAML scalar that resolves to a type PyYAML cannot build crashes the loader"
 NEW_READER_LINE = "new: a YAML reader error (a control character) has no line"
 NEW_ESCAPED_KEY = "new: a JSON duplicate key spelt with an escape has no line"
 NEW_NAME = "new: a case file name that is not UTF-8 cannot be saved in the parse cache"
-NEW_LONG_ID = "new: a valid id of 1 MB fails the run (OSError: File name too long)"
 NEW_DIR_LOOP = "new: a directory symlink loop (ln -s . evals/x.yaml) collects every case again"
 
 #: Mutations that fail today, and why.
@@ -106,21 +100,7 @@ KNOWN: dict[str, str] = {
         ],
         NEW_SCALAR,
     ),
-    **dict.fromkeys(
-        [
-            "ycase-cwd-parent",
-            "ycase-cwd-absolute-etc",
-            "ycase-cwd-root",
-            "ycase-cwd-dotdot-inside",
-            "ycase-cwd-symlinked-out",
-        ],
-        ITEM_6,
-    ),
-    "ycase-alias-tags-blowup": ITEM_10,
-    "ycase-kind-fifo": ITEM_13_SILENT,
-    "ycase-huge-id-1mib": ITEM_13_ECHO,
     "jcase-dup-key-escaped-same": NEW_ESCAPED_KEY,
-    "jcase-huge-id-1mib": NEW_LONG_ID,
     "ycase-name-not-utf8": NEW_NAME,
 }
 
@@ -410,7 +390,6 @@ def assert_each_an_error(doc: dict[str, Any], out: str, mutations: list[Mutation
 ODD_KINDS = ["symlink-dangling", "symlink-dev-null", "symlink-loop", "symlink-self", "fifo"]
 
 
-@pytest.mark.xfail(strict=True, reason=ITEM_13_SILENT)
 def test_case_files_that_are_not_regular_files_are_errors_cold_and_warm(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -457,26 +436,16 @@ def test_a_directory_symlink_loop_collects_each_case_once(
     assert [(r["file"], r["outcome"]) for r in doc["cases"]] == [("evals/valid.yaml", "passed")]
 
 
-#: Files that reuse the valid case's id, and why they fail today.
-DUPLICATE_IDS = {
-    "ycase-dup-id-sorted-before": ITEM_13_DUP,
-    "ycase-dup-id-sorted-after": None,
-    "ycase-dup-id-hardlink": ITEM_13_DUP,
-    "ylist-dup-id-valid-in-list": ITEM_13_DUP,
-}
+#: Files that reuse the valid case's id.
+DUPLICATE_IDS = [
+    "ycase-dup-id-sorted-before",
+    "ycase-dup-id-sorted-after",
+    "ycase-dup-id-hardlink",
+    "ylist-dup-id-valid-in-list",
+]
 
 
-@pytest.mark.parametrize(
-    "key",
-    [
-        pytest.param(
-            key,
-            id=key.split("dup-id-")[1],
-            marks=[pytest.mark.xfail(strict=True, reason=reason)] if reason else [],
-        )
-        for key, reason in DUPLICATE_IDS.items()
-    ],
-)
+@pytest.mark.parametrize("key", DUPLICATE_IDS, ids=lambda key: key.split("dup-id-")[1])
 def test_a_colliding_id_never_blames_the_unchanged_file_alone(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, key: str
 ) -> None:
