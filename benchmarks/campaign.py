@@ -358,6 +358,11 @@ class Fault:
     unprivileged: bool = False
     #: A file outside the workspace that the agent writes, which must not appear unreported.
     outside_write: bool = False
+    #: Seconds the session may take: more than a check's own time limit where the fault
+    #: is a check that runs until it (docs/case-format.md, "Time limits").
+    deadline: float = DEADLINE
+    #: The error kind the run must end in, if any.
+    error_kind: str | None = None
 
 
 FAULTS = [
@@ -419,6 +424,8 @@ FAULTS = [
         "catastrophic regex on its answer",
         "echo aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!",
         "  - type: output_matches\n    pattern: '(a+)+$'\n",
+        deadline=DEADLINE + 30,
+        error_kind="check-timeout",
     ),
 ]
 
@@ -456,11 +463,19 @@ def one_fault(c: Campaign, area: Area, fault: Fault, sandbox: str) -> None:
         prefix = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
         env["XDG_CACHE_HOME"] = str(root / ".cache")
     s = c.pytest(
-        root, token, "--eval-save", "results.json", "-p", "no:cacheprovider", env=env, prefix=prefix
+        root,
+        token,
+        "--eval-save",
+        "results.json",
+        "-p",
+        "no:cacheprovider",
+        env=env,
+        prefix=prefix,
+        deadline=fault.deadline,
     )
     problems = []
     if s.hung:
-        problems.append("hang over 30 s")
+        problems.append(f"hang over {fault.deadline:g} s")
     if s.traceback:
         problems.append(f"raw traceback ({s.out.count(chr(10))} lines of output)")
     if s.survivors:
@@ -475,6 +490,8 @@ def one_fault(c: Campaign, area: Area, fault: Fault, sandbox: str) -> None:
                 empty = [k for k in ("error_kind", "error", "workspace") if not record.get(k)]
                 if empty:
                     problems.append(f"errored record without {', '.join(empty)}")
+        if fault.error_kind and [r["error_kind"] for r in doc["cases"]] != [fault.error_kind]:
+            problems.append(f"not one {fault.error_kind} error")
         if (root / "results.json").stat().st_size > 10 << 20:
             problems.append("results file over 10 MB")
     if fault.outside_write and (outside / "leak.txt").exists():
