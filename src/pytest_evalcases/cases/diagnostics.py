@@ -123,9 +123,14 @@ def json_error(path: Path, exc: json.JSONDecodeError) -> CaseFileError:
     )
 
 
-def yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> CaseFileError:
+def yaml_error(
+    path: Path, text: str, exc: yaml.YAMLError, *, utf8_offsets: bool = False
+) -> CaseFileError:
     """The error for a file that is not YAML: PyYAML's words, its line and column, and
-    a hint when the culprit is a tab."""
+    a hint when the culprit is a tab. ``utf8_offsets``: a reader error's position
+    counts bytes of the UTF-8 text (PyYAML's C parser), not characters."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        return _reader_error(path, text, exc, utf8_offsets)
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
@@ -136,6 +141,45 @@ def yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> CaseFileError:
     if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
         hint = "; it is a tab: YAML indents with spaces only"
     return CaseFileError(str(path), f"invalid YAML: {detail}{column}{hint}", line=line)
+
+
+def _reader_error(
+    path: Path, text: str, exc: yaml.reader.ReaderError, utf8_offsets: bool
+) -> CaseFileError:
+    """A character YAML does not accept (a control character, a NUL, U+FFFE): PyYAML
+    gives its position in the text only, from which its line and column follow."""
+    before = (
+        text.encode("utf-8", "surrogatepass")[: exc.position].decode("utf-8", "replace")
+        if utf8_offsets
+        else text[: exc.position]
+    )
+    line = before.count("\n") + 1
+    column = len(before) - (before.rfind("\n") + 1) + 1
+    character = exc.character
+    if isinstance(character, int):
+        what = f"unacceptable character U+{character:04X}"
+        hint = (
+            "; remove it, or write it as an escape in a double-quoted string "
+            f'("\\u{character:04X}")'
+        )
+    else:
+        what, hint = f"unacceptable byte {character!r}", ""
+    return CaseFileError(
+        str(path), f"invalid YAML: {what}: {exc.reason} (column {column}){hint}", line=line
+    )
+
+
+def unbuildable(node: yaml.Node, exc: Exception) -> str:
+    """Why PyYAML could not build the value of ``node`` (a date that does not exist,
+    ``!!bool abc``, an integer of more than 4,300 digits), for a YAML error."""
+    tag = str(node.tag).rsplit(":", 1)[-1]
+    value = node.value if isinstance(node, yaml.ScalarNode) else None
+    what = f"{shown(value)} is not a valid {tag}" if value is not None else f"not a valid {tag}"
+    if isinstance(exc, ValueError) and "digits" in str(exc):
+        return f"{what}: an integer of more than {limits.INT_DIGITS:,} digits is too large"
+    if isinstance(exc, ValueError) and str(exc):
+        return f"{what} ({exc})"
+    return what
 
 
 def _char_at(text: str, line: int, column: int) -> str:

@@ -33,9 +33,25 @@ CHECKS = 100
 SHOWN = 80
 
 
+#: Decimal digits Python converts an integer to or from (``sys.get_int_max_str_digits``).
+INT_DIGITS = 4_300
+
+
+def huge_int(value: int) -> bool:
+    """Whether ``value`` has too many digits for Python to write it in decimal."""
+    return abs(value).bit_length() > INT_DIGITS * 3.32
+
+
+def digits(value: int) -> int:
+    """About how many decimal digits ``value`` has, without converting it."""
+    return int(abs(value).bit_length() * 0.30103) + 1
+
+
 def shown(value: object) -> str:
     """``repr(value)``, cut to about :data:`SHOWN` characters with the full length
     said: a message never echoes a megabyte of a case file back."""
+    if isinstance(value, int) and huge_int(value):
+        return f"an integer of about {digits(value):,} digits"
     text = repr(value)
     if len(text) <= SHOWN:
         return text
