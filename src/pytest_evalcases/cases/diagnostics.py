@@ -22,7 +22,7 @@ import yaml
 from pydantic import ValidationError
 
 from pytest_evalcases.cases import limits, schema
-from pytest_evalcases.cases.limits import shown, shown_name
+from pytest_evalcases.cases.limits import shown, shown_name, shown_path
 from pytest_evalcases.errors import CaseFileError
 
 # Composing a node tree constructs no values, so the plain C loader gives the same
@@ -40,6 +40,14 @@ def read_text(path: Path) -> str:
     Only a regular file is opened: opening a FIFO would wait for a writer, and a
     device has no end. The check is made again on the open file, which is opened
     without waiting, in case the path changed in between."""
+    name = shown_path(path)
+    if name != str(path):
+        # Not opened either: no cache, report or results file could write its name.
+        raise CaseFileError(
+            name,
+            "the file name is not UTF-8 (its other bytes are shown as \\x escapes); "
+            "rename the file",
+        )
     try:
         info = os.stat(path)
     except OSError as exc:

@@ -59,6 +59,21 @@ def shown(value: object) -> str:
     return f"{text[: SHOWN - 3]}...{size}"
 
 
+def shown_path(path: object) -> str:
+    """A file's path as text every report, results file and cache can write: bytes of
+    its name that are not UTF-8 (which Python keeps as lone surrogates) shown as
+    ``\\xff`` escapes."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def shown_name(name: str) -> str:
     """A field name as a field path shows it, cut like :func:`shown`."""
     return name if len(name) <= SHOWN else f"{name[: SHOWN - 3]}..."
