@@ -148,7 +148,37 @@ def yaml_error(
     hint = ""
     if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
         hint = "; it is a tab: YAML indents with spaces only"
-    return CaseFileError(str(path), f"invalid YAML: {detail}{column}{hint}", line=line)
+    field = ""
+    if isinstance(exc, yaml.constructor.ConstructorError) and mark is not None:
+        field = field_path(_loc_at(text, mark.line, mark.column))
+    return CaseFileError(str(path), f"invalid YAML: {detail}{column}{hint}", line=line, field=field)
+
+
+def _loc_at(text: str, line: int, column: int) -> list[str | int]:
+    """The field path of the value that starts at ``line`` and ``column`` (0-based),
+    for a value the YAML could be read into nodes but not built from; ``[]`` when no
+    value starts there."""
+    try:
+        root = yaml.compose(text, Loader=_Composer)
+    except yaml.YAMLError:
+        return []
+    stack: list[tuple[yaml.Node, list[str | int]]] = [(root, [])] if root is not None else []
+    seen: set[int] = set()
+    while stack:
+        node, loc = stack.pop()
+        if id(node) in seen:
+            continue  # an alias met again
+        seen.add(id(node))
+        mark = node.start_mark
+        if loc and (mark.line, mark.column) == (line, column):
+            return loc
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    stack.append((value, [*loc, key.value]))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, [*loc, index]) for index, item in enumerate(node.value))
+    return []
 
 
 def _reader_error(
