@@ -882,7 +882,7 @@ def _odd_kinds(b: _Builder) -> None:
     )
     b.add(y, "kind", "symlink-to-dir", kind="symlink", target=".", line_known=False)
     # File names: pytest and the plugin print them, and write them into every report.
-    b.add(y, "name", "not-utf8", YAML_CASE, name="fz-\udcff.yaml")
+    b.add(y, "name", "not-utf8", YAML_CASE, name="fz-\udcff.yaml", line_known=False)
     b.add(y, "name", "newline", YAML_CASE, name="fz-new\nline.yaml")
     b.add(y, "name", "brackets-colons", YAML_CASE, name="fz-[a]::b.yaml")
     b.add(y, "name", "spaces", YAML_CASE, name="fz with spaces.yaml")

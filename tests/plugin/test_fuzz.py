@@ -51,58 +51,9 @@ MAX_MESSAGE = 2000
 MAX_GROWTH = 20
 GROWTH_SLACK = 64 * 1024
 
-NEW_BIG_INT = "new: an integer of more than 4300 digits crashes the loader (ValueError)"
-NEW_SCALAR = "new: a YAML scalar that resolves to a type PyYAML cannot build crashes the loader"
-NEW_READER_LINE = "new: a YAML reader error (a control character) has no line"
-NEW_ESCAPED_KEY = "new: a JSON duplicate key spelt with an escape has no line"
-NEW_NAME = "new: a case file name that is not UTF-8 cannot be saved in the parse cache"
-NEW_DIR_LOOP = "new: a directory symlink loop (ln -s . evals/x.yaml) collects every case again"
 
 #: Mutations that fail today, and why.
-KNOWN: dict[str, str] = {
-    **dict.fromkeys(
-        [
-            "ycase-flip-00",
-            "ycase-flip-01",
-            "ycase-flip-05",
-            "ylist-flip-06",
-            "ycase-nul-yaml-raw-byte",
-            "ycase-lines-formfeed",
-            "ycase-control-bell",
-            "ycase-control-escape",
-            "ycase-control-delete",
-            "ycase-odd-chars-noncharacter",
-            "ycase-content-elf",
-        ],
-        NEW_READER_LINE,
-    ),
-    **dict.fromkeys(
-        [
-            "ycase-huge-timeout-5000-digits",
-            "jcase-huge-timeout-5000-digits",
-            "ycase-huge-min-pass-rate-5000-digits",
-            "ycase-yaml-scalar-hex-5000-digits",
-            "ycase-yaml-scalar-binary-20000-digits",
-        ],
-        NEW_BIG_INT,
-    ),
-    **dict.fromkeys(
-        [
-            "ycase-yaml-scalar-int-tag-word",
-            "ycase-yaml-scalar-int-tag-empty-hex",
-            "ycase-yaml-scalar-float-tag-word",
-            "ycase-yaml-scalar-bool-tag-word",
-            "ycase-yaml-scalar-timestamp-tag-word",
-            "ycase-yaml-scalar-map-tag-on-list",
-            "ycase-yaml-scalar-date-month-13",
-            "ycase-yaml-scalar-date-feb-30",
-            "ycase-yaml-scalar-timeout-date",
-        ],
-        NEW_SCALAR,
-    ),
-    "jcase-dup-key-escaped-same": NEW_ESCAPED_KEY,
-    "ycase-name-not-utf8": NEW_NAME,
-}
+KNOWN: dict[str, str] = {}
 
 
 def _yaml_bounds_nesting() -> bool:
@@ -186,12 +137,18 @@ def saved(cache: ParseCache) -> str:
     return text
 
 
+def as_shown(name: object) -> str:
+    """A file name as errors and records show it: bytes that are not UTF-8 as ``\\xff``
+    (docs/case-format.md, "What a broken file looks like")."""
+    return str(name).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def assert_clear(error: CaseFileError, mutation: Mutation, path: Path, size: int) -> None:
     """One clear error: it names the file, its line where one can be known, and says
     what is wrong in a bounded message."""
     message = str(error)
-    assert error.path == str(path)
-    assert message.startswith(str(path))
+    assert error.path == as_shown(path)
+    assert message.startswith(as_shown(path))
     assert error.reason.strip()
     assert len(message) <= MAX_MESSAGE, f"a message of {len(message)} characters"
     assert "Traceback" not in message
@@ -313,8 +270,9 @@ def expected(mutations: list[Mutation], evals: Path) -> dict[str, Any]:
     return out
 
 
-def session(pytester: pytest.Pytester) -> tuple[str, dict[str, Any]]:
-    """One real session grading the ``graded`` directory: its output and results file."""
+def session(pytester: pytest.Pytester, *, broken: bool = True) -> tuple[str, dict[str, Any]]:
+    """One real session grading the ``graded`` directory: its output and results file;
+    ``broken``: the suite holds a broken file, so the session cannot pass."""
     result = pytester.runpytest_subprocess(
         "--eval-workspace", "graded", "--eval-save", "results.json", timeout=SESSION_TIMEOUT
     )
@@ -322,7 +280,7 @@ def session(pytester: pytest.Pytester) -> tuple[str, dict[str, Any]]:
     assert "Traceback" not in out
     assert "INTERNALERROR" not in out
     assert "Interrupted" not in out
-    assert result.ret in (1, 2), out
+    assert result.ret in ((1, 2) if broken else (0,)), out
     doc = json.loads((pytester.path / "results.json").read_text(encoding="utf-8"))
     assert doc["complete"] is True
     return out, doc
@@ -381,7 +339,7 @@ def assert_each_an_error(doc: dict[str, Any], out: str, mutations: list[Mutation
     [valid] = records.pop("evals/valid.yaml")
     assert valid["outcome"] == "passed", valid
     for m in mutations:
-        got = records.pop(f"evals/{m.name}", [])
+        got = records.pop(f"evals/{as_shown(m.name)}", [])
         assert [r["error_kind"] for r in got] == ["case-file"], (m.key, got, out)
     assert not records, records
 
@@ -413,7 +371,6 @@ CRASHERS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason=f"{NEW_SCALAR}; {NEW_BIG_INT}; {NEW_NAME}")
 def test_mutations_that_crash_the_loader_today_lose_nothing(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -425,13 +382,14 @@ def test_mutations_that_crash_the_loader_today_lose_nothing(
     assert_each_an_error(doc, out, mutations)
 
 
-@pytest.mark.xfail(strict=True, reason=NEW_DIR_LOOP)
 def test_a_directory_symlink_loop_collects_each_case_once(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
+    # A link to the directory it is in is not walked (docs/case-format.md, "What a
+    # broken file looks like"): nothing is broken, the suite passes once.
     suite(make_suite, pytester, [BY_KEY["ycase-kind-symlink-to-dir"]])
 
-    _, doc = session(pytester)
+    _, doc = session(pytester, broken=False)
 
     assert [(r["file"], r["outcome"]) for r in doc["cases"]] == [("evals/valid.yaml", "passed")]
 

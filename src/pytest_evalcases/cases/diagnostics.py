@@ -22,7 +22,7 @@ import yaml
 from pydantic import ValidationError
 
 from pytest_evalcases.cases import limits, schema
-from pytest_evalcases.cases.limits import shown, shown_name
+from pytest_evalcases.cases.limits import shown, shown_name, shown_path
 from pytest_evalcases.errors import CaseFileError
 
 # Composing a node tree constructs no values, so the plain C loader gives the same
@@ -40,6 +40,14 @@ def read_text(path: Path) -> str:
     Only a regular file is opened: opening a FIFO would wait for a writer, and a
     device has no end. The check is made again on the open file, which is opened
     without waiting, in case the path changed in between."""
+    name = shown_path(path)
+    if name != str(path):
+        # Not opened either: no cache, report or results file could write its name.
+        raise CaseFileError(
+            name,
+            "the file name is not UTF-8 (its other bytes are shown as \\x escapes); "
+            "rename the file",
+        )
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -123,9 +131,14 @@ def json_error(path: Path, exc: json.JSONDecodeError) -> CaseFileError:
     )
 
 
-def yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> CaseFileError:
+def yaml_error(
+    path: Path, text: str, exc: yaml.YAMLError, *, utf8_offsets: bool = False
+) -> CaseFileError:
     """The error for a file that is not YAML: PyYAML's words, its line and column, and
-    a hint when the culprit is a tab."""
+    a hint when the culprit is a tab. ``utf8_offsets``: a reader error's position
+    counts bytes of the UTF-8 text (PyYAML's C parser), not characters."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        return _reader_error(path, text, exc, utf8_offsets)
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
@@ -135,7 +148,76 @@ def yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> CaseFileError:
     hint = ""
     if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
         hint = "; it is a tab: YAML indents with spaces only"
-    return CaseFileError(str(path), f"invalid YAML: {detail}{column}{hint}", line=line)
+    field = ""
+    if isinstance(exc, yaml.constructor.ConstructorError) and mark is not None:
+        field = field_path(_loc_at(text, mark.line, mark.column))
+    return CaseFileError(str(path), f"invalid YAML: {detail}{column}{hint}", line=line, field=field)
+
+
+def _loc_at(text: str, line: int, column: int) -> list[str | int]:
+    """The field path of the value that starts at ``line`` and ``column`` (0-based),
+    for a value the YAML could be read into nodes but not built from; ``[]`` when no
+    value starts there."""
+    try:
+        root = yaml.compose(text, Loader=_Composer)
+    except yaml.YAMLError:
+        return []
+    stack: list[tuple[yaml.Node, list[str | int]]] = [(root, [])] if root is not None else []
+    seen: set[int] = set()
+    while stack:
+        node, loc = stack.pop()
+        if id(node) in seen:
+            continue  # an alias met again
+        seen.add(id(node))
+        mark = node.start_mark
+        if loc and (mark.line, mark.column) == (line, column):
+            return loc
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    stack.append((value, [*loc, key.value]))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, [*loc, index]) for index, item in enumerate(node.value))
+    return []
+
+
+def _reader_error(
+    path: Path, text: str, exc: yaml.reader.ReaderError, utf8_offsets: bool
+) -> CaseFileError:
+    """A character YAML does not accept (a control character, a NUL, U+FFFE): PyYAML
+    gives its position in the text only, from which its line and column follow."""
+    before = (
+        text.encode("utf-8", "surrogatepass")[: exc.position].decode("utf-8", "replace")
+        if utf8_offsets
+        else text[: exc.position]
+    )
+    line = before.count("\n") + 1
+    column = len(before) - (before.rfind("\n") + 1) + 1
+    character = exc.character
+    if isinstance(character, int):
+        what = f"unacceptable character U+{character:04X}"
+        hint = (
+            "; remove it, or write it as an escape in a double-quoted string "
+            f'("\\u{character:04X}")'
+        )
+    else:
+        what, hint = f"unacceptable byte {character!r}", ""
+    return CaseFileError(
+        str(path), f"invalid YAML: {what}: {exc.reason} (column {column}){hint}", line=line
+    )
+
+
+def unbuildable(node: yaml.Node, exc: Exception) -> str:
+    """Why PyYAML could not build the value of ``node`` (a date that does not exist,
+    ``!!bool abc``, an integer of more than 4,300 digits), for a YAML error."""
+    tag = str(node.tag).rsplit(":", 1)[-1]
+    value = node.value if isinstance(node, yaml.ScalarNode) else None
+    what = f"{shown(value)} is not a valid {tag}" if value is not None else f"not a valid {tag}"
+    if isinstance(exc, ValueError) and "digits" in str(exc):
+        return f"{what}: an integer of more than {limits.INT_DIGITS:,} digits is too large"
+    if isinstance(exc, ValueError) and str(exc):
+        return f"{what} ({exc})"
+    return what
 
 
 def _char_at(text: str, line: int, column: int) -> str:

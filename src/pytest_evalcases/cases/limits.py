@@ -33,14 +33,45 @@ CHECKS = 100
 SHOWN = 80
 
 
+#: Decimal digits Python converts an integer to or from (``sys.get_int_max_str_digits``).
+INT_DIGITS = 4_300
+
+
+def huge_int(value: int) -> bool:
+    """Whether ``value`` has too many digits for Python to write it in decimal."""
+    return abs(value).bit_length() > INT_DIGITS * 3.32
+
+
+def digits(value: int) -> int:
+    """About how many decimal digits ``value`` has, without converting it."""
+    return int(abs(value).bit_length() * 0.30103) + 1
+
+
 def shown(value: object) -> str:
     """``repr(value)``, cut to about :data:`SHOWN` characters with the full length
     said: a message never echoes a megabyte of a case file back."""
+    if isinstance(value, int) and huge_int(value):
+        return f"an integer of about {digits(value):,} digits"
     text = repr(value)
     if len(text) <= SHOWN:
         return text
     size = f" ({len(value):,} characters)" if isinstance(value, str) else ""
     return f"{text[: SHOWN - 3]}...{size}"
+
+
+def shown_path(path: object) -> str:
+    """A file's path as text every report, results file and cache can write: bytes of
+    its name that are not UTF-8 (which Python keeps as lone surrogates) shown as
+    ``\\xff`` escapes."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def shown_name(name: str) -> str:

@@ -27,9 +27,10 @@ from pytest_evalcases.cases.diagnostics import (
     json_error,
     kind_of,
     read_text,
+    unbuildable,
     yaml_error,
 )
-from pytest_evalcases.cases.limits import shown
+from pytest_evalcases.cases.limits import digits, huge_int, shown
 from pytest_evalcases.cases.parsecache import CaseEntry, FileIndex, ParseCache
 from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.cases.schema import TASK_SEVERITY
@@ -43,7 +44,22 @@ class _Loader(_Base):  # type: ignore[valid-type,misc]
     """The C loader when PyYAML has it, refusing duplicate keys: YAML keeps the last
     one silently, and a second `pattern:` must not pass unnoticed."""
 
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        # PyYAML's constructors raise plain ValueError, KeyError and the like for a
+        # scalar they cannot build (`2020-02-30`, `!!bool abc`, an integer of more
+        # than 4,300 digits): made a YAMLError here, with the node's line.
+        try:
+            return super().construct_object(node, deep=deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, unbuildable(node, exc), node.start_mark
+            ) from None
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+        if not isinstance(node, yaml.MappingNode):
+            return super().construct_mapping(node, deep=deep)  # its error, with the line
         seen: set[str] = set()
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag.endswith(":str"):
@@ -285,6 +301,7 @@ def _parse(path: Path, text: str) -> Any:
                 object_pairs_hook=_unique_keys,
                 parse_constant=_no_constant,
                 parse_float=_finite_float,
+                parse_int=_bounded_int,
             )
             _no_lone_surrogates(data)
             return data
@@ -295,9 +312,11 @@ def _parse(path: Path, text: str) -> Any:
         except RecursionError:
             raise CaseFileError(str(path), "invalid JSON: nested too deeply") from None
     try:
-        return yaml.load(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
-        raise yaml_error(path, text, exc) from None
+        raise yaml_error(path, text, exc, utf8_offsets=_Base is not yaml.SafeLoader) from None
+    _no_huge_ints(Source(path, text), data)
+    return data
 
 
 def _fixture(
@@ -416,16 +435,32 @@ def _bounded(source: Source, data: Any) -> None:
 class _JSONRefused(ValueError):
     """JSON that parses but that a case file must not hold; ``token`` finds its line."""
 
-    def __init__(self, reason: str, token: str, nth: int = 1, *, regex: bool = False) -> None:
+    def __init__(
+        self, reason: str, token: str, nth: int = 1, *, regex: bool = False, key: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.token = token
         self.nth = nth
         self.regex = regex
+        self.key = key
 
     def line(self, text: str) -> int | None:
         """The 1-based line of the ``nth`` occurrence of the token (a regular expression
-        with ``regex``), when it is found."""
+        with ``regex``; with ``key``, an object key however it is spelt: ``"b\\u0061re"``
+        is ``"bare"``), when it is found."""
+        if self.key:
+            count = 0
+            for key in _JSON_KEY.finditer(text):
+                try:
+                    spelt = json.loads(key.group())
+                except ValueError:
+                    continue
+                if spelt == self.token:
+                    count += 1
+                    if count == self.nth:
+                        return text.count("\n", 0, key.start()) + 1
+            return None
         if self.regex:
             found = re.search(self.token, text)
             return text.count("\n", 0, found.start()) + 1 if found else None
@@ -445,9 +480,48 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > 1:
             raise _JSONRefused(
-                f"invalid JSON: duplicate key {key!r} in one object", json.dumps(key), 2
+                f"invalid JSON: duplicate key {shown(key)} in one object", key, 2, key=True
             )
     return dict(pairs)
+
+
+#: A JSON string followed by a colon: an object key.
+_JSON_KEY = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)')
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON integer; one too long for Python to convert (more than 4,300 digits) is
+    refused rather than raising ``ValueError`` from deep inside ``json``."""
+    try:
+        return int(text)
+    except ValueError:
+        raise _JSONRefused(
+            f"invalid JSON: an integer of {len(text.lstrip('-')):,} digits is too large a number",
+            text,
+        ) from None
+
+
+def _no_huge_ints(source: Source, data: Any) -> None:
+    """Refuse an integer too large to be written in decimal (``0x`` and 5,000 digits):
+    no message, report or results file could show it (Python refuses to convert one of
+    more than 4,300 digits)."""
+    stack: list[tuple[Any, list[str | int]]] = [(data, [])]
+    seen: set[int] = set()
+    while stack:
+        item, loc = stack.pop()
+        if isinstance(item, (dict, list)):
+            if id(item) in seen:
+                continue  # an alias met again: its place was already looked at
+            seen.add(id(item))
+            located = item.items() if isinstance(item, dict) else enumerate(item)
+            for where, child in located:
+                stack.append((child, [*loc, where] if isinstance(where, (str, int)) else loc))
+        elif isinstance(item, int) and not isinstance(item, bool) and huge_int(item):
+            raise source.error(
+                loc,
+                "value",
+                f"an integer of about {digits(item):,} digits is too large a number",
+            )
 
 
 def _no_constant(name: str) -> Any:

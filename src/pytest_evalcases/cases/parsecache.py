@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_evalcases.cases.limits import shown_path
 from pytest_evalcases.kinds import SEVERITIES, Severity
 
 
@@ -142,8 +143,8 @@ class ParseCache:
         self, path: Path, data: Any, lines: Sequence[int], index: FileIndex | None = None
     ) -> None:
         stamp = self._stamp(path)
-        if stamp is None:
-            return
+        if stamp is None or shown_path(path) != str(path):
+            return  # gone, or a name that is not UTF-8, which the cache could not save
         try:
             json.dumps(data)
         except (TypeError, ValueError):

@@ -3,6 +3,7 @@ repetition; a broken case file becomes one erroring item."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evalcases.cases.limits import shown_path
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, RunError, UsageError
 from pytest_evalcases.kinds import Outcome
@@ -53,6 +55,13 @@ class EvalFile(pytest.File):
     indexed = True
 
     def __init__(self, *, evals_root: Path, **kwargs: Any) -> None:
+        path, parent = kwargs.get("path"), kwargs.get("parent")
+        if path is not None and parent is not None and shown_path(path) != str(path):
+            # A name that is not UTF-8 would reach pytest's own cache and every report
+            # as it is, and none of them could write it: the node shows it escaped.
+            relative = os.path.relpath(path, parent.config.rootpath).replace(os.sep, "/")
+            kwargs.setdefault("name", shown_path(path.name))
+            kwargs.setdefault("nodeid", shown_path(relative))
         super().__init__(**kwargs)
         self.evals_root = evals_root
         self._cases: dict[str, LoadedCase] | None = None
@@ -110,7 +119,7 @@ class EvalFile(pytest.File):
         try:
             entries = self.entries(session)
         except CaseFileError as exc:
-            yield BrokenFileItem.from_parent(self, name=self.path.name, error=exc)
+            yield BrokenFileItem.from_parent(self, name=shown_path(self.path.name), error=exc)
             return
         for entry in entries:
             session.ids.setdefault(entry.id, {}).setdefault(self.path, entry.line + 1)
@@ -218,8 +227,8 @@ class BrokenFileItem(pytest.Item):
     def record(self) -> RunRecord:
         return file_record(
             self.error,
-            name=self.path.name,
-            file=_display(self.config, self.path),
+            name=shown_path(self.path.name),
+            file=shown_path(_display(self.config, self.path)),
             nodeid=self.nodeid,
             message=self.message,
         )
@@ -231,7 +240,11 @@ class BrokenFileItem(pytest.Item):
         pytest.fail(self.message, pytrace=False)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, (self.error.line or 1) - 1, f"case file {self.path.name}"
+        return (
+            Path(shown_path(self.path)),
+            (self.error.line or 1) - 1,
+            f"case file {shown_path(self.path.name)}",
+        )
 
 
 class EvalItem(pytest.Item):

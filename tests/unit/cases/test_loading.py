@@ -252,6 +252,28 @@ def test_a_duplicate_key_is_refused(evals: Path) -> None:
     assert info.value.reason == "invalid YAML: duplicate key 'id' (column 1)"
 
 
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("2020-02-30", "'2020-02-30' is not a valid timestamp (day is out of range for month)"),
+        ("!!bool abc", "'abc' is not a valid bool"),
+        ("9" * 5000, "an integer of more than 4,300 digits is too large"),
+    ],
+    ids=["no-such-date", "bool-tag-on-a-word", "5000-digits"],
+)
+def test_a_value_yaml_cannot_build_is_an_error_at_its_line_and_field(
+    evals: Path, value: str, reason: str
+) -> None:
+    path = _write(evals / "one.yaml", ONE.replace("timeout: 30", f"timeout: {value}"))
+
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path, evals, REGISTRY)
+
+    assert (info.value.line, info.value.field) == (7, "timeout")
+    assert info.value.reason.startswith("invalid YAML: ")
+    assert reason in info.value.reason
+
+
 def test_a_file_that_is_not_a_mapping(evals: Path) -> None:
     with pytest.raises(CaseFileError) as info:
         load_case_file(_write(evals / "list.yaml", "- a\n- b\n"), evals, REGISTRY)
