@@ -13,11 +13,12 @@ from pytest_evalcases.session.changed import ChangedFiles, changed_files
 from tests.helpers.git import git
 
 
-def case(case_id: str, defends: str) -> str:
+def case(case_id: str, defends: str, cwd: str | None = None) -> str:
     return textwrap.dedent(
         f"""\
         id: {case_id}
         defends: {defends}
+        {f"cwd: {cwd}" if cwd else ""}
         prompt: Do the {case_id} task.
         checks:
           - type: output_not_matches
@@ -76,7 +77,10 @@ def test_committed_change_in_skill_and_uncommitted_rule_change(pytester: pytest.
     out = result.stdout.str()
     assert "evalcases: --eval-changed since main (merge base " in out
     assert "2 changed files: rules/attribution.md, skills/deploy/run.sh" in out
-    assert "evalcases: --eval-changed selects 2 of 4 cases (those defending a changed file)" in out
+    assert (
+        "evalcases: --eval-changed selects 2 of 4 cases "
+        "(those whose case file, fixture or defended file changed)" in out
+    )
     result.assert_outcomes(passed=1, skipped=2, deselected=2)
 
 
@@ -106,6 +110,55 @@ def test_explicit_ref_and_xdist(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--eval-changed=main", "-p", "no:cacheprovider", "-n", "2")
     result.assert_outcomes(passed=1, skipped=2)
     assert "2 changed files: AGENTS.md, rules/style.md" in result.stdout.str()
+
+
+def test_changed_case_file_and_fixture_select_their_cases(pytester: pytest.Pytester) -> None:
+    make_repo(pytester.path)
+    write(pytester.path / "evals" / "fixtures" / "app" / "src" / "main.py", "print(1)\n")
+    write(pytester.path / "evals" / "fixtures" / "web" / "index.html", "<p>hi</p>\n")
+    write(pytester.path / "evals" / "app.yaml", case("app", "AGENTS.md", cwd="fixtures/app"))
+    write(pytester.path / "evals" / "web.yaml", case("web", "AGENTS.md", cwd="fixtures/web"))
+    task = pytester.path / "evals" / "tasks" / "fix-bug"
+    write(
+        task / "checks.yaml",
+        "task: Fix the bug.\nchecks:\n  - id: quiet\n"
+        "    type: output_not_matches\n    pattern: forbidden\n",
+    )
+    write(task / "task.md", "Fix the bug.\n")
+    git(pytester.path, "add", "-A")
+    git(pytester.path, "commit", "-qm", "fixtures")
+    git(pytester.path, "branch", "-qf", "main")
+    args = ("--eval-changed", "--collect-only", "-q", "-p", "no:cacheprovider")
+    assert selected(pytester.runpytest(*args)) == []
+
+    # a case file edited (committed since main), a file deep in a fixture (unstaged)
+    write(pytester.path / "evals" / "style.yaml", case("style", "rules/style.md") + "tags: [x]\n")
+    git(pytester.path, "commit", "-qam", "style case")
+    write(pytester.path / "evals" / "fixtures" / "app" / "src" / "main.py", "print(2)\n")
+    assert selected(pytester.runpytest(*args)) == ["app", "style"]
+
+    # a new file in a fixture (untracked) and a task directory's task.md (staged)
+    write(pytester.path / "evals" / "fixtures" / "web" / "new.css", "p {}\n")
+    write(task / "task.md", "Fix the bug, quickly.\n")
+    git(pytester.path, "add", str(task / "task.md"))
+    result = pytester.runpytest("--eval-changed", "-p", "no:cacheprovider")
+    assert "selects 4 of 7 cases" in result.stdout.str()
+    result.assert_outcomes(passed=1, skipped=4, deselected=3)
+
+    # the case files alone, through the parse cache's index (no file loaded to collect)
+    pytester.runpytest("-p", "cacheprovider", "--collect-only", "-q")
+    result = pytester.runpytest("--eval-changed", "--collect-only", "-q")
+    assert selected(result) == ["app", "fix-bug", "style", "web"]
+
+
+def test_changed_case_file_outside_the_defends_root(pytester: pytest.Pytester) -> None:
+    make_repo(pytester.path)
+    pytester.makeini("[pytest]\neval_config_root = rules\n")
+    write(pytester.path / "evals" / "style.yaml", case("style", "style.md") + "tags: [x]\n")
+
+    result = pytester.runpytest("--eval-changed", "--collect-only", "-q", "-p", "no:cacheprovider")
+
+    assert selected(result) == ["style"]
 
 
 def test_default_branch_fallbacks(tmp_path: Path) -> None:

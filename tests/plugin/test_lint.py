@@ -50,6 +50,8 @@ prompt: {prompt}
 checks:
   - type: output_not_matches
     pattern: "(?i)co-authored-by"
+  - type: output_matches
+    pattern: "(?i)commit"
 """
 
 
@@ -112,7 +114,8 @@ def test_pattern_matching_any_text_is_an_error(
     write(
         project / "evals" / "vacuous.yaml",
         f"id: vacuous\ndefends: rules/git-attribution.md\nprompt: Commit it.\n"
-        f"checks:\n  - type: output_not_matches\n    pattern: trailer\n  - {check}\n",
+        f"checks:\n  - type: output_not_matches\n    pattern: trailer\n"
+        f"  - type: output_matches\n    pattern: commit\n  - {check}\n",
     )
 
     status, lines = run_lint(capsys, "evals/vacuous.yaml")
@@ -140,13 +143,13 @@ def test_missing_defends_is_a_warning_and_a_skill_directory_is_fine(
             defends: rules/nope.md
             prompt: Commit it.
             checks:
-              - {type: output_not_matches, pattern: x}
+              - {type: output_matches, pattern: x}
           - id: skill
             defends: skills/release
             bare: false
             prompt: Cut a release.
             checks:
-              - {type: output_not_matches, pattern: x}
+              - {type: output_matches, pattern: x}
         """,
     )
 
@@ -167,7 +170,7 @@ def test_root_option_changes_where_defends_resolves(
     write(
         project / "evals" / "agents-md.yaml",
         "id: agents-md\ndefends: AGENTS.md\nprompt: Hi.\nchecks:\n"
-        "  - {type: output_not_matches, pattern: x}\n",
+        "  - {type: output_matches, pattern: x}\n",
     )
 
     assert codes(run_lint(capsys, "evals/agents-md.yaml")[1]) == ["WARNING missing-defends"]
@@ -233,6 +236,39 @@ def test_prohibition_with_only_positive_checks_is_a_warning(
     assert codes(lines) == ["WARNING no-negative-check"]
     assert lines[0].startswith("evals/positive-only.yaml:4: ")
     assert "'Never'" in lines[0]
+
+
+def test_a_case_whose_every_check_is_negative_is_a_warning(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checks = [
+        "{type: output_not_matches, pattern: trailer}",
+        "{type: file_absent, path: .env}",
+        "{type: file_not_matches, path: a.txt, pattern: trailer}",
+        "{type: file_not_contains, file: a.txt, pattern: trailer}",
+        "{type: file_unchanged, path: a.txt}",
+        "{type: command_fails, command: git log}",
+        "{type: tool_not_called, tool: Bash}",
+    ]
+    listed = "".join(f"\n  - {check}" for check in checks)
+    head = "defends: rules/git-attribution.md\nprompt: {}\nchecks:"
+    write(project / "evals" / "negative.yaml", "id: negative\n" + head.format("Go.") + listed)
+    write(
+        project / "evals" / "mixed.yaml",
+        "id: mixed\n"
+        + head.format("Commit.")
+        + listed
+        + "\n  - {type: output_matches, pattern: ok}",
+    )
+
+    status, lines = run_lint(capsys, "evals/negative.yaml", "evals/mixed.yaml")
+
+    assert status == 0
+    assert lines == [
+        "evals/negative.yaml:4: WARNING only-negative-checks: every check is negative: an agent "
+        "that does nothing (says nothing, changes no file) passes them all; add a check that "
+        "the task was done"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -307,7 +343,10 @@ def test_id_differing_from_stem_and_duplicate_prompts_are_warnings(
                 "id": "b",
                 "defends": "rules/git-attribution.md",
                 "prompt": "commit   IT.",
-                "checks": [{"type": "output_not_matches", "pattern": "x"}],
+                "checks": [
+                    {"type": "output_not_matches", "pattern": "x"},
+                    {"type": "output_matches", "pattern": "y"},
+                ],
             },
             indent=2,
         ),
@@ -329,7 +368,10 @@ def test_suite_size_bounds(project: Path, capsys: pytest.CaptureFixture[str]) ->
             "id": f"case-{i}",
             "defends": "rules/git-attribution.md",
             "prompt": f"Task number {i}.",
-            "checks": [{"type": "output_not_matches", "pattern": "x"}],
+            "checks": [
+                {"type": "output_not_matches", "pattern": "x"},
+                {"type": "output_matches", "pattern": "y"},
+            ],
         }
         for i in range(51)
     ]

@@ -70,10 +70,16 @@ def test_new_case_collects_and_runs(pytester: pytest.Pytester) -> None:
     assert cli.main(["new", "fresh", "--dir", str(pytester.path / "evals")]) == 0
     (pytester.path / "evals" / "out").mkdir()
     (pytester.path / "evals" / "out" / ".evalcases").mkdir()
-    (pytester.path / "evals" / "out" / ".evalcases" / "output.txt").write_text("Done.\n")
+    answer = pytester.path / "evals" / "out" / ".evalcases" / "output.txt"
+    answer.write_text("Done.\n")
 
+    # the template's positive check is a placeholder: red until written
     result = pytester.runpytest("--eval-workspace", "evals/out", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    assert "FAILED task-done [output_matches]" in result.stdout.str()
 
+    answer.write_text("Replace this with what the answer of a done task says.\n")
+    result = pytester.runpytest("--eval-workspace", "evals/out", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
 
 

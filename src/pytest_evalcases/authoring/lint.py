@@ -332,6 +332,15 @@ def _lint_case(
             "positive checks; add one that fails when the forbidden thing happens "
             f"({', '.join(sorted(NEGATIVE_CHECKS))})",
         )
+    if case.checks and all(c.type in NEGATIVE_CHECKS for c in case.checks):
+        yield Finding(
+            path,
+            line("checks"),
+            WARNING,
+            "only-negative-checks",
+            "every check is negative: an agent that does nothing (says nothing, changes "
+            "no file) passes them all; add a check that the task was done",
+        )
     if case.kind == "case" and not multi and case.id != path.stem:
         yield Finding(
             path,

@@ -54,7 +54,12 @@ checks:  # all must pass
     type: output_not_matches
     pattern: "(?i)replace this with what the agent must never say"
     description: the answer does not contain the forbidden thing
-  # Then what must happen, e.g.:
+  # Then what must happen: negative checks alone pass an agent that does nothing.
+  - id: task-done
+    type: output_matches
+    pattern: "(?i)replace this with what the answer of a done task says"
+    description: the agent did the task
+  # More checks, e.g.:
   # - type: file_not_matches      # the file exists and does not match
   #   path: src/app.py
   #   pattern: "password\\\\s*=\\\\s*['\\"]"
@@ -74,7 +79,8 @@ JSON_GUIDANCE = (
     "relative to the evals directory) and setup (shell run before the agent) when the task "
     "needs files; the prompt is what a user would really type, with no hint of the rule; "
     "start with negative checks (output_not_matches, file_not_matches, tool_not_called), "
-    "then positive ones. Confirm the case fails first: pytest {path} --eval-red-first. "
+    "then positive ones (negative checks alone pass an agent that does nothing). "
+    "Confirm the case fails first: pytest {path} --eval-red-first. "
     "Reference: docs/case-format.md; editor schema: evalcases schema."
 )
 
@@ -96,7 +102,13 @@ def render(case_id: str, directory: str, path: str, fmt: str) -> str:
                 "type": "output_not_matches",
                 "pattern": "(?i)replace this with what the agent must never say",
                 "description": "the answer does not contain the forbidden thing",
-            }
+            },
+            {
+                "id": "task-done",
+                "type": "output_matches",
+                "pattern": "(?i)replace this with what the answer of a done task says",
+                "description": "the agent did the task",
+            },
         ],
     }
     return json.dumps(data, indent=2) + "\n"

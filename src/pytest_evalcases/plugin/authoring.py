@@ -168,7 +168,8 @@ class ChangedHooks:
     def pytest_report_collectionfinish(self) -> str:
         return (
             f"evalcases: --eval-changed selects {self.after} of {self.before} "
-            f"case{'s' if self.before != 1 else ''} (those defending a changed file)"
+            f"case{'s' if self.before != 1 else ''} "
+            "(those whose case file, fixture or defended file changed)"
         )
 
 

@@ -6,13 +6,14 @@ and the summary to :mod:`.reporting`, the parse cache to :mod:`.cache`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
 
 from pytest_evalcases.agents import make_agent
-from pytest_evalcases.errors import UsageError
+from pytest_evalcases.cases.parsecache import CaseEntry
+from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.kinds import SEVERITIES
 from pytest_evalcases.plugin import cache, integrations, options, preflight, reporting, signals
 from pytest_evalcases.plugin import hookspecs as newhooks
@@ -132,24 +133,51 @@ def pytest_collection_modifyitems(
         items[:] = [item for item in items if not isinstance(item, BrokenFileItem)]
     selection = Selection.of(session_of(config).settings)
     # Two steps, as two -k would: the filters, then the shard of what is left.
-    _deselect(config, items, selection.selects)
-    _deselect(config, items, selection.in_shard)
+    _deselect(config, items, lambda item: selection.selects(_entry(item), _sources(item)))
+    _deselect(config, items, lambda item: selection.in_shard(_entry(item)))
     try:
         return (yield)
     finally:
         items[:0] = broken
 
 
-def _deselect(config: pytest.Config, items: list[pytest.Item], keep: Callable[..., bool]) -> None:
-    """Keep the items whose case ``keep`` accepts; report the others deselected."""
+def _deselect(
+    config: pytest.Config, items: list[pytest.Item], keep: Callable[[pytest.Item], bool]
+) -> None:
+    """Keep the items ``keep`` accepts; report the others deselected."""
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        entry = item.entry if isinstance(item, EvalItem) else None
-        (kept if keep(entry) else dropped).append(item)
+        (kept if keep(item) else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def _entry(item: pytest.Item) -> CaseEntry | None:
+    """The case of an eval item; ``None`` for a normal test, which every filter keeps."""
+    return item.entry if isinstance(item, EvalItem) else None
+
+
+def _sources(item: pytest.Item) -> Callable[[], Iterator[Path]] | None:
+    """The case's own files for ``--eval-changed``: its case file (with a task
+    directory's ``task.md``), then its fixture directory."""
+    if not isinstance(item, EvalItem):
+        return None
+
+    def sources() -> Iterator[Path]:
+        yield item.path
+        if isinstance(item.parent, TaskDirFile):
+            yield item.path.parent / "task.md"
+        try:
+            # Only now is the file loaded: the index of the parse cache has no fixture.
+            fixture = item.case.fixture
+        except CaseFileError:
+            return  # its error is reported when it runs, as without the option
+        if fixture is not None:
+            yield fixture
+
+    return sources
 
 
 @pytest.hookimpl(wrapper=True)

@@ -145,7 +145,8 @@ def add_options(parser: pytest.Parser) -> None:
         nargs="?",
         const="",
         default=None,
-        help="Run only the eval cases whose defends path changed since REF (default: the "
+        help="Run only the eval cases whose defends path, case file or fixture changed "
+        "since REF (default: the "
         "merge base with origin/HEAD, main or master, else HEAD), uncommitted changes "
         "included; write --eval-changed=REF",
     )

@@ -50,6 +50,9 @@ def make_report(
         record = item.record(outcome) if isinstance(item, EvalItem) else item.record()
         # A plain dict: xdist sends report attributes from workers to the controller.
         report.evalcases = record.to_dict()  # type: ignore[attr-defined]
+        # Shown with -rP / -rA; the eval gate section says it whatever the options.
+        for line in summary.did_nothing_lines([record]):
+            report.sections.append(("evalcases", line))
     return report
 
 
@@ -129,6 +132,8 @@ class SessionHooks:
         every_case = terminalreporter.verbosity > 0
         for line in summary.lines(self.state.report(), hint, every_case=every_case):
             terminalreporter.write_line(line)
+        for line in summary.did_nothing_lines(self.state.records):
+            terminalreporter.write_line(line, yellow=True)
         if self.state.agent is not None and self.state.settings.agent_home == "inherit":
             terminalreporter.write_line(messages.INHERITED_HOME)
         for line in self._sandbox_lines():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pytest_evalcases.results.gate import (
     CaseVerdict,
     GateReport,
@@ -13,6 +15,24 @@ from pytest_evalcases.text import plural, ratio
 
 #: With repeats, the cases a variant lists at most (the worst); the rest are counted.
 SHOWN_CASES = 10
+
+
+def did_nothing(name: str) -> str:
+    """The warning of a passing run in which the agent said nothing and changed no file
+    (docs/results.md, "Runs that did nothing")."""
+    return (
+        f"warning: {name}: the agent said nothing and changed no file: "
+        "its negative checks passed by default"
+    )
+
+
+def did_nothing_lines(records: Sequence[RunRecord]) -> list[str]:
+    """One :func:`did_nothing` warning per passing run that did nothing."""
+    return [
+        did_nothing(f"{r.case_id}[{r.variant}]" if r.variant else r.case_id)
+        for r in records
+        if r.did_nothing and r.outcome == "passed"
+    ]
 
 
 def score(passed: int, total: int) -> str:

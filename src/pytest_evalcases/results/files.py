@@ -559,6 +559,7 @@ def _read_record(f: _Fields) -> RunRecord:
     f.get("turns", lambda v: v is None or _is_int(v), "a whole number", None)
     f.strings("permission_denials")
     f.strings("refused_writes")
+    f.flag("did_nothing", False)
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)

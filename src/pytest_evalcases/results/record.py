@@ -75,6 +75,9 @@ class RunRecord:
     permission_denials: list[str] = field(default_factory=list)
     #: Paths outside the workspace the sandbox refused the agent (docs/sandbox.md).
     refused_writes: list[str] = field(default_factory=list)
+    #: The agent's final answer was empty and it changed no file of the workspace: its
+    #: negative checks passed by default (docs/results.md).
+    did_nothing: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a results file's case entry: the case's id is ``id``.

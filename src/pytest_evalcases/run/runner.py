@@ -24,7 +24,7 @@ from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.kinds import AgentHome
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.files import Unreadable, inside, read_text
-from pytest_evalcases.run.workspace import Variant, populate, run_setup
+from pytest_evalcases.run.workspace import Variant, populate, run_setup, snapshot
 from pytest_evalcases.sandbox import Sandbox
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
@@ -39,6 +39,9 @@ class RunReport:
     workspace: Path | None = None
     attempts: int = 1
     duration: float = 0.0
+    #: The agent's final answer was empty and the workspace is as the run started it
+    #: (after ``setup``): negative checks pass such a run by default (docs/results.md).
+    did_nothing: bool = False
 
     @property
     def passed(self) -> bool:
@@ -129,6 +132,7 @@ def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Pa
     watch = _watch(ctx)
     if case.setup:
         run_setup(workspace, case.setup, env, sandbox=ctx.sandbox)
+    started = snapshot(workspace)
     with agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths):
         request = RunRequest(
             prompt=case.prompt,
@@ -145,7 +149,8 @@ def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Pa
     checks = _evaluate(case, ctx, workspace, result.text, result.tool_calls, env, tool_inputs)
     if watch is not None:
         _check_tree(ctx, watch)
-    return RunReport(checks=checks, agent=result, workspace=workspace)
+    idle = not result.text.strip() and snapshot(workspace) == started
+    return RunReport(checks=checks, agent=result, workspace=workspace, did_nothing=idle)
 
 
 #: The error kind of a run that changed the repository outside its workspace.

@@ -12,6 +12,7 @@ import getpass
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -67,6 +68,28 @@ def populate(workspace: Path, fixture: Path | None, overlays: Sequence[Overlay] 
                 shutil.copy2(overlay.source, target)
     except OSError as exc:
         raise SetupError(f"could not prepare the workspace {workspace}: {exc}") from None
+
+
+#: What :func:`snapshot` keeps of an entry: mode, size, modification time, link target.
+EntryState = tuple[int, int, int, str]
+
+
+def snapshot(workspace: Path) -> dict[str, EntryState]:
+    """The workspace's entries by relative path, links not followed: two snapshots
+    differ when a run created, deleted, wrote or touched anything in it (``.git``
+    included: a commit changes nothing else). Entries that cannot be read are left out."""
+    state: dict[str, EntryState] = {}
+    for top, dirs, files in os.walk(workspace):
+        for name in (*dirs, *files):
+            path = os.path.join(top, name)
+            try:
+                st = os.lstat(path)
+                target = os.readlink(path) if stat.S_ISLNK(st.st_mode) else ""
+            except OSError:
+                continue
+            key = os.path.relpath(path, workspace)
+            state[key] = (st.st_mode, st.st_size, st.st_mtime_ns, target)
+    return state
 
 
 def run_setup(

@@ -1,5 +1,6 @@
 """``--eval-changed[=REF]``: which files changed since a git revision, and which cases
-defend one of them.
+they touch: a case whose case file, fixture or ``defends`` path changed
+(docs/writing-cases.md#selecting-cases).
 
 Plain git through :mod:`pytest_evalcases.git` (no pytest). "Changed" is everything a
 pull request would show plus the work in progress: commits since the merge base of REF
@@ -31,6 +32,15 @@ class ChangedFiles:
     base: str | None
     #: POSIX paths relative to the ``defends`` root; files outside it are left out.
     paths: tuple[str, ...]
+    #: Every changed file of the repository, absolute and resolved: case files and
+    #: fixtures need not lie below the ``defends`` root.
+    files: tuple[Path, ...] = ()
+
+    def touches(self, path: Path) -> bool:
+        """Whether ``path`` (a file, or a directory such as a fixture) is or holds a
+        changed file."""
+        wanted = path.resolve()
+        return any(f == wanted or wanted in f.parents for f in self.files)
 
     def selects(self, defends: str) -> bool:
         """Whether a case defending ``defends`` (a file, or a directory) is affected."""
@@ -107,7 +117,10 @@ def changed_files(
         paths.update(_names(top, "diff", "--name-only", "--no-renames", "-z", "--cached", "--"))
     paths.update(_names(top, "ls-files", "--others", "--exclude-standard", "-z"))
     return ChangedFiles(
-        ref=label, base=base, paths=_relative(top, paths, defends_root or directory)
+        ref=label,
+        base=base,
+        paths=_relative(top, paths, defends_root or directory),
+        files=tuple(top.resolve() / name for name in sorted(paths)),
     )
 
 

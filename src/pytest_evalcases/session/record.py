@@ -76,6 +76,7 @@ def run_record(
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         rec.duration = result.duration
         rec.attempts = result.attempts
+        rec.did_nothing = result.did_nothing
         if result.workspace is not None:
             rec.workspace = str(result.workspace)
         agent = result.agent

@@ -8,6 +8,7 @@ they run in every shard, as without the options.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +34,15 @@ class Selection:
         """The selection that ``settings`` asks for."""
         return cls(settings.tags, settings.defends, settings.changed, settings.results.shard)
 
-    def selects(self, entry: CaseEntry | None) -> bool:
-        """Whether the case passes the tag, defends and changed filters (all of them)."""
+    def selects(
+        self, entry: CaseEntry | None, sources: Callable[[], Iterable[Path]] | None = None
+    ) -> bool:
+        """Whether the case passes the tag, defends and changed filters (all of them).
+
+        ``sources`` gives the case's own files (its case file, then its fixture): with
+        ``--eval-changed`` a change to one of them selects the case as a change to its
+        ``defends`` path does. Called only when the defended path did not change, since
+        the fixture may need the case file loaded."""
         if entry is None:
             return True
         if self.tags and not self.tags.intersection(entry.tags):
@@ -44,7 +52,9 @@ class Selection:
             defended = Path(entry.defends).as_posix()
             if not any(defended == w or defended.startswith(w + "/") for w in wanted):
                 return False
-        return self.changed is None or self.changed.selects(entry.defends)
+        if self.changed is None or self.changed.selects(entry.defends):
+            return True
+        return sources is not None and any(self.changed.touches(p) for p in sources())
 
     def in_shard(self, entry: CaseEntry | None) -> bool:
         """Whether the case belongs to this run's shard (every case without a shard)."""
