@@ -690,3 +690,42 @@ def test_sigterm_and_sighup_end_the_run_like_ctrl_c(
     assert "incomplete: interrupted" in out
     assert gone(str(pytester.path / "agent.py"))
     assert gone(mark)
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    ("unit_test", "cases", "status"),
+    [
+        # The gate's INCONCLUSIVE (2) where pytest alone says 1.
+        pytest.param("assert True", ("crashes",), 2, id="errored-case"),
+        # The gate's BLOCKED (1) on the pass rate where pytest alone says 0.
+        pytest.param("assert True", ("ok", "advisory"), 1, id="pass-rate"),
+        pytest.param("assert False", ("ok",), 1, id="failing-test"),
+    ],
+)
+def test_json_report_exitcode_is_the_exit_status(
+    run_suite_of: SuiteRun,
+    pytester: pytest.Pytester,
+    unit_test: str,
+    cases: tuple[str, ...],
+    status: int,
+    xdist: tuple[str, ...],
+) -> None:
+    """pytest-json-report reads the exit status in its own ``pytest_sessionfinish``: it
+    is the one the plugin sets, the process's own (docs/reference.md)."""
+    pytester.makepyfile(test_unit=f"def test_unit():\n    {unit_test}\n")
+    agent = ECHO_AGENT + "if prompt == 'crash':\n    sys.exit(3)\n"
+    known = {
+        "ok": simple_case("ok"),
+        "crashes": simple_case("crashes", prompt="crash"),
+        "advisory": ADVISORY_CASE,
+    }
+    suite = {case_id: known[case_id] for case_id in cases}
+
+    result = run_suite_of(
+        *xdist, "--json-report", "--json-report-file=report.json", agent=agent, **suite
+    )
+
+    assert result.ret == status
+    report = json.loads((pytester.path / "report.json").read_text("utf-8"))
+    assert report["exitcode"] == status

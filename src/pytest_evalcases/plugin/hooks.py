@@ -74,8 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(hooks, "evalcases-preflight")
     html = config.getoption("eval_html")
     if html and not is_worker(config):
-        # Registered after the session hooks: among trylast hooks pluggy calls the
-        # earlier registered first, so this run's results file exists for the trend.
+        # Its trylast sessionfinish runs after the session hooks' wrapper wrote this
+        # run's results file, which the trend reads.
         path = config.invocation_params.dir / html
         config.pluginmanager.register(reporting.HtmlHooks(config, state, path), "evalcases-html")
     if config.pluginmanager.hasplugin("xdist"):

@@ -103,8 +103,16 @@ class SessionHooks:
         if report.failed:
             self.state.other_failures += 1
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(
+        self, session: pytest.Session, exitstatus: int
+    ) -> Generator[None, None, None]:
+        # Before every other plugin's sessionfinish: pytest-json-report (tryfirst) reads
+        # session.exitstatus in its own, and must read the status the process exits with.
+        self._finish(session, exitstatus)
+        return (yield)
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         writer = is_first_worker_or_controller(self.config)
         cache.save(self.config, self.state.parse_cache, writer=writer)
         if self.is_worker or not self.state.records:
