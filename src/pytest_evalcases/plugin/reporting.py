@@ -39,8 +39,10 @@ def make_report(
         and excinfo is not None
         and isinstance(excinfo.value, pytest.fail.Exception)
     ):
-        # The reason without the "Failed: " of the pytest.fail that made it an error.
-        as_reason(report.longrepr, item, excinfo.value.msg or "")
+        # The reason without the "Failed: " of the pytest.fail that made it an error;
+        # a run's error by its kind and message, not by the case's header.
+        line = item.error_line() if isinstance(item, EvalItem) else None
+        as_reason(report.longrepr, item, line or excinfo.value.msg or "")
     if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
         # Point skip reasons at the case, not at the plugin line that skipped it.
         report.longrepr = (str(item.path), item.entry.line + 1, report.longrepr[2])
