@@ -715,6 +715,31 @@ def test_broken_file_reported_when_selection_deselects_everything(
     assert_reported(result, bad)
 
 
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_broken_file_does_not_decide_a_run_of_other_tests_only(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, xdist: tuple[str, ...]
+) -> None:
+    """``pytest -k test_unit`` beside a broken case file: a warning names it; the unit
+    test decides the exit status. Selected with an eval case, it is an error again."""
+    bad = BAD["unknown-check-type"]
+    make_broken_suite(make_suite, bad)
+    pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
+
+    result = run(pytester, *xdist, "-k", "test_unit")
+
+    result.assert_outcomes(passed=1, warnings=1, deselected=0 if xdist else 2)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [f"*case file error: {bad.path}:*no eval case selected: not counted in the exit status*"]
+    )
+    assert all(text in result.stdout.str() for text in bad.expect)
+
+    everything = run(pytester, *xdist)
+
+    everything.assert_outcomes(passed=2, errors=1)
+    assert everything.ret == 2
+
+
 #: Broken files of one suite, beside three valid cases.
 MANY_BROKEN = ["yaml-syntax", "missing-id", "regex-output-matches", "path-parent", "cwd-missing"]
 

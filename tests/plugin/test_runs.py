@@ -160,7 +160,7 @@ def test_agent_errors_are_errors_not_failures(
     assert "no such tool" in out
     assert "Traceback" not in out
     # The short summary gives the reason as it is, not as pytest.fail's "Failed: ...".
-    result.stdout.fnmatch_lines(["ERROR evals/crash.yaml::crash - case crash (critical)*"])
+    result.stdout.fnmatch_lines(["ERROR evals/crash.yaml::crash - no verdict (authentication)*"])
     assert "Failed:" not in out
     assert "suite: 1/3 cases passed · Score: 1/1 (100%) · 2 errors" in out
     assert "eval gate: INCONCLUSIVE (2 cases errored: crash, setup-fails)" in out
@@ -397,6 +397,58 @@ def test_one_advisory_failure_among_few_cases_blocks(run_suite_of: SuiteRun) -> 
         ["eval gate: BLOCKED (pass rate 50% is below eval_min_pass_rate 90%)"]
     )
     assert result.ret == 1
+
+
+@pytest.mark.parametrize("columns", [60, 240])
+def test_short_summary_names_the_failed_checks_or_the_error(
+    run_suite_of: SuiteRun, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    """The short test summary's line of a case says what failed first, the check ids or
+    the error's kind, then why: what a narrow terminal keeps is the useful part."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    # On CI pytest prints the whole line, whatever the width.
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
+    checks = (
+        '[{type: file_absent, path: "*.txt", id: no-txt}, '
+        "{type: output_matches, pattern: nowhere, id: says-nowhere}, "
+        "{type: output_matches, pattern: did}]"
+    )
+    agent = ECHO_AGENT + "if prompt == 'crash':\n    sys.exit(3)\n"
+
+    result = run_suite_of(
+        "-rA",
+        agent=agent,
+        fails=simple_case("fails", checks=checks),
+        crashes=simple_case("crashes", prompt="crash"),
+    )
+
+    result.assert_outcomes(failed=1, errors=1)
+    summary = next(i for i, line in enumerate(result.outlines) if "short test summary" in line)
+    lines = result.outlines[summary:]
+    failed = next(line for line in lines if line.startswith("FAILED "))
+    errored = next(line for line in lines if line.startswith("ERROR "))
+    head = "FAILED evals/fails.yaml::fails - no-txt"
+    assert failed.startswith(head), failed
+    assert errored.startswith("ERROR evals/crashes.yaml::crashes - no verdict (crash)"), errored
+    if columns == 60:
+        assert len(failed) <= columns
+        assert len(errored) <= columns
+    else:
+        assert failed.startswith(f"{head}, says-nowhere failed: *.txt: present"), failed
+        assert "; pattern 'nowhere' not found in the final answer" in failed
+        assert "defends" not in failed
+        assert "exited with status 3" in errored
+
+
+def test_advisory_failures_alone_never_block(run_suite_of: SuiteRun) -> None:
+    """`-k` on one advisory case that fails: xfailed, and no pass rate of one case
+    blocks the run (docs/reference.md, "Exit statuses of `pytest`")."""
+    result = run_suite_of("-k", "advisory", advisory=ADVISORY_CASE, ok=simple_case("ok"))
+
+    result.assert_outcomes(xfailed=1, deselected=1)
+    result.stdout.fnmatch_lines(["suite: 0/1 cases passed*", "eval gate: PASS"])
+    assert result.ret == 0
 
 
 def test_no_agent_skips_and_says_nothing_was_graded(pytester: pytest.Pytester) -> None:
@@ -690,3 +742,42 @@ def test_sigterm_and_sighup_end_the_run_like_ctrl_c(
     assert "incomplete: interrupted" in out
     assert gone(str(pytester.path / "agent.py"))
     assert gone(mark)
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    ("unit_test", "cases", "status"),
+    [
+        # The gate's INCONCLUSIVE (2) where pytest alone says 1.
+        pytest.param("assert True", ("crashes",), 2, id="errored-case"),
+        # The gate's BLOCKED (1) on the pass rate where pytest alone says 0.
+        pytest.param("assert True", ("ok", "advisory"), 1, id="pass-rate"),
+        pytest.param("assert False", ("ok",), 1, id="failing-test"),
+    ],
+)
+def test_json_report_exitcode_is_the_exit_status(
+    run_suite_of: SuiteRun,
+    pytester: pytest.Pytester,
+    unit_test: str,
+    cases: tuple[str, ...],
+    status: int,
+    xdist: tuple[str, ...],
+) -> None:
+    """pytest-json-report reads the exit status in its own ``pytest_sessionfinish``: it
+    is the one the plugin sets, the process's own (docs/reference.md)."""
+    pytester.makepyfile(test_unit=f"def test_unit():\n    {unit_test}\n")
+    agent = ECHO_AGENT + "if prompt == 'crash':\n    sys.exit(3)\n"
+    known = {
+        "ok": simple_case("ok"),
+        "crashes": simple_case("crashes", prompt="crash"),
+        "advisory": ADVISORY_CASE,
+    }
+    suite = {case_id: known[case_id] for case_id in cases}
+
+    result = run_suite_of(
+        *xdist, "--json-report", "--json-report-file=report.json", agent=agent, **suite
+    )
+
+    assert result.ret == status
+    report = json.loads((pytester.path / "report.json").read_text("utf-8"))
+    assert report["exitcode"] == status

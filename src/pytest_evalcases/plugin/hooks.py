@@ -6,6 +6,7 @@ and the summary to :mod:`.reporting`, the parse cache to :mod:`.cache`.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
@@ -24,7 +25,12 @@ from pytest_evalcases.plugin.nodes import (
     TaskDirFile,
     passed_over,
 )
-from pytest_evalcases.plugin.stash import SESSION_KEY, is_worker, session_of
+from pytest_evalcases.plugin.stash import (
+    SESSION_KEY,
+    is_first_worker_or_controller,
+    is_worker,
+    session_of,
+)
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.session.selection import Selection
 from pytest_evalcases.session.state import EvalSession
@@ -75,8 +81,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(hooks, "evalcases-preflight")
     html = config.getoption("eval_html")
     if html and not is_worker(config):
-        # Registered after the session hooks: among trylast hooks pluggy calls the
-        # earlier registered first, so this run's results file exists for the trend.
+        # Its trylast sessionfinish runs after the session hooks' wrapper wrote this
+        # run's results file, which the trend reads.
         path = config.invocation_params.dir / html
         config.pluginmanager.register(reporting.HtmlHooks(config, state, path), "evalcases-html")
     if config.pluginmanager.hasplugin("xdist"):
@@ -131,6 +137,7 @@ def pytest_collection_modifyitems(
     broken = [item for item in items if isinstance(item, BrokenFileItem)]
     if broken:
         items[:] = [item for item in items if not isinstance(item, BrokenFileItem)]
+    collected = len(items)
     selection = Selection.of(session_of(config).settings)
     # Two steps, as two -k would: the filters, then the shard of what is left.
     _deselect(config, items, lambda item: selection.selects(_entry(item), _sources(item)))
@@ -138,7 +145,34 @@ def pytest_collection_modifyitems(
     try:
         return (yield)
     finally:
-        items[:0] = broken
+        if broken and _other_tests_only(items, collected):
+            _set_aside(config, broken)
+        else:
+            items[:0] = broken
+
+
+def _other_tests_only(items: list[pytest.Item], collected: int) -> bool:
+    """Whether the selection (``-k``, ``-m``, ``--eval-*``) kept other tests and no eval
+    case: ``pytest -k test_unit`` beside case files."""
+    selected = len(items) < collected and items
+    return bool(selected) and not any(isinstance(item, EvalItem) for item in items)
+
+
+def _set_aside(config: pytest.Config, broken: list[BrokenFileItem]) -> None:
+    """Report broken case files as warnings that do not decide the exit status of a run
+    of other tests only (docs/case-format.md, "What a broken file looks like")."""
+    config.hook.pytest_deselected(items=broken)
+    if not is_first_worker_or_controller(config):
+        return
+    for item in broken:
+        warnings.warn_explicit(
+            pytest.PytestCollectionWarning(
+                f"{item.message} (no eval case selected: not counted in the exit status)"
+            ),
+            category=pytest.PytestCollectionWarning,
+            filename=str(item.path),
+            lineno=item.error.line or 1,
+        )
 
 
 def _deselect(

@@ -30,11 +30,13 @@ if TYPE_CHECKING:
 
 
 class CheckFailure(Exception):
-    """Raised by :meth:`EvalItem.runtest` when checks did not hold."""
+    """Raised by :meth:`EvalItem.runtest` when checks did not hold: ``text`` for the
+    failure's section, ``line`` for the short test summary."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, line: str) -> None:
         super().__init__(text)
         self.text = text
+        self.line = line
 
 
 def item_name(case_id: str, variant: str, repetition: int | None) -> str:
@@ -200,7 +202,8 @@ def as_reason(longrepr: Any, item: pytest.Item, text: str) -> Any:
     """A report's ``longrepr`` of pytest's own (an exception shown by its value alone),
     its crash line made ``text`` at the case's place: the short test summary and
     ``--tb=line`` then give the reason as the user should read it, with no exception
-    name and no line of the plugin, on every pytest version."""
+    name and no line of the plugin, on every pytest version. Both show the first line
+    of ``text`` only, cut to the terminal's width: it says what failed first."""
     crash = getattr(longrepr, "reprcrash", None)
     if crash is not None:
         path, line, _ = item.reportinfo()
@@ -325,7 +328,11 @@ class EvalItem(pytest.Item):
         state = session_of(self.config)
         if state.settings.red_first:
             if not failed:
-                raise CheckFailure(messages.red_first_text(self._header(), len(report.checks)))
+                checks = len(report.checks)
+                raise CheckFailure(
+                    messages.red_first_text(self._header(), checks),
+                    messages.red_first_line(checks),
+                )
             return
         if not failed:
             if self._disposable(report):
@@ -341,7 +348,7 @@ class EvalItem(pytest.Item):
             graded=self.variant.graded_dir is not None,
             redact=state.redact,
         )
-        raise CheckFailure(text)
+        raise CheckFailure(text, messages.failure_line(failed, state.redact))
 
     def _disposable(self, report: RunReport) -> bool:
         """A passed run's workspace goes, unless it is a graded directory or kept."""
@@ -353,7 +360,7 @@ class EvalItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CheckFailure):
-            return as_reason(excinfo.getrepr(style="value"), self, excinfo.value.text)
+            return as_reason(excinfo.getrepr(style="value"), self, excinfo.value.line)
         if isinstance(excinfo.value, pytest.xfail.Exception):
             # An advisory case's failed checks: pytest shows the reason, never this text,
             # and formatting the traceback costs about 0.1 s of CPU per case.
@@ -365,6 +372,12 @@ class EvalItem(pytest.Item):
 
     def _header(self) -> str:
         return messages.header(self.case, self.variant.name)
+
+    def error_line(self) -> str | None:
+        """The one line of why the run reached no verdict; ``None`` when it did."""
+        if self.run_error is None:
+            return None
+        return messages.error_line(self.run_error, session_of(self.config).redact)
 
     def record(self, outcome: Outcome = "error") -> RunRecord:
         """This run as a record, with ``outcome`` as the controller will count it."""

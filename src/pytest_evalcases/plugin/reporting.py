@@ -39,8 +39,10 @@ def make_report(
         and excinfo is not None
         and isinstance(excinfo.value, pytest.fail.Exception)
     ):
-        # The reason without the "Failed: " of the pytest.fail that made it an error.
-        as_reason(report.longrepr, item, excinfo.value.msg or "")
+        # The reason without the "Failed: " of the pytest.fail that made it an error;
+        # a run's error by its kind and message, not by the case's header.
+        line = item.error_line() if isinstance(item, EvalItem) else None
+        as_reason(report.longrepr, item, line or excinfo.value.msg or "")
     if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
         # Point skip reasons at the case, not at the plugin line that skipped it.
         report.longrepr = (str(item.path), item.entry.line + 1, report.longrepr[2])
@@ -106,8 +108,16 @@ class SessionHooks:
         if report.failed:
             self.state.other_failures += 1
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(
+        self, session: pytest.Session, exitstatus: int
+    ) -> Generator[None, None, None]:
+        # Before every other plugin's sessionfinish: pytest-json-report (tryfirst) reads
+        # session.exitstatus in its own, and must read the status the process exits with.
+        self._finish(session, exitstatus)
+        return (yield)
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         writer = is_first_worker_or_controller(self.config)
         cache.save(self.config, self.state.parse_cache, writer=writer)
         if self.is_worker or not self.state.records:

@@ -157,6 +157,34 @@ def failure_text(
     return redact("\n".join(lines))
 
 
+#: How much of one reason the one-line summary of a run quotes; pytest cuts the line
+#: to the terminal's width, except on CI and under ``-vv``, where it prints it whole.
+REASON_CHARS = 160
+
+
+def _first_line(text: str, limit: int = REASON_CHARS) -> str:
+    line = text.strip().split("\n", 1)[0].rstrip()
+    more = line != text.strip()
+    if len(line) > limit:
+        line, more = line[: limit - 1].rstrip(), True
+    return line + ("…" if more else "")
+
+
+def failure_line(failed: Sequence[CheckRecord], redact: Callable[[str], str]) -> str:
+    """The one line that says why a run failed, for pytest's short test summary and
+    ``--tb=line``: the failed checks' ids first (what survives a narrow terminal), then
+    their reasons, e.g. ``no-print failed: pattern 'print(' found in a.py:3``."""
+    ids = ", ".join(c.id for c in failed)
+    reasons = "; ".join(_first_line(c.message) for c in failed)
+    return redact(f"{ids} failed: {reasons}")
+
+
+def error_line(error: RunError, redact: Callable[[str], str]) -> str:
+    """The one line that says why a run reached no verdict: its kind, then its message's
+    first line, e.g. ``no verdict (timeout): the agent ran past 600 s``."""
+    return redact(f"no verdict ({error.kind}): {_first_line(str(error))}")
+
+
 def error_text(head: str, error: RunError, redact: Callable[[str], str]) -> str:
     """Why a run reached no verdict: the error's kind and message, the workspace."""
     lines = [f"{head}: no verdict ({error.kind})", str(error)]
@@ -170,9 +198,14 @@ def advisory_text(failed: Sequence[CheckRecord], redact: Callable[[str], str]) -
     return redact("advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
 
 
-def red_first_text(head: str, checks: int) -> str:
-    """``--eval-red-first``: the failure of a case that passes on first write."""
+def red_first_line(checks: int) -> str:
+    """``--eval-red-first``: why a case that passes on first write failed."""
     return (
-        f"{head}\npasses on first write: it tests nothing "
+        "passes on first write: it tests nothing "
         f"(all {checks} checks hold against the current configuration)"
     )
+
+
+def red_first_text(head: str, checks: int) -> str:
+    """``--eval-red-first``: the failure of a case that passes on first write."""
+    return f"{head}\n{red_first_line(checks)}"

@@ -223,7 +223,11 @@ def _variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int)
                 "BLOCKED", f"{plural(len(failed), severity + ' case')} failed: {_ids(failed)}"
             )
     rate = summary.pass_rate
-    if rate is not None and rate < min_pass_rate - 1e-9:
+    # Advisory failures alone never block: the pass rate counts them only beside a
+    # critical or normal case that reached a verdict, so that `-k` on an advisory case
+    # is not blocked by a pass rate of one (docs/reference.md, "Exit statuses").
+    gated = any(c.severity != "advisory" for c in summary.decided)
+    if gated and rate is not None and rate < min_pass_rate - 1e-9:
         return Verdict(
             "BLOCKED", f"pass rate {rate:.0%} is below eval_min_pass_rate {min_pass_rate:.0%}"
         )

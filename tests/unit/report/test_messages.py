@@ -125,3 +125,27 @@ def test_advisory_and_red_first_texts() -> None:
         "case x (normal)\npasses on first write: it tests nothing "
         "(all 3 checks hold against the current configuration)"
     )
+
+
+def test_failure_line_names_the_checks_first_one_line_each_reason_cut() -> None:
+    failed = [
+        CheckRecord("no-print", "file_not_matches", None, False, "a.py:3: print(s3cret)\nmore"),
+        CheckRecord("tests-pass", "command_succeeds", None, False, "exit status 1: " + "e" * 300),
+    ]
+
+    line = messages.failure_line(failed, lambda text: text.replace("s3cret", "[REDACTED]"))
+
+    assert line.startswith(
+        "no-print, tests-pass failed: a.py:3: print([REDACTED])…; exit status 1: e"
+    )
+    assert "\n" not in line
+    assert line.endswith("e…")
+    assert len(line) < 2 * messages.REASON_CHARS + 40
+
+
+def test_error_line_gives_the_kind_then_the_first_line() -> None:
+    error = RunError("agent command exited with status 3: s3cret\nstderr tail", kind="crash")
+
+    line = messages.error_line(error, lambda text: text.replace("s3cret", "[REDACTED]"))
+
+    assert line == "no verdict (crash): agent command exited with status 3: [REDACTED]…"

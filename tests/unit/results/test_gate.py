@@ -36,6 +36,16 @@ def test_advisory_failure_counts_in_the_pass_rate_only() -> None:
     assert verdict([rec("adv", "xfailed", "advisory"), *few], min_rate=0.8).status == "PASS"
 
 
+def test_advisory_failures_alone_never_block() -> None:
+    """The pass rate counts advisory cases only beside a critical or normal case that
+    reached a verdict: `-k` on one advisory case that fails is not BLOCKED at 0%."""
+    assert verdict([rec("adv", "xfailed", "advisory")]).status == "PASS"
+    advisory = [rec(f"adv{i}", "xfailed", "advisory") for i in range(3)]
+    assert verdict([*advisory, rec("e", "error", checks=[])]).status == "INCONCLUSIVE"
+    v = verdict([*advisory, rec("ok", "passed", "critical")])
+    assert (v.status, v.reason) == ("BLOCKED", "pass rate 25% is below eval_min_pass_rate 90%")
+
+
 def test_errors_are_inconclusive_unless_blocked() -> None:
     v = verdict([rec("a", "passed"), rec("e", "error", checks=[])])
     assert (v.status, v.exit_code) == ("INCONCLUSIVE", 2)
