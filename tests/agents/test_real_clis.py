@@ -71,7 +71,9 @@ def claude_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Mode
     with model_server("anthropic", acts) as server:
         monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-scripted-0000")
+        # Keys of random letters, as real ones are: any eight characters of a secret are
+        # redacted from messages (docs/results.md), words of the scripted errors too.
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-Zq7xK2pW9mR4")
         monkeypatch.setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         # The CLI retries 429/5xx for minutes by default; one attempt says the same.
         monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
@@ -143,7 +145,7 @@ def codex_ini(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple
     program = cli("codex")
     with model_server("openai", acts) as server:
         monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted-0000")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-Jt5vN8cQ3hL6")
         monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
         # pytester's HOME is below /tmp, where Codex would not set up its own sandbox
         # (docs/agents.md, "The agent's home"): the agent homes go where they do for users.
@@ -218,7 +220,7 @@ def gemini_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[M
         (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
         monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
-        monkeypatch.setenv("GEMINI_API_KEY", "scripted-0000")
+        monkeypatch.setenv("GEMINI_API_KEY", "Wb4yF9dS2kP7")
         monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
         monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
         yield server
