@@ -472,24 +472,28 @@ def _end(proc: subprocess.Popen[bytes], leftovers: _Leftovers | None, *, stop: b
     an impatient user.
     """
     interrupted: KeyboardInterrupt | None = None
-    if stop:
-        _signal_group(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=KILL_GRACE)
-        except subprocess.TimeoutExpired:
-            pass
-        except KeyboardInterrupt as exc:
-            interrupted = exc
-    while True:
-        try:
-            # The leader may have exited; anything it left in its group goes too.
-            _signal_group(proc.pid, signal.SIGKILL)
-            proc.wait()
-            if leftovers is not None:
-                leftovers.kill()
-            break
-        except KeyboardInterrupt as exc:
-            interrupted = exc
+    try:
+        if stop:
+            try:
+                # A command that answers SIGTERM with a Ctrl-C of ours may have it land
+                # as soon as the signal is sent: inside this ``try``, never past the kill.
+                _signal_group(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=KILL_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
+            except KeyboardInterrupt as exc:
+                interrupted = exc
+    finally:
+        while True:
+            try:
+                # The leader may have exited; anything it left in its group goes too.
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+                if leftovers is not None:
+                    leftovers.kill()
+                break
+            except KeyboardInterrupt as exc:
+                interrupted = exc
     if interrupted is not None:
         raise interrupted
 

@@ -5,6 +5,7 @@ from them in one place: each value read once, every default from
 from __future__ import annotations
 
 import argparse
+import shlex
 import shutil
 import sys
 import tempfile
@@ -316,8 +317,8 @@ def _sandbox(config: pytest.Config) -> SandboxSettings:
     return SandboxSettings(
         mode=mode,
         network=network,
-        read_only=tuple(Path(p) for p in config.getini("eval_sandbox_ro")),
-        writable=tuple(Path(p) for p in config.getini("eval_sandbox_rw")),
+        read_only=_ini_paths(config, "eval_sandbox_ro"),
+        writable=_ini_paths(config, "eval_sandbox_rw"),
     )
 
 
@@ -356,8 +357,8 @@ def build_settings(config: pytest.Config) -> Settings:
         sandbox=_sandbox(config),
         variants=_variants(config, defends_root),
         repeat=config.getoption("eval_repeat"),
-        eval_paths=tuple(Path(p) for p in config.getini("eval_paths")),
-        ignore=tuple(Path(p) for p in config.getini("eval_ignore")),
+        eval_paths=_ini_paths(config, "eval_paths"),
+        ignore=_ini_paths(config, "eval_ignore"),
         tags=frozenset(
             t.strip() for arg in config.getoption("eval_tags") for t in arg.split(",") if t.strip()
         ),
@@ -485,3 +486,20 @@ def workspace_dirs(config: pytest.Config) -> WorkspaceDirs:
     except (TypeError, ValueError, KeyError):
         keep = 3
     return WorkspaceDirs(mktemp, keep=max(keep, 1))
+
+
+def _ini_paths(config: pytest.Config, name: str) -> tuple[Path, ...]:
+    """A ``paths`` ini option. pytest 8.0 fails on one given as ``-o NAME=...`` where
+    there is no configuration file (an assertion, an INTERNALERROR for the user): the
+    override is read then, relative to the invocation directory, as later pytest does."""
+    try:
+        return tuple(Path(p) for p in config.getini(name))
+    except AssertionError:
+        if config.inipath is not None:
+            raise
+    values: list[str] = []
+    for item in config.getoption("override_ini") or ():
+        key, sep, value = str(item).partition("=")
+        if sep and key.strip() == name:
+            values = shlex.split(value)
+    return tuple(config.invocation_params.dir / v for v in values)
