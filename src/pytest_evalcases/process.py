@@ -149,21 +149,14 @@ def kill_marked(mark: str) -> int:
     killed = 0
     for _ in range(3):
         found = []
-        try:
-            entries = os.scandir("/proc")
-        except OSError:
-            return killed
-        with entries:
-            for entry in entries:
-                if not entry.name.isdigit():
-                    continue
-                try:
-                    with open(f"/proc/{entry.name}/environ", "rb") as f:
-                        environ = f.read() + b"\0"
-                except OSError:
-                    continue
-                if b"\0" + needle in b"\0" + environ:
-                    found.append(int(entry.name))
+        for pid in _pids():
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    environ = f.read() + b"\0"
+            except OSError:
+                continue
+            if b"\0" + needle in b"\0" + environ:
+                found.append(pid)
         if not found:
             break
         for pid in found:
@@ -256,18 +249,20 @@ def _processes() -> dict[int, tuple[int, int, str]]:
     """pid -> (parent pid, start time in clock ticks since boot, state) of every
     process."""
     table: dict[int, tuple[int, int, str]] = {}
-    try:
-        entries = os.scandir("/proc")
-    except OSError:
-        return table
-    with entries:
-        for entry in entries:
-            if not entry.name.isdigit():
-                continue
-            fields = _stat(entry.name)
-            if fields is not None:
-                table[int(entry.name)] = (int(fields[1]), int(fields[19]), fields[0])
+    for pid in _pids():
+        fields = _stat(pid)
+        if fields is not None:
+            table[pid] = (int(fields[1]), int(fields[19]), fields[0])
     return table
+
+
+def _pids() -> list[int]:
+    """The pid of every process in ``/proc``; none where there is no ``/proc``."""
+    try:
+        with os.scandir("/proc") as entries:
+            return [int(entry.name) for entry in entries if entry.name.isdigit()]
+    except OSError:
+        return []
 
 
 def _stat(pid: int | str) -> list[str] | None:
