@@ -75,6 +75,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         reporting.SessionHooks(config, state, interrupts), "evalcases-session"
     )
+    if settings.concurrency > 1:
+        # Registered after the session hooks, so that its sessionfinish runs first.
+        from pytest_evalcases.plugin import ahead
+
+        config.pluginmanager.register(ahead.AheadHooks(config), "evalcases-ahead")
+        if config.pluginmanager.hasplugin("xdist") and not is_worker(config):
+            queues = ahead.DeepQueues(settings.concurrency)
+            config.pluginmanager.register(queues, "evalcases-ahead-xdist")
     if agent is not None and not is_worker(config):
         # The controller checks the agent once for the session, before the first case.
         hooks = preflight.PreflightHooks(config, state)

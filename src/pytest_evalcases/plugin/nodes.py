@@ -305,6 +305,10 @@ class EvalItem(pytest.Item):
             usage = ""
         if usage:
             pytest.fail(usage, pytrace=False)
+        from pytest_evalcases.plugin.ahead import concurrency_of
+
+        ahead = concurrency_of(self.config)
+        first = ahead.first_run(self) if ahead is not None else None
         try:
             from pytest_evalcases.run.runner import execute
 
@@ -313,6 +317,7 @@ class EvalItem(pytest.Item):
                 self.variant,
                 context,
                 lambda: state.workspaces.new(label),
+                first,
             )
         except RunError as exc:
             self.run_error = exc

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     # first loaded, so that a pytest run without eval cases does not pay for them.
     from pytest_evalcases.cases.registry import CheckRegistry
     from pytest_evalcases.run.runner import RunContext
+    from pytest_evalcases.run.scheduler import Backoff
 
 
 #: The reason in ``incomplete_reasons`` of a run cut short by Ctrl-C or a signal.
@@ -62,6 +63,8 @@ class Settings:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     variants: tuple[Variant, ...] = (Variant(),)
     repeat: int = 1
+    #: ``--eval-concurrency``: agent runs at the same time in this process.
+    concurrency: int = defaults.CONCURRENCY
     eval_paths: tuple[Path, ...] = ()
     ignore: tuple[Path, ...] = ()
     tags: frozenset[str] = frozenset()
@@ -148,6 +151,14 @@ class EvalSession:
         state = tree_state(self.settings.rootdir)
         return state.root if state is not None else None
 
+    @functools.cached_property
+    def backoff(self) -> Backoff:
+        """When the next agent run may start after rate limits: one for the process,
+        shared by the scheduler and the retries."""
+        from pytest_evalcases.run.scheduler import Backoff
+
+        return Backoff()
+
     @property
     def run_context(self) -> RunContext:
         from pytest_evalcases.run.runner import RunContext
@@ -167,6 +178,7 @@ class EvalSession:
                 p for p in (results.results_dir, results.save_path) if p is not None
             ),
             case_ids=frozenset(self.ids),
+            backoff=self.backoff,
         )
 
     @property
