@@ -376,9 +376,7 @@ def _stat(pid: int | str) -> list[str] | None:
     return fields if len(fields) > 19 else None
 
 
-def _descendants(
-    table: Mapping[int, tuple[int, int, str, int]], roots: Iterable[int]
-) -> set[int]:
+def _descendants(table: Mapping[int, tuple[int, int, str, int]], roots: Iterable[int]) -> set[int]:
     """``roots`` and every process below them in ``table``."""
     children: dict[int, list[int]] = {}
     for pid, (ppid, *_) in table.items():

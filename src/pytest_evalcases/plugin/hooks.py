@@ -146,10 +146,14 @@ def pytest_collection_modifyitems(
     if broken:
         items[:] = [item for item in items if not isinstance(item, BrokenFileItem)]
     collected = len(items)
-    selection = Selection.of(session_of(config).settings)
+    settings = session_of(config).settings
+    selection = Selection.of(settings)
     # Two steps, as two -k would: the filters, then the shard of what is left.
     _deselect(config, items, lambda item: selection.selects(_entry(item), _sources(item)))
-    _deselect(config, items, lambda item: selection.in_shard(_entry(item)))
+    if selection.part is not None:
+        ids = [entry.id for entry in map(_entry, items) if entry is not None]
+        selection = selection.balanced(ids, settings.results.results_dir)
+        _deselect(config, items, lambda item: selection.in_shard(_entry(item)))
     try:
         return (yield)
     finally:
