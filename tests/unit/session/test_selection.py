@@ -88,3 +88,19 @@ def test_of_reads_the_settings() -> None:
     )
 
     assert Selection.of(settings) == Selection(frozenset({"t"}), ("d",), changed, (1, 4))
+
+
+def test_shards_balance_longest_first_to_the_least_loaded_shard() -> None:
+    from pytest_evalcases.session.shard import balance
+
+    durations = {"a": 10.0, "b": 6.0, "c": 5.0, "d": 4.0, "e": 1.0}
+    # a→1 (10), b→2 (6), c→2 (11), d→1 (14), e→2 (12)
+    assert balance("edcba", durations, 2) == {"a": 1, "b": 2, "c": 2, "d": 1, "e": 2}
+    # Collection order does not matter; an unknown case counts as the median (5 s), and
+    # equal durations go by id.
+    assert balance(["x", "a", "b"], {"a": 10.0, "b": 5.0}, 2) == balance(
+        ["b", "a", "x"], {"a": 10.0, "b": 5.0}, 2
+    )
+    assert balance(["x", "a", "b"], {"a": 10.0, "b": 5.0}, 2) == {"a": 1, "b": 2, "x": 2}
+    # More shards than cases: some shards are empty, none gets two.
+    assert sorted(balance("ab", {}, 4).values()) == [1, 2]
