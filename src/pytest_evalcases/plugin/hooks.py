@@ -114,6 +114,15 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--eval-baseline: {exc}") from None
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if any(isinstance(item, EvalItem) for item in session.items):
+        # Only sessions that run eval cases: no thread for the others.
+        from pytest_evalcases.plugin import progress
+
+        progress.install(session.config, len(session.items))
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     return True if session_of(config).discovery.skip_dir(collection_path) else None
 

@@ -88,6 +88,8 @@ class _Job(Generic[T]):
     token: CancelToken = field(default_factory=CancelToken)
     done: threading.Event = field(default_factory=threading.Event)
     started: bool = False
+    #: When it started (``time.monotonic``).
+    since: float = 0.0
     result: T | None = None
     error: BaseException | None = None
     thread: threading.Thread | None = None
@@ -171,6 +173,17 @@ class Scheduler(Generic[T]):
                 return
         job.token.cancel()
 
+    def running(self) -> list[tuple[Hashable, float]]:
+        """The jobs running now and when each started (``time.monotonic``), oldest
+        first."""
+        with self._lock:
+            found = [
+                (key, job.since)
+                for key, job in self._jobs.items()
+                if job.started and not job.done.is_set()
+            ]
+        return sorted(found, key=lambda pair: pair[1])
+
     # -- stopping ------------------------------------------------------------------
 
     def stop(self) -> None:
@@ -219,6 +232,7 @@ class Scheduler(Generic[T]):
 
     def _start(self, key: Hashable, job: _Job[T]) -> None:
         job.started = True
+        job.since = time.monotonic()
         self._running += 1
         self.peak = max(self.peak, self._running)
         job.thread = threading.Thread(
