@@ -9,6 +9,10 @@ and a Node 22 runtime come from the npm registry (packages ``promptfoo@0.123.1``
 the same shell agent and the same check (the answer matches ``^done$``), both write
 their results (a results file; promptfoo's own database, in a temporary directory), and
 they alternate in every round; the median of ``--repeat`` rounds is compared.
+
+promptfoo runs its exec provider as a plain child process, so the ratio that counts runs
+pytest-evalcases without a sandbox too (``--eval-sandbox=none``). A third side shows
+what bubblewrap costs per run where it is installed (``eval_sandbox = auto``).
 """
 
 from __future__ import annotations
@@ -119,19 +123,10 @@ def main() -> None:
             PROMPTFOO_DISABLE_SHARING="1",
             NO_COLOR="1",
         )
+        pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        pytest.append(f"--eval-concurrency={args.jobs}")
         sides = {
-            "pytest-evalcases": (
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    f"--eval-concurrency={args.jobs}",
-                ],
-                f"{args.count} passed",
-            ),
+            "pytest-evalcases": ([*pytest, "--eval-sandbox=none"], f"{args.count} passed"),
             "promptfoo": (
                 [
                     str(node),
@@ -147,6 +142,8 @@ def main() -> None:
                 f"{args.count} passed",
             ),
         }
+        if shutil.which("bwrap"):
+            sides["pytest-evalcases, bubblewrap"] = (pytest, f"{args.count} passed")
         for cmd, expect in sides.values():  # warm-up: byte code, caches, promptfoo's db
             timed(cmd, root, env, expect)
         runs: dict[str, list[float]] = {name: [] for name in sides}
@@ -160,7 +157,7 @@ def main() -> None:
                 flush=True,
             )
 
-    ours, theirs = (statistics.median(runs[name]) for name in sides)
+    ours, theirs = statistics.median(runs["pytest-evalcases"]), statistics.median(runs["promptfoo"])
     ideal = args.seconds * -(-args.count // args.jobs)
     print(
         f"\n{args.count} cases, agent {args.seconds:g}s each, {args.jobs} at a time "
@@ -169,6 +166,10 @@ def main() -> None:
     print(f"  pytest-evalcases --eval-concurrency {args.jobs}   {ours:6.2f}s")
     print(f"  promptfoo -j {args.jobs} --no-cache             {theirs:6.2f}s")
     print(f"  ratio pytest-evalcases / promptfoo: {ours / theirs:4.2f}   (target <= 0.8)")
+    if "pytest-evalcases, bubblewrap" in runs:
+        sandboxed = statistics.median(runs["pytest-evalcases, bubblewrap"])
+        ratio = sandboxed / theirs
+        print(f"  with bubblewrap (eval_sandbox = auto)    {sandboxed:6.2f}s   ratio {ratio:4.2f}")
 
 
 if __name__ == "__main__":
