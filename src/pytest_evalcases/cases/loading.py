@@ -220,6 +220,7 @@ def _cases(
 
 def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
     """Load a task directory: ``checks.yaml`` plus an optional ``task.md`` prompt."""
+    case_id = _task_id(checks_yaml)
     text = read_text(checks_yaml)
     data = _parse(checks_yaml, text)
     source = Source(checks_yaml, text)
@@ -276,7 +277,7 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
         )
     severity = min(severities, key=SEVERITIES.index)
     return LoadedCase(
-        id=checks_yaml.parent.name,
+        id=case_id,
         file=checks_yaml,
         line=0,
         evals_root=checks_yaml.parent,
@@ -288,6 +289,26 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
         timeout=model.timeout,
         tags=tuple(model.tags),
         kind="task",
+    )
+
+
+def _task_id(checks_yaml: Path) -> str:
+    """The case id of a task directory, its name: kebab-case, like the ``id`` of a case
+    file (docs/case-format.md, "Task-directory format")."""
+    name = checks_yaml.parent.name
+    if len(name) <= limits.ID_CHARS and re.fullmatch(schema.KEBAB_CASE, name):
+        return name
+    guess = schema.kebab_case(name)
+    hint = f"; did you mean {guess!r}?" if guess is not None and guess != name else ""
+    rule = (
+        schema.KEBAB_RULE
+        if len(name) <= limits.ID_CHARS
+        else f"must be at most {limits.ID_CHARS} characters"
+    )
+    raise CaseFileError(
+        str(checks_yaml),
+        f"the directory name {shown(name)} is the case's id, which {rule}; rename the "
+        f"directory{hint}",
     )
 
 
