@@ -12,7 +12,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,11 +95,24 @@ class LoadedCase:
     tags: tuple[str, ...] = ()
     #: ``case`` or ``task`` (a task directory; docs/case-format.md).
     kind: RecordKind = "case"
+    #: Each check's own severity, in the order of ``checks``: a task directory's
+    #: ``HIGH``, ``MEDIUM`` and ``LOW``. Empty: every check has the case's.
+    check_severities: tuple[Severity, ...] = ()
 
     @property
     def entry(self) -> CaseEntry:
         """What collection needs of this case (and the parse cache keeps)."""
         return CaseEntry(self.id, self.line, self.severity, self.tags, self.defends)
+
+    def failure_severity(self, failed: Iterable[str]) -> Severity:
+        """How severe a run's failure is whose checks ``failed`` (by id) failed: as
+        severe as the most severe of them, never more than the case (docs/case-format.md,
+        "Task-directory format")."""
+        if not self.check_severities:
+            return self.severity
+        by_id = {c.id: s for c, s in zip(self.checks, self.check_severities, strict=True)}
+        found = [by_id.get(check_id, self.severity) for check_id in failed]
+        return min(found, key=SEVERITIES.index) if found else self.severity
 
     @property
     def needs_transcript(self) -> bool:
@@ -289,6 +302,7 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
         timeout=model.timeout,
         tags=tuple(model.tags),
         kind="task",
+        check_severities=tuple(severities),
     )
 
 
