@@ -193,9 +193,17 @@ def error_text(head: str, error: RunError, redact: Callable[[str], str]) -> str:
     return redact("\n".join(lines))
 
 
-def advisory_text(failed: Sequence[CheckRecord], redact: Callable[[str], str]) -> str:
-    """The xfail reason of an advisory case whose checks failed."""
-    return redact("advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
+def advisory_text(
+    failed: Sequence[CheckRecord], redact: Callable[[str], str], severity: str = "advisory"
+) -> str:
+    """The xfail reason of an advisory failure: an advisory case's, or a task
+    directory's (of ``severity``) whose failed checks are all ``LOW``."""
+    what = (
+        "advisory case failed"
+        if severity == "advisory"
+        else f"advisory failure of a {severity} case, only LOW checks failed"
+    )
+    return redact(f"{what}: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
 
 
 def red_first_line(checks: int) -> str:

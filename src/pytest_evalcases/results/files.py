@@ -560,6 +560,12 @@ def _read_record(f: _Fields) -> RunRecord:
     f.strings("permission_denials")
     f.strings("refused_writes")
     f.flag("did_nothing", False)
+    f.get(
+        "failure_severity",
+        lambda v: v is None or v in SEVERITIES,
+        "one of " + ", ".join(SEVERITIES) + " or null",
+        None,
+    )
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)

@@ -36,6 +36,15 @@ class CaseVerdict:
     checks_total: int
     #: check id -> passed in every graded run
     checks: dict[str, bool]
+    #: A failed case's failure, as severe as its most severe failed run's (a task
+    #: directory whose LOW checks alone failed: ``advisory``); ``None`` unless it failed.
+    failure_severity: Severity | None = None
+
+    @property
+    def counted_severity(self) -> Severity:
+        """The severity the gate counts the case under: its failure's when it failed,
+        else its own (docs/case-format.md, "Task-directory format")."""
+        return self.failure_severity or self.severity
 
     @property
     def pass_rate(self) -> float | None:
@@ -57,7 +66,7 @@ class VariantSummary:
         return sum(
             1
             for c in self.cases
-            if c.outcome == outcome and (severity is None or c.severity == severity)
+            if c.outcome == outcome and (severity is None or c.counted_severity == severity)
         )
 
     @property
@@ -144,6 +153,10 @@ def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
         outcome = "passed" if passes / len(graded) >= min_rate - 1e-9 else "failed"
     else:
         outcome = "error" if errors else "skipped"
+    failed_runs = [r.failed_as for r in graded if r.outcome != "passed"]
+    failure = (
+        min(failed_runs, key=SEVERITIES.index) if outcome == "failed" and failed_runs else None
+    )
     checks: dict[str, bool] = {}
     passed_checks = total_checks = 0
     for r in graded:
@@ -164,6 +177,7 @@ def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
         checks_passed=passed_checks,
         checks_total=total_checks,
         checks=checks,
+        failure_severity=failure,
     )
 
 
@@ -216,7 +230,9 @@ def variant_verdict(
 def _variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) -> Verdict:
     for severity in ("critical", "normal"):
         failed = [
-            c.case_id for c in summary.cases if c.outcome == "failed" and c.severity == severity
+            c.case_id
+            for c in summary.cases
+            if c.outcome == "failed" and c.counted_severity == severity
         ]
         if failed:
             return Verdict(
@@ -226,7 +242,7 @@ def _variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int)
     # Advisory failures alone never block: the pass rate counts them only beside a
     # critical or normal case that reached a verdict, so that `-k` on an advisory case
     # is not blocked by a pass rate of one (docs/reference.md, "Exit statuses").
-    gated = any(c.severity != "advisory" for c in summary.decided)
+    gated = any(c.counted_severity != "advisory" for c in summary.decided)
     if gated and rate is not None and rate < min_pass_rate - 1e-9:
         return Verdict(
             "BLOCKED", f"pass rate {rate:.0%} is below eval_min_pass_rate {min_pass_rate:.0%}"
@@ -288,7 +304,7 @@ def evaluate(
 
 
 def severities_present(summary: VariantSummary) -> list[Severity]:
-    present = {c.severity for c in summary.cases}
+    present = {c.counted_severity for c in summary.cases}
     return [s for s in SEVERITIES if s in present]
 
 

@@ -121,6 +121,9 @@ def test_advisory_and_red_first_texts() -> None:
     assert messages.advisory_text(FAILED, redact) == (
         "advisory case failed: tests-pass: exit 1; no-secret: printed [REDACTED]"
     )
+    assert messages.advisory_text(FAILED[:1], redact, "critical") == (
+        "advisory failure of a critical case, only LOW checks failed: tests-pass: exit 1"
+    )
     assert messages.red_first_text("case x (normal)", 3) == (
         "case x (normal)\npasses on first write: it tests nothing "
         "(all 3 checks hold against the current configuration)"
