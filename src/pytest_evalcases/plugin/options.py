@@ -5,6 +5,7 @@ from them in one place: each value read once, every default from
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import shutil
 import sys
@@ -65,6 +66,14 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="MODEL",
         default=None,
         help="Model passed to the agent (ini: eval_model)",
+    )
+    group.addoption(
+        "--eval-timeout",
+        dest="eval_timeout",
+        metavar="SECONDS",
+        type=_positive_number,
+        default=None,
+        help="Seconds for one agent run; a case's own timeout: wins (ini: eval_timeout)",
     )
     group.addoption(
         "--eval-workspace",
@@ -292,6 +301,16 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _positive_number(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {value!r}")
+    return number
+
+
 def _agent_home(config: pytest.Config) -> AgentHome:
     value = str(config.getini("eval_agent_home")).strip()
     for home in AGENT_HOMES:
@@ -349,7 +368,9 @@ def build_settings(config: pytest.Config) -> Settings:
     return Settings(
         rootdir=rootdir,
         agent=agent,
-        timeout=_float_ini(config, "eval_timeout", positive=True),
+        # The option beats the ini value; a case's own `timeout:` beats both (docs/reference.md).
+        timeout=config.getoption("eval_timeout")
+        or _float_ini(config, "eval_timeout", positive=True),
         min_pass_rate=_float_ini(config, "eval_min_pass_rate", unit=True),
         retries=config.getoption("eval_retry_errors"),
         transcript=config.getoption("eval_transcript"),
