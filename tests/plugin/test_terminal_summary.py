@@ -4,19 +4,23 @@ its agent reports them, and the verdict line in pytest's own outcome colours
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.results import steer
 from tests.helpers.suite import SuiteBuilder
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def gate_section(out: str) -> list[str]:
     """The lines of the ``eval gate`` section, up to the next ``===`` line."""
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if "= eval gate =" in line) + 1
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith("="))
+    end = next(i for i in range(start, len(lines)) if ANSI.sub("", lines[i]).startswith("="))
     return [line for line in lines[start:end] if line]
 
 
@@ -48,3 +52,65 @@ def test_no_usage_line_for_an_agent_that_reports_none(
     section = gate_section(result.stdout.str())
     assert section[0] == "suite: 1/1 cases passed · Score: 1/1 (100%) · 0 errors · normal 1/1"
     assert not any("tokens" in line or "cost" in line for line in section)
+
+
+GREEN, RED, YELLOW, BOLD = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[1m"
+
+
+def verdict_line(out: str) -> str:
+    return next(line for line in out.splitlines() if "eval gate: " in line)
+
+
+@pytest.mark.parametrize(
+    ("steering", "status", "colour"),
+    [
+        pytest.param({}, "PASS", GREEN, id="pass"),
+        pytest.param({"fail": "beta"}, "BLOCKED", RED, id="blocked"),
+        pytest.param({"crash": "beta"}, "INCONCLUSIVE", YELLOW, id="inconclusive"),
+    ],
+)
+def test_the_verdict_is_in_pytest_s_outcome_colour_with_color_yes(
+    make_suite: SuiteBuilder,
+    pytester: pytest.Pytester,
+    steering: dict[str, str],
+    status: str,
+    colour: str,
+) -> None:
+    root = make_suite.steered(["alpha", "beta"])
+    for kind, case_id in steering.items():
+        steer(root, kind, case_id)
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", "--color=yes")
+
+    line = verdict_line(result.stdout.str())
+    assert line.startswith(f"{colour}{BOLD}eval gate: {status}"), repr(line)
+    # The other lines of the section stay plain.
+    assert "\x1b[" not in "\n".join(gate_section(result.stdout.str())[:-1])
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "coloured"),
+    [
+        pytest.param(["--color=no"], {"FORCE_COLOR": "1"}, False, id="color-no"),
+        pytest.param([], {"FORCE_COLOR": "1"}, True, id="force-color"),
+        pytest.param([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False, id="no-color"),
+        pytest.param([], {}, False, id="not-a-terminal"),
+    ],
+)
+def test_the_verdict_colour_follows_pytest_s_colour_settings(
+    make_suite: SuiteBuilder,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    env: dict[str, str],
+    coloured: bool,
+) -> None:
+    make_suite.steered(["alpha"])
+    # Pytester sets PY_COLORS=0, which outranks the variables under test.
+    monkeypatch.delenv("PY_COLORS")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", *args)
+
+    assert (GREEN in verdict_line(result.stdout.str())) is coloured

@@ -23,6 +23,13 @@ from pytest_evalcases.sandbox import INSTALL_HINT
 from pytest_evalcases.session import finish
 from pytest_evalcases.session.state import EvalSession
 
+#: The verdict line in the colours of pytest's own outcomes (its final line's).
+VERDICT_MARKUP: dict[str, dict[str, bool]] = {
+    "PASS": {"green": True, "bold": True},
+    "BLOCKED": {"red": True, "bold": True},
+    "INCONCLUSIVE": {"yellow": True, "bold": True},
+}
+
 
 def make_report(
     item: pytest.Item, call: pytest.CallInfo[None]
@@ -140,8 +147,12 @@ class SessionHooks:
             hint = "no agent configured: --eval-agent, or --eval-workspace to grade directories"
         terminalreporter.section("eval gate")
         every_case = terminalreporter.verbosity > 0
-        for line in summary.lines(self.state.report(), hint, every_case=every_case):
+        report = self.state.report()
+        *body, verdict = summary.lines(report, hint, every_case=every_case)
+        for line in body:
             terminalreporter.write_line(line)
+        # pytest's terminal writer decides on colour (--color, NO_COLOR, FORCE_COLOR).
+        terminalreporter.write_line(verdict, **VERDICT_MARKUP.get(report.verdict.status, {}))
         for line in summary.did_nothing_lines(self.state.records):
             terminalreporter.write_line(line, yellow=True)
         if self.state.agent is not None and self.state.settings.agent_home == "inherit":
