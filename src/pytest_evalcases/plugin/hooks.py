@@ -89,6 +89,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
     if config.pluginmanager.hasplugin("pytest_jsonreport"):
         config.pluginmanager.register(integrations.JsonReportHooks(), "evalcases-json-report")
+    if config.pluginmanager.hasplugin("metadata"):
+        config.pluginmanager.register(integrations.MetadataHooks(), "evalcases-metadata")
     if settings.lint or settings.red_first or settings.changed is not None:
         # The authoring hooks bring the linter (and pydantic) along: only when asked for.
         from pytest_evalcases.plugin import authoring
