@@ -11,12 +11,11 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_evalcases import defaults
-from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import (
     AGENT_HOMES,
@@ -30,8 +29,10 @@ from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.run import variants
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.session import shard
-from pytest_evalcases.session.changed import ChangedFiles, changed_files
 from pytest_evalcases.session.state import SandboxSettings, Settings
+
+if TYPE_CHECKING:
+    from pytest_evalcases.session.changed import ChangedFiles
 
 #: The type of numeric ini options: from pytest 9.2 a number or a string, so that native
 #: TOML (`eval_timeout = 300`) and INI files both work (the plugin checks the value,
@@ -355,6 +356,9 @@ def build_settings(config: pytest.Config) -> Settings:
         agent_name = "command"
     agent = None
     if agent_name:
+        # The agent's side is imported only for a run that names an agent.
+        from pytest_evalcases.agents.base import AgentSettings
+
         agent = AgentSettings(
             name=agent_name,
             args=tuple(config.getini("eval_agent_args")),
@@ -398,6 +402,8 @@ def _changed(config: pytest.Config, defends_root: Path) -> ChangedFiles | None:
     ref = config.getoption("eval_changed")
     if ref is None:
         return None
+    from pytest_evalcases.session.changed import changed_files
+
     return changed_files(config.rootpath, ref or None, defends_root)
 
 

@@ -16,11 +16,9 @@ from pytest_evalcases.plugin import cache
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, as_reason
 from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
-from pytest_evalcases.report import html as html_report
 from pytest_evalcases.report import messages, summary
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.sandbox import INSTALL_HINT
-from pytest_evalcases.session import finish
 from pytest_evalcases.session.state import EvalSession
 
 #: The verdict line in the colours of pytest's own outcomes (its final line's).
@@ -135,6 +133,10 @@ class SessionHooks:
         elif session.shouldfail or session.shouldstop:
             stopped = session.shouldfail or session.shouldstop
             self.state.incomplete.append(f"stopped early: {stopped}")
+        # Imported only now: the results file, the pins and the baseline are for
+        # sessions that ran a case.
+        from pytest_evalcases.session import finish
+
         with self.interrupts.quiet():
             finish.finish(self.state, self.config.invocation_params.dir)
         session.exitstatus = self.state.exit_status(int(exitstatus))
@@ -195,6 +197,8 @@ class HtmlHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
+        from pytest_evalcases.report import html as html_report
+
         results = self.state.settings.results
         results_dir = results.results_dir or self.config.rootpath / defaults.RESULTS_DIR
         try:
