@@ -27,28 +27,24 @@ def header(result: pytest.RunResult) -> list[str]:
     return out[: next(i for i, line in enumerate(out) if line.startswith("collect"))]
 
 
-def test_verbose_runs_have_no_metadata_line(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", "-v")
-
+def metadata_lines(pytester: pytest.Pytester, *args: str) -> list[str]:
+    """The ``metadata:`` lines of the header of a run with ``args``."""
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", *args)
     # test_unit reads pytest-metadata's fixture: the metadata itself is still there
     result.assert_outcomes(passed=2)
     lines = header(result)
-    assert not [line for line in lines if line.startswith("metadata:")], lines
     # pytest's own lines and the plugin's are all there
     assert any(line.startswith("evalcases: agent command") for line in lines), lines
     assert any(line.startswith("rootdir:") for line in lines), lines
+    return [line for line in lines if line.startswith("metadata: ")]
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        pytest.param(["-vv"], id="vv"),
-        pytest.param(["-v", "--metadata", "team", "evals"], id="metadata"),
-        pytest.param(["-v", '--metadata-from-json={"team": "evals"}'], id="metadata-from-json"),
-    ],
-)
-def test_asking_for_metadata_shows_the_line(pytester: pytest.Pytester, args: list[str]) -> None:
-    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", *args)
+def test_the_metadata_line_shows_only_when_asked_for(pytester: pytest.Pytester) -> None:
+    verbose = metadata_lines(pytester, "-v")
+    very_verbose = metadata_lines(pytester, "-vv")
+    given = metadata_lines(pytester, "-v", "--metadata", "team", "evals")
+    from_json = metadata_lines(pytester, "-v", '--metadata-from-json={"team": "evals"}')
 
-    result.assert_outcomes(passed=2)
-    assert [line for line in header(result) if line.startswith("metadata: {'Python': ")]
+    assert verbose == []
+    assert [line.startswith("metadata: {'Python': ") for line in very_verbose] == [True]
+    assert ["'team': 'evals'" in line for line in given + from_json] == [True, True]

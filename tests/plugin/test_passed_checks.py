@@ -76,16 +76,10 @@ def test_passes_section_lists_each_check_of_a_passing_case(pytester: pytest.Pyte
     # The failing case reports its failed checks, once, and no section of passed ones.
     assert "FAILED file_contains-0 [file_contains]" in out
     assert "PASSED file_contains-0" not in out
-
-
-@pytest.mark.usefixtures("suite")
-def test_the_default_output_leaves_the_checks_of_passing_cases_out(
-    pytester: pytest.Pytester,
-) -> None:
-    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", "-vv")
-
-    result.assert_outcomes(passed=1, failed=1)
-    assert "PASSED service-uses-class" not in result.stdout.str()
+    # Without -rP / -rA, not even under -vv, the checks of passing cases stay out.
+    default = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", "-vv")
+    default.assert_outcomes(passed=1, failed=1)
+    assert "PASSED service-uses-class" not in default.stdout.str()
 
 
 @pytest.mark.usefixtures("suite")

@@ -30,28 +30,22 @@ def test_tokens_and_cost_of_a_variant_are_in_the_summary(
     fake_claude(tokens=1234, cost=0.5)
     make_suite.steered(["alpha", "beta"], agent="claude")
 
-    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save")
+    claude = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save")
+    # The command agent reports neither: no line rather than "n/a".
+    command = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", "--eval-agent=command")
 
-    result.assert_outcomes(passed=2)
-    assert gate_section(result.stdout.str()) == [
+    claude.assert_outcomes(passed=2)
+    assert gate_section(claude.stdout.str()) == [
         "suite: 2/2 cases passed · Score: 2/2 (100%) · 0 errors · normal 2/2",
         # 1,234 in + 100 out per run
         "  tokens 2,668 (1,334 per run) · cost $1.0000 ($0.5000 per run)",
         "eval gate: PASS",
     ]
-
-
-def test_no_usage_line_for_an_agent_that_reports_none(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
-) -> None:
-    make_suite.steered(["alpha"])
-
-    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save")
-
-    result.assert_outcomes(passed=1)
-    section = gate_section(result.stdout.str())
-    assert section[0] == "suite: 1/1 cases passed · Score: 1/1 (100%) · 0 errors · normal 1/1"
-    assert not any("tokens" in line or "cost" in line for line in section)
+    command.assert_outcomes(passed=2)
+    assert gate_section(command.stdout.str()) == [
+        "suite: 2/2 cases passed · Score: 2/2 (100%) · 0 errors · normal 2/2",
+        "eval gate: PASS",
+    ]
 
 
 GREEN, RED, YELLOW, BOLD = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[1m"
@@ -88,29 +82,28 @@ def test_the_verdict_is_in_pytest_s_outcome_colour_with_color_yes(
     assert "\x1b[" not in "\n".join(gate_section(result.stdout.str())[:-1])
 
 
-@pytest.mark.parametrize(
-    ("args", "env", "coloured"),
-    [
-        pytest.param(["--color=no"], {"FORCE_COLOR": "1"}, False, id="color-no"),
-        pytest.param([], {"FORCE_COLOR": "1"}, True, id="force-color"),
-        pytest.param([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False, id="no-color"),
-        pytest.param([], {}, False, id="not-a-terminal"),
-    ],
-)
+#: pytest's colour settings, and whether the verdict is coloured under each.
+SETTINGS = {
+    "color-no": (["--color=no"], {"FORCE_COLOR": "1"}, False),
+    "force-color": ([], {"FORCE_COLOR": "1"}, True),
+    "no-color": ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+    "not-a-terminal": ([], {}, False),
+}
+
+
 def test_the_verdict_colour_follows_pytest_s_colour_settings(
-    make_suite: SuiteBuilder,
-    pytester: pytest.Pytester,
-    monkeypatch: pytest.MonkeyPatch,
-    args: list[str],
-    env: dict[str, str],
-    coloured: bool,
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_suite.steered(["alpha"])
     # Pytester sets PY_COLORS=0, which outranks the variables under test.
     monkeypatch.delenv("PY_COLORS")
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
 
-    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", *args)
+    coloured = {}
+    for name, (args, env, _) in SETTINGS.items():
+        with monkeypatch.context() as m:
+            for variable, value in env.items():
+                m.setenv(variable, value)
+            result = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save", *args)
+        coloured[name] = GREEN in verdict_line(result.stdout.str())
 
-    assert (GREEN in verdict_line(result.stdout.str())) is coloured
+    assert coloured == {name: expected for name, (_, _, expected) in SETTINGS.items()}

@@ -109,12 +109,3 @@ def test_each_variant_says_the_tokens_and_cost_its_runs_reported() -> None:
 
     assert lines[1] == "  tokens 3,500 (1,750 per run) · cost $0.0400 ($0.0200 per run)"
     assert lines[3] == ("  tokens 600 (600 per run; 1 of 2 runs reported it) · cost not reported")
-
-
-def test_no_usage_line_when_no_run_reported_tokens_or_cost() -> None:
-    lines = summary.lines(gate.evaluate([run("alpha", "passed")], 0.9))
-
-    assert lines == [
-        "suite: 1/1 cases passed · Score: 1/1 (100%) · 0 errors · normal 1/1",
-        "eval gate: PASS",
-    ]
