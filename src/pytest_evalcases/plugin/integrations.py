@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 import pytest
@@ -55,3 +56,33 @@ class JsonReportHooks:
                 "workspace": record.workspace,
             }
         }
+
+
+class MetadataHooks:
+    """pytest-metadata, which pytest-json-report brings along, adds a ``metadata: {...}``
+    line to the header of every ``-v`` run of the project. It leaves the header unless
+    the user asked for it: ``-vv``, or one of pytest-metadata's own options. Only the
+    line goes; the metadata itself (the ``metadata`` fixture, JSON and HTML reports) is
+    untouched (docs/reference.md, "Header lines")."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_header(
+        self, config: pytest.Config
+    ) -> Generator[None, list[str | list[str]], list[str | list[str]]]:
+        lines = yield
+        if _asked_for_metadata(config):
+            return lines
+        return [line for line in lines if not _is_metadata_line(line)]
+
+
+def _asked_for_metadata(config: pytest.Config) -> bool:
+    return (
+        config.getoption("verbose", 0) > 1
+        or bool(config.getoption("metadata", None))
+        or config.getoption("metadata_from_json", "{}") not in ("{}", None)
+        or bool(config.getoption("metadata_from_json_file", None))
+    )
+
+
+def _is_metadata_line(line: str | list[str]) -> bool:
+    return isinstance(line, str) and line.startswith("metadata: ")

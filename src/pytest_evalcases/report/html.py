@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pytest_evalcases.atomic import write_atomic
+from pytest_evalcases.report.summary import mcnemar
 from pytest_evalcases.results.files import Headline, read_headlines
 from pytest_evalcases.results.gate import CaseVerdict, GateReport
 from pytest_evalcases.results.record import RunRecord
@@ -192,7 +193,7 @@ def _comparisons(report: GateReport) -> str:
             f"<h2>{_e(cmp.variant)} vs {_e(cmp.baseline)}</h2><p>"
             f"{len(cmp.regressed_checks)} checks regressed, {len(cmp.improved_checks)} "
             f"improved; cases {cmp.b} regressed, {cmp.c} improved "
-            f"(McNemar exact p={cmp.p_value:.3g}, b={cmp.b}, c={cmp.c})</p><ul>"
+            f"({_e(mcnemar(cmp))})</p><ul>"
         )
         for word, pairs in (("regressed", cmp.regressed_checks), ("improved", cmp.improved_checks)):
             out.extend(

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.session import shard
-from pytest_evalcases.session.changed import ChangedFiles
 from pytest_evalcases.session.state import Settings
+
+if TYPE_CHECKING:
+    from pytest_evalcases.session.changed import ChangedFiles
 
 
 @dataclass(frozen=True)

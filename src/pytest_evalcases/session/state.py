@@ -12,25 +12,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_evalcases import defaults
-from pytest_evalcases.agents.base import Agent, AgentSettings
-from pytest_evalcases.agents.preflight import Checked
 from pytest_evalcases.cases.discovery import Discovery
-from pytest_evalcases.cases.parsecache import ParseCache
 from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.results import baseline, gate
-from pytest_evalcases.results.document import ResultsDocument
+from pytest_evalcases.results import gate
 from pytest_evalcases.results.files import ResultsSettings
-from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.sandbox import Sandbox, choose
-from pytest_evalcases.session.changed import ChangedFiles
 
 if TYPE_CHECKING:
-    # The check registry and the runner pull in pydantic: imported when a case file is
-    # first loaded, so that a pytest run without eval cases does not pay for them.
+    # Imported where they are used, so that a pytest run without eval cases does not
+    # pay for them: the check registry and the runner (pydantic) when a case file is
+    # first loaded, the agent's side when an agent is named, the baseline with
+    # --eval-baseline.
+    from pytest_evalcases.agents.base import Agent, AgentSettings
+    from pytest_evalcases.agents.preflight import Checked
+    from pytest_evalcases.cases.parsecache import ParseCache
     from pytest_evalcases.cases.registry import CheckRegistry
+    from pytest_evalcases.results import baseline
+    from pytest_evalcases.results.document import ResultsDocument
+    from pytest_evalcases.results.record import RunRecord
     from pytest_evalcases.run.runner import RunContext
+    from pytest_evalcases.session.changed import ChangedFiles
 
 
 #: The reason in ``incomplete_reasons`` of a run cut short by Ctrl-C or a signal.
@@ -190,6 +193,8 @@ class EvalSession:
             self.records, self.settings.min_pass_rate, order, incomplete=self.incomplete
         )
         if self.baseline_result is not None:
+            from pytest_evalcases.results import baseline
+
             report = baseline.apply(report, self.baseline_result)
         return report
 
