@@ -16,7 +16,7 @@ from pytest_evalcases.agents import make_agent
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.kinds import SEVERITIES
-from pytest_evalcases.plugin import cache, integrations, options, reporting, signals
+from pytest_evalcases.plugin import cache, integrations, options, reporting, signals, suite
 from pytest_evalcases.plugin import hookspecs as newhooks
 from pytest_evalcases.plugin.nodes import (
     BrokenFileItem,
@@ -74,6 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         reporting.SessionHooks(config, state, interrupts), "evalcases-session"
     )
+    config.pluginmanager.register(suite.SuiteHooks(config, state), "evalcases-suite")
     if agent is not None and not is_worker(config):
         # The controller checks the agent once for the session, before the first case.
         from pytest_evalcases.plugin import preflight

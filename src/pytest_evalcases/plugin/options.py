@@ -404,7 +404,13 @@ def _changed(config: pytest.Config, defends_root: Path) -> ChangedFiles | None:
         return None
     from pytest_evalcases.session.changed import changed_files
 
-    return changed_files(config.rootpath, ref or None, defends_root)
+    # What the plugin writes never selects a case (docs/writing-cases.md).
+    here = config.invocation_params.dir
+    written = [config.rootpath / config.getini("eval_results_dir")]
+    written += [
+        here / p for p in (config.getoption("eval_save"), config.getoption("eval_html")) if p
+    ]
+    return changed_files(config.rootpath, ref or None, defends_root, exclude=written)
 
 
 def _results_settings(config: pytest.Config) -> resultsfile.ResultsSettings:

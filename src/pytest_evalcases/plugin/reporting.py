@@ -207,6 +207,7 @@ class HtmlHooks:
                 self.state.report(),
                 html_report.read_trend(results_dir),
                 title=f"eval gate: {self.config.rootpath.name}",
+                selection=self.state.selection,
             )
         except OSError as exc:
             self.line = f"html report not written: {self.path}: {exc}"
