@@ -3,6 +3,7 @@ and untracked changes select the cases that defend them."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -149,6 +150,34 @@ def test_changed_case_file_and_fixture_select_their_cases(pytester: pytest.Pytes
     pytester.runpytest("-p", "cacheprovider", "--collect-only", "-q")
     result = pytester.runpytest("--eval-changed", "--collect-only", "-q")
     assert selected(result) == ["app", "fix-bug", "style", "web"]
+
+
+def test_results_files_never_count_as_changed(pytester: pytest.Pytester) -> None:
+    make_repo(pytester.path)
+    write(pytester.path / "evals" / "whole.yaml", case("whole", "."))
+    write(
+        pytester.path / "pytest.ini",
+        f"[pytest]\neval_agent_command = {sys.executable} -c \"print('ok')\"\n",
+    )
+    git(pytester.path, "add", "-A")
+    git(pytester.path, "commit", "-qm", "a case defending the whole repository")
+    # An earlier run leaves its results file and HTML report behind, untracked.
+    pytester.runpytest("-p", "no:cacheprovider", "--eval-html", "report.html")
+    assert list((pytester.path / "evals" / "results").glob("*.json"))
+    assert (pytester.path / "report.html").is_file()
+
+    result = pytester.runpytest(
+        "--eval-changed=HEAD",
+        "--eval-html",
+        "report.html",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+    )
+
+    assert "--eval-changed selects 0 of 5 cases" in result.stdout.str()
+    assert selected(result) == []
 
 
 def test_changed_case_file_outside_the_defends_root(pytester: pytest.Pytester) -> None:

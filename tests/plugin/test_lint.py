@@ -412,6 +412,7 @@ def test_task_directory_is_linted(project: Path, capsys: pytest.CaptureFixture[s
             pattern: ".*"
         """,
     )
+    write(project / "tasks" / "01-svc" / "task.md", "Make the service a class.\n")
 
     status, lines = run_lint(capsys, "tasks")
 
@@ -675,3 +676,50 @@ def test_each_case_file_resolves_defends_in_its_own_project(
     lines = run_lint(capsys, "api", "web", "--root", "api")[1]
     assert sorted(codes(lines)) == ["WARNING missing-defends", *["WARNING suite-size"] * 2]
     assert any(line.startswith("web/evals/web-rule.yaml:2: WARNING missing") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("ini", "cwd", "arg", "root"),
+    [
+        # No configuration file: pytest's rootdir is where it was started (for the
+        # lint it was the case file's own directory, suite/evals, without AGENTS.md).
+        (None, ".", "suite", "."),
+        (None, "suite", ".", "suite"),
+        # A configuration file roots both where it is.
+        ("suite/pytest.ini", ".", "suite", "suite"),
+        ("pytest.ini", "suite", ".", "."),
+    ],
+)
+def test_lint_resolves_defends_where_pytest_has_its_rootdir(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    ini: str | None,
+    cwd: str,
+    arg: str,
+    root: str,
+) -> None:
+    write(pytester.path / "AGENTS.md", "Answer in English.\n")
+    case = GOOD.format(id="lang", prompt="Hi.").replace("rules/git-attribution.md", "AGENTS.md")
+    write(pytester.path / "suite" / "evals" / "lang.yaml", case)
+    if ini is not None:
+        write(pytester.path / ini, "[pytest]\n")
+    monkeypatch.chdir(pytester.path / cwd)
+
+    lines = [line for line in run_lint(capsys, arg)[1] if "suite-size" not in line]
+    result = pytester.runpytest(arg, "--eval-lint", "-p", "no:cacheprovider")
+
+    rootdir = (pytester.path / root).resolve()
+    assert f"rootdir: {rootdir}" in result.stdout.str()
+    result.assert_outcomes(passed=1, skipped=1)
+    if root == ".":  # AGENTS.md is found there
+        assert lines == []
+        assert "missing-defends" not in result.stdout.str()
+    else:
+        missing = (
+            f"{'suite/' if arg == 'suite' else ''}evals/lang.yaml:2: WARNING missing-defends: "
+            f"defends 'AGENTS.md', which does not exist (relative to {rootdir})"
+        )
+        assert lines == [missing]
+        # pytest --eval-lint, which asks pytest for its rootdir, says the same.
+        assert missing in result.stdout.str()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Literal
 
@@ -17,6 +18,7 @@ from pytest_evalcases.authoring import schema as case_schema
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.loading import load_case_file
 from pytest_evalcases.run.checks import Outcome, default_registry
+from tests.helpers.git import make_repo
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
@@ -255,3 +257,32 @@ def test_new_refuses_a_directory_pytest_never_collects(
     assert f"pytest never collects case files in {directory}/" in err
     assert "choose another --dir" in err
     assert not (tmp_path / directory).exists()
+
+
+@pytest.mark.parametrize(
+    ("ini", "directory"), [("", "evals/results"), ("eval_results_dir = out/runs\n", "out/runs")]
+)
+def test_new_suggests_ignoring_the_results_directory_in_git(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    ini: str,
+    directory: str,
+) -> None:
+    root = make_repo(tmp_path / "repo", {"pytest.ini": f"[pytest]\n{ini}"})
+    (root / "sub").mkdir()
+    monkeypatch.chdir(root / "sub")
+
+    err = _new(capsys, "first-case", "--dir", "../evals")
+    (note,) = [line for line in err.splitlines() if "results file" in line]
+    command = note.partition("keep them out of commits: ")[2]
+    subprocess.run(command, shell=True, check=True, cwd=root / "sub")
+    again = _new(capsys, "second-case", "--dir", "../evals")
+
+    assert note.startswith(
+        f"note: every pytest run writes a results file to ../{directory}/, which git does "
+        "not ignore"
+    )
+    assert command == f"echo /{directory}/ >> ../.gitignore"
+    assert (root / ".gitignore").read_text() == f"/{directory}/\n"
+    assert "results file" not in again

@@ -113,3 +113,36 @@ def test_red_first_results_are_marked_and_left_out_of_the_trend(
     assert sorted(d["mode"] for d in docs) == ["red-first", "run"]
     trend = pytester.run(sys.executable, "-m", "pytest_evalcases.cli.main", "trend", str(results))
     trend.stdout.fnmatch_lines(["last 1 of 1 runs"])
+
+
+def test_the_gate_names_the_cases_that_pass_on_first_write(pytester: pytest.Pytester) -> None:
+    suite(pytester)
+
+    result = pytester.runpytest("--eval-red-first", "-p", "no:cacheprovider", "--eval-no-save")
+
+    out = result.stdout.str()
+    assert (
+        "eval gate: BLOCKED (1 normal case passes on first write (it tests nothing): "
+        "green-case)" in out
+    )
+    assert "case failed" not in out
+
+
+def test_a_red_first_run_is_not_compared_with_a_baseline(pytester: pytest.Pytester) -> None:
+    suite(pytester)
+    pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "base.json")
+
+    result = pytester.runpytest(
+        "--eval-red-first",
+        "-p",
+        "no:cacheprovider",
+        "--eval-baseline",
+        "base.json",
+        "--eval-save",
+        "red.json",
+    )
+
+    out = result.stdout.str()
+    assert "baseline base.json: not compared with a red-first run" in out
+    assert "regressed since baseline" not in out
+    assert "baseline" not in json.loads((pytester.path / "red.json").read_text())

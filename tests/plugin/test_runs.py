@@ -319,7 +319,16 @@ def test_fixture_copied_setup_run_source_untouched(
     result = run(pytester)
 
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*migrations/001.sql: changed from the fixture's copy*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*migrations/001.sql: changed from the fixture's copy:",
+            "    --- fixture/migrations/001.sql",
+            "    +++ workspace/migrations/001.sql",
+            "    @@ -1 +1 @@",
+            "    -CREATE TABLE x;",
+            "    +ALTER TABLE x;",
+        ]
+    )
     assert (fixture / "001.sql").read_text() == "CREATE TABLE x;"
     assert not (pytester.path / "evals/fixtures/repo/setup.out").exists()
 

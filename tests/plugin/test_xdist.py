@@ -394,7 +394,7 @@ def test_variants_from_directories_and_git_revisions_agree(
     assert "pr vs main: 10 checks regressed, 1 improved" in out
     assert "new vs main: 10 checks regressed, 1 improved" in out
     assert "wt vs main: 0 checks regressed, 0 improved" in out
-    assert "(McNemar exact p=0.219, b=5, c=1)" in out
+    assert "(McNemar exact p=0.219: 5 cases passed only in main, 1 only in pr)" in out
 
 
 #: The git repository of test_variants, for the scenario above.

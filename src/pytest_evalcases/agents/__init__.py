@@ -3,29 +3,35 @@
 Third-party drivers register a factory ``(AgentSettings) -> Agent`` under the entry
 point group ``pytest_evalcases.agents``, or call :func:`register_agent` from a
 ``conftest.py`` or plugin.
+
+The built-in drivers are imported when their agent is made, not with the plugin: a
+pytest run that names no agent (or another one) does not pay for them.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING
 
-from pytest_evalcases.agents.base import Agent, AgentSettings
-from pytest_evalcases.agents.claude import ClaudeAgent
-from pytest_evalcases.agents.codex import CodexAgent
-from pytest_evalcases.agents.command import CommandAgent
-from pytest_evalcases.agents.gemini import GeminiAgent
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.extensions import load_entry_point
 
-AgentFactory = Callable[[AgentSettings], Agent]
+if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import Agent, AgentSettings
 
-_FACTORIES: dict[str, AgentFactory] = {
-    "command": CommandAgent,
-    "claude": ClaudeAgent,
-    "codex": CodexAgent,
-    "gemini": GeminiAgent,
+    AgentFactory = Callable[[AgentSettings], Agent]
+
+#: The built-in drivers: agent name -> (module, factory), imported on first use.
+_BUILTIN = {
+    "command": ("pytest_evalcases.agents.command", "CommandAgent"),
+    "claude": ("pytest_evalcases.agents.claude", "ClaudeAgent"),
+    "codex": ("pytest_evalcases.agents.codex", "CodexAgent"),
+    "gemini": ("pytest_evalcases.agents.gemini", "GeminiAgent"),
 }
+
+_FACTORIES: dict[str, AgentFactory] = {}
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
@@ -39,14 +45,17 @@ def _entry_points() -> dict[str, EntryPoint]:
 
 def known_agents() -> list[str]:
     """Names accepted by ``--eval-agent``."""
-    return sorted({*_FACTORIES, *_entry_points()})
+    return sorted({*_BUILTIN, *_FACTORIES, *_entry_points()})
 
 
 def make_agent(settings: AgentSettings) -> Agent:
     """Build the agent named in ``settings``; an unknown name, or an entry point that
-    does not load, is a usage error. Only the named entry point is loaded: a broken
-    one of another package never stands in the way."""
+    does not load, is a usage error. Only the named driver or entry point is loaded: a
+    broken one of another package never stands in the way."""
     factory = _FACTORIES.get(settings.name)
+    if factory is None and settings.name in _BUILTIN:
+        module, name = _BUILTIN[settings.name]
+        factory = _FACTORIES[settings.name] = getattr(importlib.import_module(module), name)
     if factory is None:
         ep = _entry_points().get(settings.name)
         if ep is None:

@@ -162,8 +162,8 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
         said = last_words(proc)
         raise AgentError(
             f"agent {agent.name!r} timed out after {request.timeout:g}s "
-            "(its whole process group was killed); raise `timeout:` on the case or eval_timeout"
-            + (f"\nlast output: {said}" if said else ""),
+            "(its whole process group was killed); raise `timeout:` on the case, or "
+            "--eval-timeout / eval_timeout" + (f"\nlast output: {said}" if said else ""),
             kind="timeout",
         )
     result = agent.parse(proc, request)

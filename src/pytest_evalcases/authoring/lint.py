@@ -265,6 +265,18 @@ def _lint_case(
     def line(*loc: str | int) -> int:
         return source.line_of([*prefix, *loc], key=loc == ("checks",))
 
+    if case.prompt is None or not case.prompt.strip():
+        where = "no task.md beside checks.yaml" if case.kind == "task" else "no `prompt:`"
+        if case.prompt is not None:
+            where = "an empty task.md" if case.kind == "task" else "an empty `prompt:`"
+        yield Finding(
+            path,
+            line("prompt") if case.prompt is not None else line(),
+            WARNING,
+            "missing-prompt",
+            f"case {case.id!r} has {where}: an agent cannot run it, and only "
+            "--eval-workspace can grade it",
+        )
     for index, check in enumerate(case.checks):
         pattern = getattr(check, "pattern", None)
         patterned = check.type in (*_POSITIVE_PATTERN, *_NEGATIVE_PATTERN)
@@ -321,17 +333,20 @@ def _lint_case(
                 f"the prompt quotes {case.defends}: {' '.join(quoted)!r}; it tests the "
                 "prompt, not the configuration",
             )
-    word = _PROHIBITION.search(rule_text) if rule_text else None
-    if word is not None and not any(c.type in NEGATIVE_CHECKS for c in case.checks):
-        yield Finding(
-            path,
-            line("checks"),
-            WARNING,
-            "no-negative-check",
-            f"{case.defends} is a prohibition ({word.group(0)!r}) but the case has only "
-            "positive checks; add one that fails when the forbidden thing happens "
-            f"({', '.join(sorted(NEGATIVE_CHECKS))})",
-        )
+    if rule_text and not any(c.type in NEGATIVE_CHECKS for c in case.checks):
+        found = prohibition_about(rule_text, case_words(case))
+        if found is not None:
+            word, topic, passage = found
+            yield Finding(
+                path,
+                line("checks"),
+                WARNING,
+                "no-negative-check",
+                f"{case.defends} says {word!r} where it speaks of what the case tests "
+                f"({topic!r}: {shown(passage)}) but the case has only positive checks; add "
+                "one that fails when the forbidden thing happens "
+                f"({', '.join(sorted(NEGATIVE_CHECKS))})",
+            )
     if case.checks and all(c.type in NEGATIVE_CHECKS for c in case.checks):
         yield Finding(
             path,
@@ -350,6 +365,88 @@ def _lint_case(
             f"id {case.id!r} differs from the file name {path.name!r}; name the file "
             f"{case.id}{path.suffix} so a failure leads to it",
         )
+
+
+#: Words of four letters or more that say nothing of what a case tests.
+_COMMON_WORDS = frozenset(
+    (
+        *("about", "after", "also", "always", "before", "being", "could", "does", "done"),
+        *("each", "every", "from", "have", "here", "into", "just", "like", "make", "more"),
+        *("most", "much", "must", "never", "only", "other", "please", "should", "some"),
+        *("such", "sure", "than", "that", "their", "them", "then", "there", "these"),
+        *("they", "this", "those", "very", "what", "when", "where", "which", "while"),
+        *("will", "with", "would", "your"),
+    )
+)
+#: Letters of a word compared: `commit`, `commits` and `committed` are one word.
+_STEM = 5
+#: A Markdown heading, or a list item (each item is a rule of its own).
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+#: A regular expression's escape of a letter (`\b`, `\s`, `\d`).
+_ESCAPE = re.compile(r"\\[A-Za-z]")
+
+
+def _topical(word: str) -> bool:
+    """Whether ``word`` can say what a text is about."""
+    return len(word) >= 4 and word not in _COMMON_WORDS and not word.isdigit()
+
+
+def _topic_words(text: str) -> set[str]:
+    """The words of ``text`` that can say what it is about, by their first
+    :data:`_STEM` letters."""
+    return {word[:_STEM] for word in words(text) if _topical(word)}
+
+
+def case_words(case: LoadedCase) -> dict[str, str]:
+    """What the case tests, as words (by their first :data:`_STEM` letters, each with a
+    word it stands for): those of its prompt, its description and its checks
+    (patterns, paths, commands, tools, descriptions)."""
+    texts = [case.prompt or "", case.description or ""]
+    for check in case.checks:
+        for value in check.model_dump(exclude={"type", "id"}).values():
+            if isinstance(value, str):
+                # `\bselect\b` is the word `select`, not `bselect`.
+                texts.append(_ESCAPE.sub(" ", value))
+    found: dict[str, str] = {}
+    for text in texts:
+        for word in words(text):
+            if _topical(word):
+                found.setdefault(word[:_STEM], word)
+    return found
+
+
+def passages(rule: str) -> Iterator[tuple[str, str]]:
+    """The rule's passages, each a paragraph or a list item, with the heading it is
+    under: the unit in which the lint judges whether a rule forbids something."""
+    heading = ""
+    block: list[str] = []
+    for text_line in [*rule.splitlines(), ""]:
+        starts = _HEADING.match(text_line) or _ITEM.match(text_line)
+        if block and (not text_line.strip() or starts):
+            yield heading, " ".join(block)
+            block = []
+        if _HEADING.match(text_line):
+            heading = text_line.strip().lstrip("#").strip()
+        elif text_line.strip():
+            block.append(_ITEM.sub("", text_line, count=1).strip())
+
+
+def prohibition_about(rule: str, topic: dict[str, str]) -> tuple[str, str, str] | None:
+    """The first passage of ``rule`` that forbids something (never, must not, do not,
+    don't) and shares a word with ``topic`` (a heading's words count for the passages
+    under it): its prohibiting word, the shared word and the passage; ``None`` when no
+    passage about what the case tests is a prohibition."""
+    for heading, body in passages(rule):
+        word = _PROHIBITION.search(body) or _PROHIBITION.search(heading)
+        if word is None:
+            continue
+        for candidate in words(f"{heading} {body}"):
+            stem = candidate[:_STEM]
+            if _topical(candidate) and stem in topic:
+                quoted = body if _PROHIBITION.search(body) else f"{heading}: {body}"
+                return word.group(0), topic[stem], quoted
+    return None
 
 
 def _bare_skips(defends: str) -> bool:

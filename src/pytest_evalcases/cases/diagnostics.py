@@ -12,6 +12,7 @@ import difflib
 import errno
 import json
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -142,6 +143,24 @@ def yaml_error(
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
+    opened = _unclosed_quote(text, exc)
+    if opened is not None and mark is not None:
+        # Where the parser gave up is where the text ran out, or lines later: the
+        # mistake is the quote, so its line leads and the parser's stays in the text.
+        start, ran_out = opened
+        where = f"line {mark.line + 1}, column {mark.column + 1}"
+        if ran_out:
+            what = f"is never closed ({problem} at {where})"
+        else:
+            what = (
+                f"runs on over the lines after it until a quote on line {mark.line + 1} "
+                f"closes it ({problem} at {where}): is its closing quote missing?"
+            )
+        return CaseFileError(
+            str(path),
+            f"invalid YAML: the quoted string opened at column {start.column + 1} {what}",
+            line=start.line + 1,
+        )
     detail = f"{context}, {problem}" if context else problem
     line = mark.line + 1 if mark is not None else None
     column = f" (column {mark.column + 1})" if mark is not None else ""
@@ -152,6 +171,44 @@ def yaml_error(
     if isinstance(exc, yaml.constructor.ConstructorError) and mark is not None:
         field = field_path(_loc_at(text, mark.line, mark.column))
     return CaseFileError(str(path), f"invalid YAML: {detail}{column}{hint}", line=line, field=field)
+
+
+#: A line that reads as a mapping key (`checks:`, `  pattern: x`) or a list item: inside a
+#: quoted string it says the string swallowed the lines after its own.
+_SWALLOWED = re.compile(r"^\s*(?:[A-Za-z_][\w-]*:(?:\s|$)|- )", re.MULTILINE)
+
+
+def _unclosed_quote(text: str, exc: yaml.YAMLError) -> tuple[yaml.Mark, bool] | None:
+    """Where the quoted string opens that caused ``exc``, when one was left open, and
+    whether the text ran out inside it: either the scanner reached the end of the text
+    (or a document marker) inside the string, or the string ran on over lines that read
+    as keys or list items until a later quote closed it, and the parser failed right
+    after that quote. ``None`` otherwise."""
+    context = getattr(exc, "context", None) or ""
+    problem = getattr(exc, "problem", None) or ""
+    if isinstance(exc, yaml.scanner.ScannerError) and "quoted scalar" in context:
+        opened = getattr(exc, "context_mark", None)
+        ran_out = "end of stream" in problem or "document" in problem
+        return (opened, True) if ran_out and opened is not None else None
+    mark = getattr(exc, "problem_mark", None)
+    if not isinstance(exc, yaml.parser.ParserError) or mark is None:
+        return None
+    last: yaml.Token | None = None
+    try:
+        for token in yaml.scan(text, Loader=_Composer):
+            if (token.end_mark.line, token.end_mark.column) > (mark.line, mark.column):
+                break
+            last = token
+    except yaml.YAMLError:
+        pass
+    if not (
+        isinstance(last, yaml.ScalarToken)
+        and last.style in ('"', "'")
+        and last.start_mark.line < last.end_mark.line == mark.line
+    ):
+        return None
+    swallowed = text.splitlines()[last.start_mark.line + 1 : last.end_mark.line + 1]
+    return (last.start_mark, False) if _SWALLOWED.search("\n".join(swallowed)) else None
 
 
 def _loc_at(text: str, line: int, column: int) -> list[str | int]:
@@ -427,7 +484,9 @@ def phrase(err: Any, missing: bool, data: Any, loc: list[str | int]) -> str:
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     elif kind == "string_pattern_mismatch" and loc and loc[-1] == "id":
-        msg = "must be kebab-case: lowercase letters, digits and single hyphens"
+        guess = schema.kebab_case(value) if isinstance(value, str) else None
+        meant = f"; did you mean {guess!r}?" if guess is not None else ""
+        return f"{schema.KEBAB_RULE} (got {shown(value)}){meant}"
     elif kind in _BOUNDS and msg.startswith("Input should be "):
         msg = "expected a number " + msg[len("Input should be ") :]
     elif msg.startswith("Input should be "):

@@ -12,7 +12,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,11 +95,24 @@ class LoadedCase:
     tags: tuple[str, ...] = ()
     #: ``case`` or ``task`` (a task directory; docs/case-format.md).
     kind: RecordKind = "case"
+    #: Each check's own severity, in the order of ``checks``: a task directory's
+    #: ``HIGH``, ``MEDIUM`` and ``LOW``. Empty: every check has the case's.
+    check_severities: tuple[Severity, ...] = ()
 
     @property
     def entry(self) -> CaseEntry:
         """What collection needs of this case (and the parse cache keeps)."""
         return CaseEntry(self.id, self.line, self.severity, self.tags, self.defends)
+
+    def failure_severity(self, failed: Iterable[str]) -> Severity:
+        """How severe a run's failure is whose checks ``failed`` (by id) failed: as
+        severe as the most severe of them, never more than the case (docs/case-format.md,
+        "Task-directory format")."""
+        if not self.check_severities:
+            return self.severity
+        by_id = {c.id: s for c, s in zip(self.checks, self.check_severities, strict=True)}
+        found = [by_id.get(check_id, self.severity) for check_id in failed]
+        return min(found, key=SEVERITIES.index) if found else self.severity
 
     @property
     def needs_transcript(self) -> bool:
@@ -220,6 +233,7 @@ def _cases(
 
 def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
     """Load a task directory: ``checks.yaml`` plus an optional ``task.md`` prompt."""
+    case_id = _task_id(checks_yaml)
     text = read_text(checks_yaml)
     data = _parse(checks_yaml, text)
     source = Source(checks_yaml, text)
@@ -276,7 +290,7 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
         )
     severity = min(severities, key=SEVERITIES.index)
     return LoadedCase(
-        id=checks_yaml.parent.name,
+        id=case_id,
         file=checks_yaml,
         line=0,
         evals_root=checks_yaml.parent,
@@ -288,6 +302,27 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
         timeout=model.timeout,
         tags=tuple(model.tags),
         kind="task",
+        check_severities=tuple(severities),
+    )
+
+
+def _task_id(checks_yaml: Path) -> str:
+    """The case id of a task directory, its name: kebab-case, like the ``id`` of a case
+    file (docs/case-format.md, "Task-directory format")."""
+    name = checks_yaml.parent.name
+    if len(name) <= limits.ID_CHARS and re.fullmatch(schema.KEBAB_CASE, name):
+        return name
+    guess = schema.kebab_case(name)
+    hint = f"; did you mean {guess!r}?" if guess is not None and guess != name else ""
+    rule = (
+        schema.KEBAB_RULE
+        if len(name) <= limits.ID_CHARS
+        else f"must be at most {limits.ID_CHARS} characters"
+    )
+    raise CaseFileError(
+        str(checks_yaml),
+        f"the directory name {shown(name)} is the case's id, which {rule}; rename the "
+        f"directory{hint}",
     )
 
 

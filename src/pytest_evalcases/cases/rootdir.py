@@ -9,6 +9,7 @@ in pytest's order of precedence, so that both give the same answer.
 from __future__ import annotations
 
 import configparser
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,9 @@ CONFIG_FILES = (
     "tox.ini",
     "setup.cfg",
 )
-#: Without a pytest configuration file: the nearest directory with one of these.
-FALLBACK_MARKERS = ("pyproject.toml", "setup.py", ".git")
+#: Without a pytest configuration file, pytest's rootdir is the nearest directory with
+#: one of these (a ``pyproject.toml`` first, at any depth, then a ``setup.py``).
+FALLBACK_MARKERS = ("pyproject.toml", "setup.py")
 
 
 def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -43,20 +45,26 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
-def defends_root(start: Path) -> Path:
-    """The directory ``defends`` paths are relative to, for case files at ``start``:
-    the ``eval_config_root`` of pytest's configuration file, else its directory (the
-    rootdir); without one, the nearest directory with a project marker, else ``start``."""
+def defends_root(start: Path, invocation_dir: Path | None = None) -> Path:
+    """The directory ``defends`` paths are relative to, for case files at ``start``, as
+    pytest started in ``invocation_dir`` (default: the current directory) on them has
+    it: the ``eval_config_root`` of pytest's configuration file, else its directory
+    (the rootdir). Without one, pytest's rootdir is the nearest directory with a
+    ``pyproject.toml``, else with a ``setup.py``, else the deepest directory holding
+    both ``invocation_dir`` and ``start`` (``start`` when that is the filesystem root)."""
     found = find_config(start)
     if found is not None:
         rootdir, settings = found
         value = settings.get("eval_config_root")
         return rootdir / str(value).strip() if value else rootdir
     here = start.resolve() if start.resolve().is_dir() else start.resolve().parent
-    for candidate in (here, *here.parents):
-        if any((candidate / marker).exists() for marker in FALLBACK_MARKERS):
-            return candidate
-    return here
+    for marker in FALLBACK_MARKERS:
+        for candidate in (here, *here.parents):
+            if (candidate / marker).is_file():
+                return candidate
+    invoked = (invocation_dir or Path.cwd()).resolve()
+    common = Path(os.path.commonpath([invoked, here]))
+    return here if common == Path(common.anchor) else common
 
 
 def results_dir(start: Path, default: Path) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -82,9 +83,21 @@ WorkspacePath = Annotated[
     AfterValidator(_confined),
     Field(description="Path relative to the workspace (globs where the check allows)"),
 ]
-KebabId = Annotated[str, Field(max_length=limits.ID_CHARS, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")]
+#: A case id: lowercase letters and digits in words joined by single hyphens.
+KEBAB_CASE = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+KEBAB_RULE = "must be kebab-case: lowercase letters, digits and single hyphens"
+KebabId = Annotated[str, Field(max_length=limits.ID_CHARS, pattern=KEBAB_CASE)]
 Tag = Annotated[str, Field(max_length=limits.TAG_CHARS)]
 FixtureDir = Annotated[str, Field(max_length=limits.PATH_CHARS), AfterValidator(_fixture_dir)]
+
+
+def kebab_case(name: str) -> str | None:
+    """The kebab-case id ``name`` most likely meant (``My_Task`` and ``MyTask`` are
+    ``my-task``), for a "did you mean"; ``None`` when nothing of it is left."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", ascii_name)
+    guess = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")[: limits.ID_CHARS].strip("-")
+    return guess or None
 
 
 def _no_nul(value: Any) -> Any:

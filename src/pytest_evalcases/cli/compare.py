@@ -2,7 +2,8 @@
 (docs/results.md, "The baseline gate").
 
 B is compared with A exactly as ``pytest --eval-baseline A.json`` compares a run: the
-exit status is 1 when B would be blocked against A, else 0.
+exit status is 1 when B would be blocked against A, else 0. Red-first files (authoring
+runs, their outcomes inverted) are refused on either side.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def _points(value: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     before = resultsfile.load_baseline(args.before)
-    after = resultsfile.load(args.after)
+    after = resultsfile.load_baseline(args.after, "compared")
     result = baseline.check(before, after, args.tolerance, label=str(args.before))
     for line in compare.lines(result, before, after, args.before, args.after, every=args.all):
         print(line)

@@ -26,5 +26,8 @@ def run(args: argparse.Namespace) -> int:
     print(target)
     if step.hint:
         print(f"note: {step.hint}", file=sys.stderr)
+    ignore = new.results_hint(Path.cwd())
+    if ignore:
+        print(f"note: {ignore}", file=sys.stderr)
     print(f"next: edit it, then confirm it fails first: {step.command}", file=sys.stderr)
     return 0

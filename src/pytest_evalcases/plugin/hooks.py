@@ -16,7 +16,7 @@ from pytest_evalcases.agents import make_agent
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.kinds import SEVERITIES
-from pytest_evalcases.plugin import cache, integrations, options, preflight, reporting, signals
+from pytest_evalcases.plugin import cache, integrations, options, reporting, signals, suite
 from pytest_evalcases.plugin import hookspecs as newhooks
 from pytest_evalcases.plugin.nodes import (
     BrokenFileItem,
@@ -31,7 +31,6 @@ from pytest_evalcases.plugin.stash import (
     is_worker,
     session_of,
 )
-from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.session.selection import Selection
 from pytest_evalcases.session.state import EvalSession
 
@@ -75,6 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         reporting.SessionHooks(config, state, interrupts), "evalcases-session"
     )
+    config.pluginmanager.register(suite.SuiteHooks(config, state), "evalcases-suite")
     if settings.concurrency > 1:
         # Registered after the session hooks, so that its sessionfinish runs first.
         from pytest_evalcases.plugin import ahead
@@ -85,6 +85,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(queues, "evalcases-ahead-xdist")
     if agent is not None and not is_worker(config):
         # The controller checks the agent once for the session, before the first case.
+        from pytest_evalcases.plugin import preflight
+
         hooks = preflight.PreflightHooks(config, state)
         config.pluginmanager.register(hooks, "evalcases-preflight")
     html = config.getoption("eval_html")
@@ -97,6 +99,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
     if config.pluginmanager.hasplugin("pytest_jsonreport"):
         config.pluginmanager.register(integrations.JsonReportHooks(), "evalcases-json-report")
+    if config.pluginmanager.hasplugin("metadata"):
+        config.pluginmanager.register(integrations.MetadataHooks(), "evalcases-metadata")
     if settings.lint or settings.red_first or settings.changed is not None:
         # The authoring hooks bring the linter (and pydantic) along: only when asked for.
         from pytest_evalcases.plugin import authoring
@@ -108,6 +112,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(authoring.ChangedHooks(settings.changed), "evalcases-changed")
     baseline = settings.results.baseline
     if baseline is not None and not is_worker(config):
+        from pytest_evalcases.results import files as resultsfile
+
         try:
             state.baseline_doc = resultsfile.load_baseline(baseline)
         except resultsfile.ResultsFileError as exc:

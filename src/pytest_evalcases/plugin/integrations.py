@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 import pytest
 
 from pytest_evalcases.plugin.nodes import EvalItem
+from pytest_evalcases.plugin.suite import WORKER_OUTPUT
+from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.session.state import EvalSession
 
 
 class XdistHooks:
-    """A crashed worker leaves the run incomplete; the results file says so."""
+    """A crashed worker leaves the run incomplete; the results file says so. The
+    workers collect, so the first to finish tells what part of the suite ran."""
 
     def __init__(self, state: EvalSession) -> None:
         self.state = state
@@ -20,6 +24,10 @@ class XdistHooks:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")
 
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        output = getattr(node, "workeroutput", None)
+        selection = output.get(WORKER_OUTPUT) if isinstance(output, dict) else None
+        if isinstance(selection, dict) and self.state.selection is None:
+            self.state.selection = SuiteSelection.from_dict(selection)
         if error is not None:
             name = getattr(getattr(node, "gateway", None), "id", "?")
             self.state.incomplete.append(f"worker {name} went down: {error}")
@@ -55,6 +63,36 @@ class JsonReportHooks:
                 "workspace": record.workspace,
             }
         }
+
+
+class MetadataHooks:
+    """pytest-metadata, which pytest-json-report brings along, adds a ``metadata: {...}``
+    line to the header of every ``-v`` run of the project. It leaves the header unless
+    the user asked for it: ``-vv``, or one of pytest-metadata's own options. Only the
+    line goes; the metadata itself (the ``metadata`` fixture, JSON and HTML reports) is
+    untouched (docs/reference.md, "Header lines")."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_header(
+        self, config: pytest.Config
+    ) -> Generator[None, list[str | list[str]], list[str | list[str]]]:
+        lines = yield
+        if _asked_for_metadata(config):
+            return lines
+        return [line for line in lines if not _is_metadata_line(line)]
+
+
+def _asked_for_metadata(config: pytest.Config) -> bool:
+    return (
+        config.getoption("verbose", 0) > 1
+        or bool(config.getoption("metadata", None))
+        or config.getoption("metadata_from_json", "{}") not in ("{}", None)
+        or bool(config.getoption("metadata_from_json_file", None))
+    )
+
+
+def _is_metadata_line(line: str | list[str]) -> bool:
+    return isinstance(line, str) and line.startswith("metadata: ")
 
 
 def deep_load_scheduling(config: pytest.Config, log: Any, depth: int) -> Any:

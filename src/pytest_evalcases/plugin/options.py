@@ -5,17 +5,17 @@ from them in one place: each value read once, every default from
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_evalcases import defaults
-from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import (
     AGENT_HOMES,
@@ -29,8 +29,10 @@ from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.run import variants
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.session import shard
-from pytest_evalcases.session.changed import ChangedFiles, changed_files
 from pytest_evalcases.session.state import SandboxSettings, Settings
+
+if TYPE_CHECKING:
+    from pytest_evalcases.session.changed import ChangedFiles
 
 #: The type of numeric ini options: from pytest 9.2 a number or a string, so that native
 #: TOML (`eval_timeout = 300`) and INI files both work (the plugin checks the value,
@@ -65,6 +67,14 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="MODEL",
         default=None,
         help="Model passed to the agent (ini: eval_model)",
+    )
+    group.addoption(
+        "--eval-timeout",
+        dest="eval_timeout",
+        metavar="SECONDS",
+        type=_positive_number,
+        default=None,
+        help="Seconds for one agent run; a case's own timeout: wins (ini: eval_timeout)",
     )
     group.addoption(
         "--eval-workspace",
@@ -306,6 +316,16 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _positive_number(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {value!r}")
+    return number
+
+
 def _agent_home(config: pytest.Config) -> AgentHome:
     value = str(config.getini("eval_agent_home")).strip()
     for home in AGENT_HOMES:
@@ -350,6 +370,9 @@ def build_settings(config: pytest.Config) -> Settings:
         agent_name = "command"
     agent = None
     if agent_name:
+        # The agent's side is imported only for a run that names an agent.
+        from pytest_evalcases.agents.base import AgentSettings
+
         agent = AgentSettings(
             name=agent_name,
             args=tuple(config.getini("eval_agent_args")),
@@ -363,7 +386,9 @@ def build_settings(config: pytest.Config) -> Settings:
     return Settings(
         rootdir=rootdir,
         agent=agent,
-        timeout=_float_ini(config, "eval_timeout", positive=True),
+        # The option beats the ini value; a case's own `timeout:` beats both (docs/reference.md).
+        timeout=config.getoption("eval_timeout")
+        or _float_ini(config, "eval_timeout", positive=True),
         min_pass_rate=_float_ini(config, "eval_min_pass_rate", unit=True),
         retries=config.getoption("eval_retry_errors"),
         transcript=config.getoption("eval_transcript"),
@@ -406,7 +431,15 @@ def _changed(config: pytest.Config, defends_root: Path) -> ChangedFiles | None:
     ref = config.getoption("eval_changed")
     if ref is None:
         return None
-    return changed_files(config.rootpath, ref or None, defends_root)
+    from pytest_evalcases.session.changed import changed_files
+
+    # What the plugin writes never selects a case (docs/writing-cases.md).
+    here = config.invocation_params.dir
+    written = [config.rootpath / config.getini("eval_results_dir")]
+    written += [
+        here / p for p in (config.getoption("eval_save"), config.getoption("eval_html")) if p
+    ]
+    return changed_files(config.rootpath, ref or None, defends_root, exclude=written)
 
 
 def _results_settings(config: pytest.Config) -> resultsfile.ResultsSettings:

@@ -16,12 +16,17 @@ from pytest_evalcases.plugin import cache
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, as_reason
 from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
-from pytest_evalcases.report import html as html_report
 from pytest_evalcases.report import messages, summary
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.sandbox import INSTALL_HINT
-from pytest_evalcases.session import finish
 from pytest_evalcases.session.state import EvalSession
+
+#: The verdict line in the colours of pytest's own outcomes (its final line's).
+VERDICT_MARKUP: dict[str, dict[str, bool]] = {
+    "PASS": {"green": True, "bold": True},
+    "BLOCKED": {"red": True, "bold": True},
+    "INCONCLUSIVE": {"yellow": True, "bold": True},
+}
 
 
 def make_report(
@@ -128,6 +133,10 @@ class SessionHooks:
         elif session.shouldfail or session.shouldstop:
             stopped = session.shouldfail or session.shouldstop
             self.state.incomplete.append(f"stopped early: {stopped}")
+        # Imported only now: the results file, the pins and the baseline are for
+        # sessions that ran a case.
+        from pytest_evalcases.session import finish
+
         with self.interrupts.quiet():
             finish.finish(self.state, self.config.invocation_params.dir)
         session.exitstatus = self.state.exit_status(int(exitstatus))
@@ -140,8 +149,12 @@ class SessionHooks:
             hint = "no agent configured: --eval-agent, or --eval-workspace to grade directories"
         terminalreporter.section("eval gate")
         every_case = terminalreporter.verbosity > 0
-        for line in summary.lines(self.state.report(), hint, every_case=every_case):
+        report = self.state.report()
+        *body, verdict = summary.lines(report, hint, every_case=every_case)
+        for line in body:
             terminalreporter.write_line(line)
+        # pytest's terminal writer decides on colour (--color, NO_COLOR, FORCE_COLOR).
+        terminalreporter.write_line(verdict, **VERDICT_MARKUP.get(report.verdict.status, {}))
         for line in summary.did_nothing_lines(self.state.records):
             terminalreporter.write_line(line, yellow=True)
         if self.state.agent is not None and self.state.settings.agent_home == "inherit":
@@ -184,6 +197,8 @@ class HtmlHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
+        from pytest_evalcases.report import html as html_report
+
         results = self.state.settings.results
         results_dir = results.results_dir or self.config.rootpath / defaults.RESULTS_DIR
         try:
@@ -192,6 +207,7 @@ class HtmlHooks:
                 self.state.report(),
                 html_report.read_trend(results_dir),
                 title=f"eval gate: {self.config.rootpath.name}",
+                selection=self.state.selection,
             )
         except OSError as exc:
             self.line = f"html report not written: {self.path}: {exc}"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_evalcases.report.table import table
+from pytest_evalcases.report.trend import suite
 from pytest_evalcases.results.baseline import BaselineResult
 from pytest_evalcases.results.document import ResultsDocument
-from pytest_evalcases.text import percent, usd
+from pytest_evalcases.text import percent, plural, usd
 
 
 def lines(
@@ -20,20 +21,30 @@ def lines(
     every: bool = False,
 ) -> list[str]:
     """The comparison: runs, case table (every case, or those that differ), numbers,
-    pins, verdict."""
+    pins, verdict. When either file is part of the suite, the cases only one of them
+    ran are counted, not listed (unless ``every``): they were not compared."""
     out = [
-        f"A: {a_path} ({before.date or '?'}, verdict {before.verdict})",
-        f"B: {b_path} ({after.date or '?'}, verdict {after.verdict})",
+        f"A: {a_path} ({before.date or '?'}, verdict {before.verdict}{_part(before)})",
+        f"B: {b_path} ({after.date or '?'}, verdict {after.verdict}{_part(after)})",
         "",
     ]
     rows = [r for r in result.rows if every or r.change or r.before != r.after]
+    one_side = [r for r in result.rows if r.before is None or r.after is None]
+    if result.common is not None and not every:
+        rows = [r for r in rows if r not in one_side]
     if rows:
         out += table(
             ["case", "variant", "A", "B", "change"],
             [[r.case_id, r.variant, r.before or "-", r.after or "-", r.change] for r in rows],
         )
-    else:
+    elif result.common is None:
         out.append(f"every one of {len(result.rows)} cases has the same outcome in A and B")
+    else:
+        out.append(f"every one of {result.common} cases both ran has the same outcome")
+    if result.common is not None:
+        out.append(result.scope(("A", "B")))
+        if one_side and not every:
+            out.append(f"not compared: {plural(len(one_side), 'case')} only one of them ran")
     out.append("")
     out += table(
         ["", "A", "B"],
@@ -56,6 +67,12 @@ def lines(
     else:
         out.append("B passes the baseline gate against A")
     return out
+
+
+def _part(doc: ResultsDocument) -> str:
+    """``, part: 3 of 10 cases selected (-m critical)`` for a file that is not the
+    whole suite run to its end; ``""`` for one that is."""
+    return "" if doc.complete_suite else f", {suite(doc)}"
 
 
 def _tokens(value: float | None) -> str:

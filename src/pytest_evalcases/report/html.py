@@ -15,10 +15,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pytest_evalcases.atomic import write_atomic
+from pytest_evalcases.report.summary import mcnemar
+from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.results.files import Headline, read_headlines
 from pytest_evalcases.results.gate import CaseVerdict, GateReport
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.text import ratio
+from pytest_evalcases.text import plural, ratio
 
 #: Results files read for the trend, newest last; older ones are left out.
 TREND_LIMIT = 200
@@ -35,9 +37,16 @@ def read_trend(results_dir: Path, limit: int = TREND_LIMIT) -> list[TrendPoint]:
     return read_headlines(results_dir)[-limit:]
 
 
-def write(path: Path, report: GateReport, trend: Sequence[TrendPoint], *, title: str = "") -> Path:
+def write(
+    path: Path,
+    report: GateReport,
+    trend: Sequence[TrendPoint],
+    *,
+    title: str = "",
+    selection: SuiteSelection | None = None,
+) -> Path:
     """Render and write the report atomically (a reader never sees half a file)."""
-    text = render(report, trend, title=title)
+    text = render(report, trend, title=title, selection=selection)
     write_atomic(path, text)
     return path
 
@@ -52,8 +61,10 @@ def render(
     *,
     title: str = "",
     generated: datetime | None = None,
+    selection: SuiteSelection | None = None,
 ) -> str:
-    """The whole page."""
+    """The whole page. ``selection``: the part of the suite this run selected, said
+    when it is not the whole; the trend draws whole-suite runs only."""
     when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     verdict = report.verdict
     verdict_text: str = verdict.status if verdict.status != "NONE" else "nothing was graded"
@@ -70,6 +81,8 @@ def render(
         f"<h1>{_e(heading)}</h1>",
         f'<p class="verdict v-{_e(verdict.status.lower())}">eval gate: {_e(verdict_text)}</p>',
         f'<p class="meta">Generated {_e(when)}. Click a cell for the runs behind it.</p>',
+        _scope(selection),
+        _notes(report.notes),
         _matrix(report),
         '<section id="details" aria-live="polite"><p class="hint">'
         "Select a cell to see its failed checks.</p></section>",
@@ -97,7 +110,7 @@ def _matrix(report: GateReport) -> str:
             runs.setdefault((r.case_id, r.variant), []).append(r)
     head = "".join(
         f'<th scope="col">{_e(v.name or "suite")}<br><span class="score">'
-        f"{v.count('passed')}/{len(v.decided)} cases · "
+        f"{v.count('passed')}/{len(v.ran)} cases · "
         f"{v.checks_passed}/{v.checks_total} checks</span></th>"
         for v in variants
     )
@@ -192,7 +205,7 @@ def _comparisons(report: GateReport) -> str:
             f"<h2>{_e(cmp.variant)} vs {_e(cmp.baseline)}</h2><p>"
             f"{len(cmp.regressed_checks)} checks regressed, {len(cmp.improved_checks)} "
             f"improved; cases {cmp.b} regressed, {cmp.c} improved "
-            f"(McNemar exact p={cmp.p_value:.3g}, b={cmp.b}, c={cmp.c})</p><ul>"
+            f"({_e(mcnemar(cmp))})</p><ul>"
         )
         for word, pairs in (("regressed", cmp.regressed_checks), ("improved", cmp.improved_checks)):
             out.extend(
@@ -207,7 +220,36 @@ _W, _H, _PAD = 720, 220, 40
 _COLOURS = ("#1b6ac9", "#b35c00", "#6a3d9a", "#2a8a4a", "#a61b4d")
 
 
-def _trend_svg(points: Sequence[TrendPoint]) -> str:
+def _scope(selection: SuiteSelection | None) -> str:
+    if selection is None or selection.whole:
+        return ""
+    return f'<p class="scope">Part of the suite: {_e(selection.describe())}.</p>'
+
+
+def _notes(notes: Sequence[str]) -> str:
+    """The lines the summary prints before the verdict: the baseline comparison."""
+    if not notes:
+        return ""
+    return '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>"
+
+
+def _trend_svg(all_points: Sequence[TrendPoint]) -> str:
+    # A run of part of the suite has a pass rate over other cases: on the same line as
+    # the whole suite's it would zigzag (docs/results.md, "evalcases trend").
+    points = [p for p in all_points if p.complete_suite]
+    left_out = len(all_points) - len(points)
+    note = (
+        f'<p class="meta" id="trend-left-out">{plural(left_out, "run")} of part of the '
+        "suite (-k, -m, paths, --eval-changed, a shard) or cut short: not on the line.</p>"
+        if left_out
+        else ""
+    )
+    if not points and left_out:
+        return '<p class="empty" id="trend">No run of the whole suite yet.</p>' + note
+    return _trend_line(points) + note
+
+
+def _trend_line(points: Sequence[TrendPoint]) -> str:
     if not points:
         return '<p class="empty" id="trend">No results files yet.</p>'
     n = len(points)
@@ -280,6 +322,7 @@ h3{font-size:14px;margin:8px 0 4px}
 .verdict{font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block}
 .v-pass{background:#d8f3dc}.v-blocked{background:#fbd5d5}.v-inconclusive,.v-none{background:#e5e5e5}
 .meta,.hint,.score,.sev{color:#666;font-size:12px}
+.scope{font-weight:600;color:#8a5a00}ul.notes{font-family:ui-monospace,monospace;font-size:12px}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}
 td.cell{text-align:center;min-width:64px;cursor:pointer}
 td.pass{background:#2e9e4f;color:#fff}td.fail{background:#d93a3a;color:#fff}

@@ -157,6 +157,23 @@ def failure_text(
     return redact("\n".join(lines))
 
 
+def checks_text(
+    checks: Sequence[CheckRecord], agent: AgentResult | None, redact: Callable[[str], str]
+) -> str:
+    """Every check of a run that passed, each with its result and what it found, then the
+    usage line: the report section that ``-rP`` / ``-rA`` and JUnit's ``system-out`` show
+    (docs/writing-cases.md, "4. Strengthen the rule, then green")."""
+    lines = []
+    for check in checks:
+        result = "PASSED" if check.passed else "FAILED"
+        desc = f" ({check.description})" if check.description else ""
+        lines.append(f"{result} {check.id} [{check.type}]{desc}: {check.message}")
+    usage = usage_line(agent)
+    if usage:
+        lines.append(usage)
+    return redact("\n".join(lines))
+
+
 #: How much of one reason the one-line summary of a run quotes; pytest cuts the line
 #: to the terminal's width, except on CI and under ``-vv``, where it prints it whole.
 REASON_CHARS = 160
@@ -193,9 +210,17 @@ def error_text(head: str, error: RunError, redact: Callable[[str], str]) -> str:
     return redact("\n".join(lines))
 
 
-def advisory_text(failed: Sequence[CheckRecord], redact: Callable[[str], str]) -> str:
-    """The xfail reason of an advisory case whose checks failed."""
-    return redact("advisory case failed: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
+def advisory_text(
+    failed: Sequence[CheckRecord], redact: Callable[[str], str], severity: str = "advisory"
+) -> str:
+    """The xfail reason of an advisory failure: an advisory case's, or a task
+    directory's (of ``severity``) whose failed checks are all ``LOW``."""
+    what = (
+        "advisory case failed"
+        if severity == "advisory"
+        else f"advisory failure of a {severity} case, only LOW checks failed"
+    )
+    return redact(f"{what}: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
 
 
 def red_first_line(checks: int) -> str:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_evalcases.results.files import usage
 from pytest_evalcases.results.gate import (
     CaseVerdict,
+    Comparison,
     GateReport,
     VariantSummary,
     severities_present,
 )
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.text import plural, ratio
+from pytest_evalcases.text import plural, ratio, usd
 
 #: With repeats, the cases a variant lists at most (the worst); the rest are counted.
 SHOWN_CASES = 10
@@ -72,6 +74,9 @@ def lines(
     out: list[str] = []
     for v in report.variants:
         out.append(_variant_line(v))
+        spent = usage_line([r for r in report.records if r.variant == v.name])
+        if spent:
+            out.append(spent)
         if report.repeated:
             out.extend(_case_lines(v, every_case))
     for cmp in report.comparisons:
@@ -80,7 +85,7 @@ def lines(
             f"{plural(len(cmp.regressed_checks), 'check')} regressed, "
             f"{len(cmp.improved_checks)} improved; "
             f"cases {len(cmp.regressed_cases)} regressed, {len(cmp.improved_cases)} improved "
-            f"(McNemar exact p={cmp.p_value:.3g}, b={cmp.b}, c={cmp.c})"
+            f"({mcnemar(cmp)})"
         )
         for case_id, check_id in cmp.regressed_checks:
             out.append(f"  regressed: {case_id} / {check_id}")
@@ -106,6 +111,38 @@ def lines(
             f"eval gate: {verdict.status}" + (f" ({verdict.reason})" if verdict.reason else "")
         )
     return out
+
+
+def usage_line(records: Sequence[RunRecord]) -> str:
+    """``  tokens 24,690 (2,469 per run) · cost $0.1234 ($0.0123 per run)``: what one
+    variant's runs spent, as their agent reported it; empty when no run reported tokens
+    or cost (the command agent, graded directories). Runs that did not say are counted
+    apart, so that a mean over some runs is not read as one over all."""
+    ran = [r for r in records if r.kind != "file" and r.outcome != "skipped"]
+    spent = usage(ran)
+    if not spent.runs_with_tokens and not spent.runs_with_cost:
+        return ""
+    parts = []
+    for what, reported, total, mean in (
+        ("tokens", spent.runs_with_tokens, f"{spent.tokens_total:,}", spent.tokens_mean),
+        ("cost", spent.runs_with_cost, usd(spent.cost_total), spent.cost_mean),
+    ):
+        if not reported:
+            parts.append(f"{what} not reported")
+            continue
+        per_run = f"{mean:,.0f}" if what == "tokens" else usd(mean)
+        some = f"; {reported} of {len(ran)} runs reported it" if reported < len(ran) else ""
+        parts.append(f"{what} {total} ({per_run} per run{some})")
+    return "  " + " · ".join(parts)
+
+
+def mcnemar(cmp: Comparison) -> str:
+    """The paired test in words: the discordant cases named by what happened to them,
+    never as ``b=1``, which reads like a variant named ``b``."""
+    return (
+        f"McNemar exact p={cmp.p_value:.3g}: {plural(cmp.b, 'case')} passed only in "
+        f"{cmp.baseline or 'the baseline'}, {cmp.c} only in {cmp.variant}"
+    )
 
 
 def _case_lines(v: VariantSummary, every_case: bool) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_evalcases.report.table import table
+from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.trend import (
     RUNAWAY_FACTOR,
     CaseHistory,
@@ -32,19 +33,27 @@ def lines(trend: Trend, available: int, red_first: int = 0) -> list[str]:
     if red_first:
         out.append(left_out(red_first))
     out.append("")
+    # A pass rate over part of the suite is not comparable with the whole suite's: such
+    # runs are listed, marked, without one (docs/results.md, "evalcases trend").
     out += table(
-        ["date", "passed", "pass rate", "verdict", "complete"],
+        ["date", "passed", "pass rate", "verdict", "suite"],
         [
             [
                 d.date or "?",
                 f"{d.counts.passed}/{d.counts.total}",
-                percent(d.counts.pass_rate),
+                percent(d.counts.pass_rate) if d.complete_suite else "-",
                 d.verdict,
-                "yes" if d.complete else "NO",
+                suite(d),
             ]
             for d in trend.runs
         ],
     )
+    partial = sum(1 for d in trend.runs if not d.complete_suite)
+    if partial:
+        out.append(
+            f"pass rates are of whole-suite runs only: {plural(partial, 'run')} of part "
+            "of the suite or cut short (their cases count in the figures below)"
+        )
     out += ["", "flaky cases (outcome changed between runs):"]
     flaky = sorted(
         (c for c in trend.cases if c.flips),
@@ -94,6 +103,18 @@ def lines(trend: Trend, available: int, red_first: int = 0) -> list[str]:
             )
             out.append(f"  {case.name} r{record.repetition}: {what} {shown}")
     return out
+
+
+def suite(doc: ResultsDocument) -> str:
+    """What part of the suite a run covered: ``whole``, ``part: 3 of 10 cases selected
+    (-m critical)``, ``incomplete: interrupted``."""
+    if not doc.complete:
+        return "incomplete: " + ("; ".join(doc.incomplete_reasons) or "did not finish")
+    if doc.complete_suite:
+        return "whole"
+    if doc.selection is not None and not doc.selection.whole:
+        return "part: " + doc.selection.describe()
+    return f"part: shard {doc.shard}" if doc.shard else "part"
 
 
 def _mean_sd(values: Sequence[float], fmt: str) -> str:

@@ -7,6 +7,11 @@ its mean tokens or cost per run exceed :data:`USAGE_FACTOR` times the baseline's
 when a case that passed in the baseline fails now. Differing pins (model, agent
 version, case files, configuration) do not block; they are reported, since they
 explain a difference rather than make one.
+
+Like is compared with like: when either side ran only part of the suite (``-k``,
+``-m``, paths, ``--eval-changed``, a shard; ``complete_suite`` false), the pass rate
+and the usage are those of the cases both ran, never a subset's against a whole
+suite's (docs/results.md, "Runs of part of the suite").
 """
 
 from __future__ import annotations
@@ -60,6 +65,11 @@ class BaselineResult:
     reasons: tuple[str, ...]
     #: Pins that differ, one phrase each.
     pin_differences: tuple[str, ...]
+    #: When either side is part of the suite: how many cases both ran, on which the
+    #: pass rate and usage were compared; ``None`` for two whole suites.
+    common: int | None = None
+    #: Which side is part of the suite: (baseline, run).
+    partial: tuple[bool, bool] = (False, False)
 
     @property
     def blocked(self) -> bool:
@@ -73,11 +83,25 @@ class BaselineResult:
     def improved(self) -> list[CaseRow]:
         return [r for r in self.rows if r.change == "improved"]
 
+    def scope(self, names: tuple[str, str] = ("the baseline", "this run")) -> str:
+        """``compared on the 4 cases both runs ran (this run is part of the suite)``,
+        or ``""`` for two whole suites; ``names`` name the baseline and the run."""
+        if self.common is None:
+            return ""
+        sides = [name for name, part in zip(names, self.partial, strict=True) if part]
+        who = " and ".join(sides) + (" are" if len(sides) > 1 else " is")
+        return (
+            f"compared on the {plural(self.common, 'case')} both runs ran ({who} part of the suite)"
+        )
+
     def lines(self) -> list[str]:
         """Lines for the ``eval gate`` section."""
         before, after = self.pass_rate
+        scope = self.scope()
         out = [
-            f"baseline {self.label}: pass rate {percent(before)} -> {percent(after)}; "
+            f"baseline {self.label}: "
+            + (f"{scope}; " if scope else "")
+            + f"pass rate {percent(before)} -> {percent(after)}; "
             f"{len(self.regressed)} regressed, {len(self.improved)} improved"
         ]
         for row in self.regressed:
@@ -100,6 +124,7 @@ class BaselineResult:
             "pass_rate": list(self.pass_rate),
             "tokens_mean": list(self.tokens_mean),
             "cost_mean": list(self.cost_mean),
+            "compared_on": self.common,
         }
 
 
@@ -111,11 +136,26 @@ def check(
 ) -> BaselineResult:
     """Compare the results document ``after`` with ``before``; ``tolerance`` is in
     percentage points."""
-    old_records, new_records = before.cases, after.cases
-    old = gate.case_verdicts(r for r in old_records if r.kind != "file")
-    new = gate.case_verdicts(r for r in new_records if r.kind != "file")
+    old_records = [r for r in before.cases if r.kind != "file"]
+    new_records = [r for r in after.cases if r.kind != "file"]
+    old = gate.case_verdicts(old_records)
+    new = gate.case_verdicts(new_records)
     rows = _align(old, new)
-    rate = (_rate(old), _rate(new))
+    partial = (not before.complete_suite, not after.complete_suite)
+    common: int | None = None
+    if any(partial):
+        both = [
+            r
+            for r in rows
+            if r.before not in (None, "skipped") and r.after not in (None, "skipped")
+        ]
+        ids = {r.case_id for r in both}
+        common = len(ids)
+        rate = (_rows_rate(both, before=True), _rows_rate(both, before=False))
+        old_records = [r for r in old_records if r.case_id in ids]
+        new_records = [r for r in new_records if r.case_id in ids]
+    else:
+        rate = (_rate(old), _rate(new))
     old_usage, new_usage = usage(old_records), usage(new_records)
     tokens = (old_usage.tokens_mean, new_usage.tokens_mean)
     cost = (old_usage.cost_mean, new_usage.cost_mean)
@@ -150,6 +190,8 @@ def check(
         cost_mean=cost,
         reasons=tuple(reasons),
         pin_differences=tuple(pin_differences(before.pins, after.pins)),
+        common=common,
+        partial=partial,
     )
 
 
@@ -243,6 +285,13 @@ def _rate(verdicts: dict[str, list[gate.CaseVerdict]]) -> float | None:
     cases = [c for cases in verdicts.values() for c in cases]
     passed = sum(1 for c in cases if c.outcome == "passed")
     decided = sum(1 for c in cases if c.outcome in ("passed", "failed"))
+    return passed / decided if decided else None
+
+
+def _rows_rate(rows: list[CaseRow], *, before: bool) -> float | None:
+    outcomes = [r.before if before else r.after for r in rows]
+    passed = outcomes.count("passed")
+    decided = passed + outcomes.count("failed")
     return passed / decided if decided else None
 
 

@@ -9,11 +9,13 @@ ambiguous (a case verdict's ``graded`` is :attr:`CaseEntry.graded_runs`).
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pytest_evalcases.kinds import CaseOutcome, Status
 from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.text import plural
 
 #: The version of the file format, written as ``format``.
 FORMAT = 1
@@ -151,6 +153,70 @@ class ComparisonEntry:
 
 
 @dataclass(frozen=True)
+class SuiteSelection:
+    """The part of the suite a run selected (docs/results.md, "Runs of part of the
+    suite"): the selecting arguments, and how many cases and runs it collected and
+    deselected."""
+
+    #: The selecting arguments as given: ``-k EXPR``, ``-m EXPR``, paths and node ids,
+    #: ``--eval-tags``, ``--eval-defends``, ``--eval-changed``, ``--eval-shard``,
+    #: ``--deselect``, ``--ignore``, ``--lf``, ``--sw``, ``-x``/``--maxfail``.
+    arguments: tuple[str, ...] = ()
+    #: Eval cases collected, and of them those no run of which was selected.
+    collected: int = 0
+    deselected: int = 0
+    #: Their runs (case x variant x repetition), collected and deselected.
+    collected_runs: int = 0
+    deselected_runs: int = 0
+    #: What kept part of the evals roots from being collected: a path argument or
+    #: node id narrower than its evals root, an ``eval_paths`` directory no path
+    #: reached, ``--ignore``, ``--lf``. One phrase each.
+    uncollected: tuple[str, ...] = ()
+
+    @property
+    def whole(self) -> bool:
+        """Every collected run was selected, from evals roots collected whole."""
+        return not self.deselected_runs and not self.uncollected
+
+    def describe(self) -> str:
+        """``3 of 10 cases selected (-m critical)``: what part of the suite ran."""
+        parts = list(self.uncollected)
+        if self.deselected:
+            parts.append(
+                f"{self.collected - self.deselected} of {plural(self.collected, 'case')} selected"
+            )
+        elif self.deselected_runs:
+            selected = self.collected_runs - self.deselected_runs
+            parts.append(f"{selected} of {plural(self.collected_runs, 'run')} selected")
+        text = "; ".join(parts) or "the whole suite"
+        if self.deselected_runs and self.arguments:
+            return f"{text} ({shlex.join(self.arguments)})"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "arguments": list(self.arguments),
+            "collected": self.collected,
+            "deselected": self.deselected,
+            "collected_runs": self.collected_runs,
+            "deselected_runs": self.deselected_runs,
+            "uncollected": list(self.uncollected),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SuiteSelection:
+        """The selection of :meth:`to_dict`'s data (an xdist worker's)."""
+        return cls(
+            arguments=tuple(str(a) for a in data.get("arguments", ())),
+            collected=int(data.get("collected", 0)),
+            deselected=int(data.get("deselected", 0)),
+            collected_runs=int(data.get("collected_runs", 0)),
+            deselected_runs=int(data.get("deselected_runs", 0)),
+            uncollected=tuple(str(u) for u in data.get("uncollected", ())),
+        )
+
+
+@dataclass(frozen=True)
 class MergedFrom:
     """One input file of ``evalcases merge``."""
 
@@ -193,6 +259,12 @@ class ResultsDocument:
     #: Written by ``evalcases merge`` only.
     merged_from: tuple[MergedFrom, ...] | None = None
     merge_warnings: tuple[str, ...] | None = None
+    #: The run covered the whole suite: ``complete``, and its selection ``whole``
+    #: (docs/results.md, "Runs of part of the suite").
+    complete_suite: bool = True
+    #: What part of the suite the run selected; ``None`` in files written before it
+    #: was recorded.
+    selection: SuiteSelection | None = None
 
     @property
     def is_red_first(self) -> bool:
@@ -211,6 +283,8 @@ class ResultsDocument:
             "duration": self.duration,
             "complete": self.complete,
             "incomplete_reasons": list(self.incomplete_reasons),
+            "complete_suite": self.complete_suite,
+            "selection": self.selection.to_dict() if self.selection is not None else None,
             "mode": self.mode,
             **self.counts.to_dict(),
             "checks_passed": self.checks_passed,

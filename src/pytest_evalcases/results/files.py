@@ -31,6 +31,7 @@ from pytest_evalcases.results.document import (
     MergedFrom,
     Mode,
     ResultsDocument,
+    SuiteSelection,
     Usage,
     VariantEntry,
 )
@@ -155,14 +156,23 @@ def document(
     verdict: gate.Verdict | None = None,
     order: Sequence[str] = (),
     mode: Mode = "run",
+    selection: SuiteSelection | None = None,
 ) -> ResultsDocument:
     """The results document of ``records``. Counts are per case verdict (a case
     repeated five times counts once); ``verdict`` overrides the gate's own. ``order``
     names the variants as configured (the first is the baseline); ``mode`` is ``run``,
-    or ``red-first`` for authoring runs, which trends leave out."""
+    or ``red-first`` for authoring runs, which trends leave out. ``selection`` is the
+    part of the suite the run selected; without it a run is taken for the whole suite
+    unless it is a shard."""
     # A run that did not finish is never PASS, the whole of it nor any variant.
     unfinished = () if complete else (tuple(incomplete_reasons) or ("incomplete",))
-    report = gate.evaluate(list(records), min_pass_rate, order=order, incomplete=unfinished)
+    report = gate.evaluate(
+        list(records),
+        min_pass_rate,
+        order=order,
+        incomplete=unfinished,
+        red_first=mode == "red-first",
+    )
     broken = len(report.broken_files)
     final = verdict or report.verdict
     variants = tuple(
@@ -172,7 +182,9 @@ def document(
             counts=_counts(v.cases, broken),
             checks_passed=v.checks_passed,
             checks_total=v.checks_total,
-            verdict=gate.variant_verdict(v, min_pass_rate, broken, unfinished).status,
+            verdict=gate.variant_verdict(
+                v, min_pass_rate, broken, unfinished, red_first=mode == "red-first"
+            ).status,
             cases=tuple(_case_entry(c) for c in v.cases),
         )
         for v in report.variants
@@ -208,6 +220,8 @@ def document(
         variants=variants,
         comparisons=comparisons,
         cases=tuple(records),
+        complete_suite=complete and (selection.whole if selection is not None else not shard),
+        selection=selection,
     )
 
 
@@ -240,14 +254,15 @@ def load(path: Path) -> ResultsDocument:
         raise ResultsFileError(f"{path}: not a results file: {exc.where}: {exc.problem}") from None
 
 
-def load_baseline(path: Path) -> ResultsDocument:
+def load_baseline(path: Path, role: str = "a baseline") -> ResultsDocument:
     """:func:`load`, refusing a red-first file: its outcomes are inverted, so a run
-    compared with it would count every case the wrong way round."""
+    compared with it would count every case the wrong way round. ``role`` names what
+    the file was to be in the message (``a baseline``, ``compared``)."""
     doc = load(path)
     if doc.is_red_first:
         raise ResultsFileError(
             f"{path}: a red-first results file (written under --eval-red-first) "
-            "cannot be a baseline: its outcomes are inverted"
+            f"cannot be {role}: its outcomes are inverted"
         )
     return doc
 
@@ -304,6 +319,9 @@ class Headline:
     total: int | None = None
     verdict: str = ""
     variants: dict[str, float] = field(default_factory=dict)
+    #: Whether the run covered the whole suite: a run of part of it has a pass rate
+    #: over other cases, not to be drawn on one line with the others.
+    complete_suite: bool = True
 
 
 def read_headlines(directory: Path) -> list[Headline]:
@@ -350,6 +368,9 @@ def _headline(data: Any, name: str) -> Headline | None:
     if rate is None:
         return None
     date, verdict = data.get("date"), data.get("verdict")
+    whole = data.get("complete_suite")
+    if not isinstance(whole, bool):
+        whole = data.get("complete") is not False and not data.get("shard")
     return Headline(
         file=name,
         date=date if isinstance(date, str) and date else Path(name).stem,
@@ -358,6 +379,7 @@ def _headline(data: Any, name: str) -> Headline | None:
         total=total,
         verdict=verdict if isinstance(verdict, str) else "",
         variants=_variant_shares(data.get("variants")),
+        complete_suite=whole,
     )
 
 
@@ -560,6 +582,12 @@ def _read_record(f: _Fields) -> RunRecord:
     f.strings("permission_denials")
     f.strings("refused_writes")
     f.flag("did_nothing", False)
+    f.get(
+        "failure_severity",
+        lambda v: v is None or v in SEVERITIES,
+        "one of " + ", ".join(SEVERITIES) + " or null",
+        None,
+    )
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)
@@ -567,6 +595,17 @@ def _read_record(f: _Fields) -> RunRecord:
         return RunRecord.from_dict(f.data)
     except (TypeError, ValueError) as exc:
         raise _FieldError(f.where, str(exc)) from None
+
+
+def _read_selection(f: _Fields) -> SuiteSelection:
+    return SuiteSelection(
+        arguments=f.strings("arguments"),
+        collected=f.integer("collected"),
+        deselected=f.integer("deselected"),
+        collected_runs=f.integer("collected_runs"),
+        deselected_runs=f.integer("deselected_runs"),
+        uncollected=f.strings("uncollected"),
+    )
 
 
 def _read_usage(f: _Fields) -> Usage:
@@ -588,12 +627,15 @@ def from_dict(data: Any) -> ResultsDocument:
     baseline = f.mapping("baseline") if f.data.get("baseline") is not None else None
     usage_data = f.data.get("usage")
     mode: Mode = f.choice("mode", MODES, "run")
+    complete = f.flag("complete", True)
+    shard = f.text_or_none("shard")
+    selection = f.data.get("selection")
     return ResultsDocument(
         format=f.integer("format", FORMAT),
         date=f.text("date"),
         finished=f.text_or_none("finished"),
         duration=f.number_or_none("duration"),
-        complete=f.flag("complete", True),
+        complete=complete,
         incomplete_reasons=f.strings("incomplete_reasons"),
         mode=mode,
         counts=_read_counts(f),
@@ -602,7 +644,7 @@ def from_dict(data: Any) -> ResultsDocument:
         verdict=f.choice("verdict", _STATUSES, "NONE"),
         verdict_reason=f.text("verdict_reason"),
         min_pass_rate=f.number("min_pass_rate", defaults.MIN_PASS_RATE),
-        shard=f.text_or_none("shard"),
+        shard=shard,
         usage=_read_usage(_Fields(usage_data, "usage")) if usage_data is not None else Usage(),
         pins=f.mapping("pins"),
         variants=tuple(_read_variant(v) for v in f.objects("variants")),
@@ -616,4 +658,9 @@ def from_dict(data: Any) -> ResultsDocument:
         if merged is not None
         else None,
         merge_warnings=warnings,
+        # Files written before these keys: whole unless cut short or a shard.
+        complete_suite=f.flag("complete_suite", complete and shard is None),
+        selection=_read_selection(_Fields(selection, "selection"))
+        if selection is not None
+        else None,
     )

@@ -36,6 +36,15 @@ class CaseVerdict:
     checks_total: int
     #: check id -> passed in every graded run
     checks: dict[str, bool]
+    #: A failed case's failure, as severe as its most severe failed run's (a task
+    #: directory whose LOW checks alone failed: ``advisory``); ``None`` unless it failed.
+    failure_severity: Severity | None = None
+
+    @property
+    def counted_severity(self) -> Severity:
+        """The severity the gate counts the case under: its failure's when it failed,
+        else its own (docs/case-format.md, "Task-directory format")."""
+        return self.failure_severity or self.severity
 
     @property
     def pass_rate(self) -> float | None:
@@ -57,13 +66,19 @@ class VariantSummary:
         return sum(
             1
             for c in self.cases
-            if c.outcome == outcome and (severity is None or c.severity == severity)
+            if c.outcome == outcome and (severity is None or c.counted_severity == severity)
         )
 
     @property
     def decided(self) -> list[CaseVerdict]:
         """The cases that passed or failed (not errored, not skipped)."""
         return [c for c in self.cases if c.outcome in ("passed", "failed")]
+
+    @property
+    def ran(self) -> list[CaseVerdict]:
+        """The cases that ran: passed, failed or errored (not skipped), as the
+        ``eval gate`` summary and the results file's ``total`` count them."""
+        return [c for c in self.cases if c.outcome != "skipped"]
 
     @property
     def checks_passed(self) -> int:
@@ -144,6 +159,10 @@ def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
         outcome = "passed" if passes / len(graded) >= min_rate - 1e-9 else "failed"
     else:
         outcome = "error" if errors else "skipped"
+    failed_runs = [r.failed_as for r in graded if r.outcome != "passed"]
+    failure = (
+        min(failed_runs, key=SEVERITIES.index) if outcome == "failed" and failed_runs else None
+    )
     checks: dict[str, bool] = {}
     passed_checks = total_checks = 0
     for r in graded:
@@ -164,6 +183,7 @@ def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
         checks_passed=passed_checks,
         checks_total=total_checks,
         checks=checks,
+        failure_severity=failure,
     )
 
 
@@ -207,30 +227,57 @@ def unfinished(verdict: Verdict, incomplete: Sequence[str]) -> Verdict:
 
 
 def variant_verdict(
-    summary: VariantSummary, min_pass_rate: float, broken: int, incomplete: Sequence[str] = ()
+    summary: VariantSummary,
+    min_pass_rate: float,
+    broken: int,
+    incomplete: Sequence[str] = (),
+    *,
+    red_first: bool = False,
 ) -> Verdict:
-    """The gate policy for one variant (docs/reference.md, "Exit statuses of `pytest`")."""
-    return unfinished(_variant_verdict(summary, min_pass_rate, broken), incomplete)
+    """The gate policy for one variant (docs/reference.md, "Exit statuses of `pytest`").
+
+    ``red_first``: the outcomes are those of ``--eval-red-first``, where a case "fails"
+    because its checks all held: the policy is the same, the reasons say so."""
+    verdict = _variant_verdict(summary, min_pass_rate, broken, red_first)
+    return unfinished(verdict, incomplete)
 
 
-def _variant_verdict(summary: VariantSummary, min_pass_rate: float, broken: int) -> Verdict:
+def _variant_verdict(
+    summary: VariantSummary, min_pass_rate: float, broken: int, red_first: bool
+) -> Verdict:
     for severity in ("critical", "normal"):
         failed = [
-            c.case_id for c in summary.cases if c.outcome == "failed" and c.severity == severity
+            c.case_id
+            for c in summary.cases
+            if c.outcome == "failed" and c.counted_severity == severity
         ]
         if failed:
-            return Verdict(
-                "BLOCKED", f"{plural(len(failed), severity + ' case')} failed: {_ids(failed)}"
-            )
+            cases = plural(len(failed), severity + " case")
+            if red_first:
+                # Under --eval-red-first such a case passed against the configuration:
+                # it tests nothing yet (docs/writing-cases.md).
+                what = (
+                    "passes on first write (it tests nothing)"
+                    if len(failed) == 1
+                    else "pass on first write (they test nothing)"
+                )
+            else:
+                what = "failed"
+            return Verdict("BLOCKED", f"{cases} {what}: {_ids(failed)}")
     rate = summary.pass_rate
     # Advisory failures alone never block: the pass rate counts them only beside a
     # critical or normal case that reached a verdict, so that `-k` on an advisory case
     # is not blocked by a pass rate of one (docs/reference.md, "Exit statuses").
-    gated = any(c.severity != "advisory" for c in summary.decided)
+    gated = any(c.counted_severity != "advisory" for c in summary.decided)
     if gated and rate is not None and rate < min_pass_rate - 1e-9:
-        return Verdict(
-            "BLOCKED", f"pass rate {rate:.0%} is below eval_min_pass_rate {min_pass_rate:.0%}"
-        )
+        if red_first:
+            reason = (
+                f"only {rate:.0%} of the cases fail first, as they should "
+                f"(eval_min_pass_rate {min_pass_rate:.0%})"
+            )
+        else:
+            reason = f"pass rate {rate:.0%} is below eval_min_pass_rate {min_pass_rate:.0%}"
+        return Verdict("BLOCKED", reason)
     errored = [c.case_id for c in summary.cases if c.outcome == "error"]
     if errored or broken:
         parts = []
@@ -250,13 +297,15 @@ def evaluate(
     order: Sequence[str] = (),
     *,
     incomplete: Sequence[str] = (),
+    red_first: bool = False,
 ) -> GateReport:
     """Aggregate every record of the session into the gate report.
 
     ``order``: the variant names as configured, the baseline first; under xdist records
     arrive in any order, so the order of appearance cannot say which is the baseline.
     ``incomplete``: why the run did not finish (interrupted, a worker crashed), if it
-    did not: such a run is never PASS.
+    did not: such a run is never PASS. ``red_first``: the outcomes are those of
+    ``--eval-red-first`` (see :func:`variant_verdict`).
     """
     broken = [r for r in records if r.kind == "file"]
     runs = [r for r in records if r.kind != "file"]
@@ -265,7 +314,10 @@ def evaluate(
     names = sorted(by_variant, key=lambda name: rank.get(name, len(rank)))
     variants = [VariantSummary(name, by_variant[name]) for name in names]
     comparisons = [compare(variants[0], v) for v in variants[1:]]
-    verdicts = [(v.name, variant_verdict(v, min_pass_rate, len(broken))) for v in variants]
+    verdicts = [
+        (v.name, variant_verdict(v, min_pass_rate, len(broken), red_first=red_first))
+        for v in variants
+    ]
     if not verdicts:
         verdict = (
             Verdict("INCONCLUSIVE", f"{plural(len(broken), 'case file')} could not be loaded")
@@ -288,7 +340,7 @@ def evaluate(
 
 
 def severities_present(summary: VariantSummary) -> list[Severity]:
-    present = {c.severity for c in summary.cases}
+    present = {c.counted_severity for c in summary.cases}
     return [s for s in SEVERITIES if s in present]
 
 

@@ -2,8 +2,10 @@
 
 The run records are concatenated and everything else is recomputed from them as
 pytest would have for one unsharded run: counts, per-variant summaries, the verdict
-(:func:`pytest_evalcases.results.gate.evaluate`). ``evalcases merge`` (``cli/merge.py``)
-writes the result and exits with the merged verdict.
+(:func:`pytest_evalcases.results.gate.evaluate`). The merged file is the whole suite
+when the files together ran every case and run of one suite that each collected
+whole (:func:`_selection`). ``evalcases merge`` (``cli/merge.py``) writes the result
+and exits with the merged verdict.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.results import files as resultsfile
-from pytest_evalcases.results.document import MergedFrom, ResultsDocument
+from pytest_evalcases.results.document import MergedFrom, ResultsDocument, SuiteSelection
 from pytest_evalcases.results.record import RunRecord
 
 #: Pins that name sets of files: shards hold different subsets, merged as a union.
@@ -78,6 +80,7 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
         sources=sources,
         order=order,
         mode=docs[0].mode,
+        selection=_selection(docs, records, warnings),
     )
     reasons = list(merged.incomplete_reasons)
     missing = _missing_shards([doc.shard for doc in docs])
@@ -87,9 +90,41 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
         warnings.append(f"shards not merged: {', '.join(missing)}")
     return merged.with_changes(
         complete=merged.complete and not missing,
+        complete_suite=merged.complete_suite and not missing,
         incomplete_reasons=tuple(reasons),
         merged_from=tuple(MergedFrom(doc.date, doc.shard, doc.complete) for doc in docs),
         merge_warnings=tuple(warnings),
+    )
+
+
+def _selection(
+    docs: Sequence[ResultsDocument], records: Sequence[RunRecord], warnings: list[str]
+) -> SuiteSelection | None:
+    """The part of the suite the files ran together: each file's collection (the whole
+    suite when its paths reached every evals root whole), and of it the cases and runs
+    that none of the files ran. ``None`` when a file does not say (written before
+    ``selection`` was recorded): the merged file is then taken for the whole suite,
+    as those files are."""
+    selections = [doc.selection for doc in docs]
+    if any(s is None for s in selections):
+        return None
+    given = [s for s in selections if s is not None]
+    uncollected = list(dict.fromkeys(u for s in given for u in s.uncollected))
+    suites = sorted({(s.collected, s.collected_runs) for s in given})
+    if len(suites) > 1:
+        shown = " and ".join(f"{cases} cases" for cases, _ in suites)
+        warnings.append(f"the files collected different suites ({shown})")
+        uncollected.append(f"the files collected different suites ({shown})")
+    collected, collected_runs = suites[-1]
+    ran = [r for r in records if r.kind != "file"]
+    cases = {r.case_id for r in ran}
+    runs = {(r.case_id, r.variant, r.repetition) for r in ran}
+    return SuiteSelection(
+        collected=collected,
+        deselected=max(0, collected - len(cases)),
+        collected_runs=collected_runs,
+        deselected_runs=max(0, collected_runs - len(runs)),
+        uncollected=tuple(uncollected),
     )
 
 

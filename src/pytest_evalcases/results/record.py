@@ -78,6 +78,10 @@ class RunRecord:
     #: The agent's final answer was empty and it changed no file of the workspace: its
     #: negative checks passed by default (docs/results.md).
     did_nothing: bool = False
+    #: How severe a failed run's failure is: its most severe failed check's severity (a
+    #: task directory's LOW checks failing alone: ``advisory``, the run ``xfailed``);
+    #: ``None`` for a run that did not fail (docs/results.md).
+    failure_severity: Severity | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a results file's case entry: the case's id is ``id``.
@@ -107,6 +111,12 @@ class RunRecord:
             CheckRecord.from_dict(c) for c in values.get("checks") or [] if isinstance(c, dict)
         ]
         return cls(**values)
+
+    @property
+    def failed_as(self) -> Severity:
+        """The severity a failed run counts under: :attr:`failure_severity`, or the
+        case's in a results file written before that key existed."""
+        return self.failure_severity or self.severity
 
     @property
     def reached_verdict(self) -> bool:

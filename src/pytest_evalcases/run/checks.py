@@ -10,6 +10,7 @@ agent's doing) fails the check that needs it.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Callable
@@ -224,7 +225,44 @@ def _file_unchanged(check: schema.FileUnchanged, ctx: CheckContext) -> Outcome:
         return Outcome(False, f"{check.path}: no longer a regular file (the fixture's is)")
     if same_bytes(current, check.path, original, f"the fixture's {check.path}"):
         return Outcome(True, f"{check.path}: unchanged")
-    return Outcome(False, f"{check.path}: changed from the fixture's copy")
+    return Outcome(
+        False,
+        f"{check.path}: changed from the fixture's copy{_diff(original, current, check.path)}",
+    )
+
+
+#: What a ``file_unchanged`` failure shows of the diff: its first lines, then a cut to
+#: these characters (redacted first: a diff quotes the agent's lines).
+DIFF_LINES = 40
+DIFF_CHARS = 3000
+#: Bytes of either file above which no diff is computed (difflib is quadratic at worst).
+DIFF_READ_LIMIT = 1024 * 1024
+
+
+def _diff(original: Path, current: Path, rel: str) -> str:
+    """``:`` and a unified diff of the fixture's copy against the workspace's, indented
+    under the check's line; a word instead where no text diff can be shown."""
+    if max(os.path.getsize(original), os.path.getsize(current)) > DIFF_READ_LIMIT:
+        return f" (over {DIFF_READ_LIMIT // 1024} KiB: no diff shown)"
+    before = read_text(original, f"the fixture's {rel}")
+    after = read_text(current, rel)
+    if "\0" in before or "\0" in after:
+        return " (binary: no diff shown)"
+    tick(f"comparing {rel}")
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(),
+            after.splitlines(),
+            f"fixture/{rel}",
+            f"workspace/{rel}",
+            lineterm="",
+        )
+    )
+    if not lines:
+        return " (only line endings or the final newline differ)"
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"… {len(lines) - DIFF_LINES} more diff lines"]
+    return ":\n" + shorten("\n".join(f"    {line}" for line in lines), DIFF_CHARS)
 
 
 def _run_command(

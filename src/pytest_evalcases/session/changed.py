@@ -4,11 +4,15 @@ they touch: a case whose case file, fixture or ``defends`` path changed
 
 Plain git through :mod:`pytest_evalcases.git` (no pytest). "Changed" is everything a
 pull request would show plus the work in progress: commits since the merge base of REF
-and ``HEAD``, staged and unstaged changes, and untracked files (not ignored ones).
+and ``HEAD``, staged and unstaged changes, and untracked files (not ignored ones) —
+except what the plugin itself writes (results files, the HTML report): a run must not
+select cases because an earlier run left its results behind.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -73,10 +77,14 @@ def _commit(repo: Path, ref: str) -> str | None:
 
 
 def changed_files(
-    directory: Path, ref: str | None, defends_root: Path | None = None
+    directory: Path,
+    ref: str | None,
+    defends_root: Path | None = None,
+    exclude: Sequence[Path] = (),
 ) -> ChangedFiles:
     """The files changed in the repository of ``directory`` since ``ref`` (``None``: the
-    default branch: ``origin/HEAD``, else ``main``, else ``master``, else ``HEAD``).
+    default branch: ``origin/HEAD``, else ``main``, else ``master``, else ``HEAD``),
+    leaving out the files and directories of ``exclude`` (the results directory).
 
     Raises :class:`UsageError` when ``directory`` is not in a git repository or ``ref``
     is not a revision of it.
@@ -116,12 +124,20 @@ def changed_files(
     else:
         paths.update(_names(top, "diff", "--name-only", "--no-renames", "-z", "--cached", "--"))
     paths.update(_names(top, "ls-files", "--others", "--exclude-standard", "-z"))
+    if exclude:
+        left_out = [str(p.resolve()) for p in exclude]
+        resolved = top.resolve()
+        paths = {n for n in paths if not _below(str(resolved / n), left_out)}
     return ChangedFiles(
         ref=label,
         base=base,
         paths=_relative(top, paths, defends_root or directory),
         files=tuple(top.resolve() / name for name in sorted(paths)),
     )
+
+
+def _below(path: str, places: Sequence[str]) -> bool:
+    return any(path == p or path.startswith(p.rstrip(os.sep) + os.sep) for p in places)
 
 
 def _names(top: Path, *args: str) -> list[str]:

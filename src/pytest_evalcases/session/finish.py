@@ -16,6 +16,7 @@ from pytest_evalcases.agents import preflight
 from pytest_evalcases.errors import EvalcasesError, UsageError
 from pytest_evalcases.results import baseline
 from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.session import pins
 from pytest_evalcases.session.state import EvalSession
 
@@ -56,8 +57,9 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         shard=options.shard,
         order=[v.name for v in settings.variants],
         mode="red-first" if settings.red_first else "run",
+        selection=state.selection,
     )
-    if state.baseline_doc is not None and options.baseline is not None:
+    if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:
         state.baseline_result = baseline.check(
             state.baseline_doc, doc, options.tolerance, label=_display(options.baseline)
         )
@@ -79,8 +81,17 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     except (OSError, EvalcasesError) as exc:
         state.results_line = f"results file not written: {target}: {exc}"
         return
-    status = "" if doc.complete else " (incomplete: " + "; ".join(state.incomplete) + ")"
-    state.results_line = f"results: {_display(written)}{status}"
+    state.results_line = f"results: {_display(written)}{_status(doc)}"
+
+
+def _status(doc: ResultsDocument) -> str:
+    """`` (incomplete: interrupted)``, `` (part of the suite: 3 of 10 cases selected
+    (-m critical))``, or nothing for a whole suite run to its end."""
+    if not doc.complete:
+        return " (incomplete: " + "; ".join(doc.incomplete_reasons) + ")"
+    if doc.selection is not None and not doc.selection.whole:
+        return f" (part of the suite: {doc.selection.describe()})"
+    return ""
 
 
 def _agent_args(state: EvalSession) -> tuple[str, ...]:

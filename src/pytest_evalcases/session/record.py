@@ -74,6 +74,8 @@ def run_record(
         rec.duration = result.duration
     elif result is not None:
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
+        if outcome in ("failed", "xfailed"):
+            rec.failure_severity = case.failure_severity(c.id for c in result.failed_checks)
         rec.duration = result.duration
         rec.attempts = result.attempts
         rec.did_nothing = result.did_nothing

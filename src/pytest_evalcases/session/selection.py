@@ -4,19 +4,28 @@ others deselected, as ``-k`` does.
 
 Items that are not eval cases (normal tests) are passed as ``None`` and always kept:
 they run in every shard, as without the options.
+
+:func:`suite_selection` then says what part of the suite a run selected, by any means
+(``-k``, ``-m``, paths, these options): the results file's ``selection`` and
+``complete_suite`` (docs/results.md, "Runs of part of the suite").
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_evalcases.cases.parsecache import CaseEntry
+from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.session import shard
-from pytest_evalcases.session.changed import ChangedFiles
 from pytest_evalcases.session.state import Settings
+
+if TYPE_CHECKING:
+    from pytest_evalcases.session.changed import ChangedFiles
 
 
 @dataclass(frozen=True)
@@ -75,3 +84,98 @@ class Selection:
         if self.plan is not None:
             return self.plan.shard_of(entry.id, total) == k
         return shard.in_shard(entry.id, self.part)
+
+
+def suite_selection(
+    runs: Iterable[tuple[str, bool]],
+    *,
+    arguments: Sequence[str] = (),
+    paths: Sequence[str] = (),
+    base: Path,
+    roots: Iterable[Path] = (),
+    eval_paths: Sequence[Path] = (),
+    ignored: Sequence[Path] = (),
+    last_failed: bool = False,
+) -> SuiteSelection:
+    """What part of the suite a run selected.
+
+    ``runs``: every eval run collected, as (its case, whether it was selected);
+    ``paths``: pytest's path arguments (node ids too), relative to ``base``, the
+    directory pytest started in; ``roots``: the evals roots the collected case files
+    came from; ``eval_paths``: the configured ones, which a whole suite reaches too;
+    ``ignored``: ``--ignore`` paths; ``last_failed``: ``--lf`` narrowed the collection
+    to what failed last time.
+    """
+    selected: dict[str, bool] = {}
+    collected_runs = deselected_runs = 0
+    for case, chosen in runs:
+        collected_runs += 1
+        deselected_runs += not chosen
+        selected[case] = selected.get(case, False) or chosen
+    uncollected = _unreached(paths, base, roots, eval_paths, ignored)
+    if last_failed:
+        uncollected.append("--lf: only what failed last time")
+    return SuiteSelection(
+        arguments=tuple(arguments),
+        collected=len(selected),
+        deselected=sum(1 for chosen in selected.values() if not chosen),
+        collected_runs=collected_runs,
+        deselected_runs=deselected_runs,
+        uncollected=tuple(uncollected),
+    )
+
+
+def _unreached(
+    paths: Sequence[str],
+    base: Path,
+    roots: Iterable[Path],
+    eval_paths: Sequence[Path],
+    ignored: Sequence[Path],
+) -> list[str]:
+    """Phrases for what the paths leave out of the evals roots: a root that only a
+    file, a subdirectory or a node id below it reached; an ``eval_paths`` directory
+    that none reached; an ``--ignore`` path in or above a root."""
+    given = [_target(text, base) for text in paths]
+    configured = {_absolute(base, p) for p in eval_paths if p.is_dir()}
+    every = sorted({_absolute(base, r) for r in roots} | configured)
+    out: list[str] = []
+    for root in every:
+        if any(not node and _within(root, path) for path, node, _ in given):
+            continue
+        inside = [text for path, _, text in given if _within(path, root)]
+        if inside:
+            out.append(f"only {', '.join(inside)} of {_show(root, base)}/")
+        elif root in configured:
+            out.append(f"{_show(root, base)}/ (eval_paths) is not among the paths")
+    for path in (_absolute(base, p) for p in ignored):
+        if any(_within(path, root) or _within(root, path) for root in every):
+            out.append(f"{_show(path, base)} ignored (--ignore)")
+    return out
+
+
+def _target(text: str, base: Path) -> tuple[str, bool, str]:
+    """A path argument as (absolute path, whether it names tests in a file, as shown:
+    as given, or relative to ``base`` when given absolute)."""
+    path, *names = text.partition("[")[0].split("::")
+    absolute = _absolute(base, Path(path))
+    if os.path.isabs(path):
+        text = _show(absolute, base) + text[len(path) :]
+    return absolute, bool(names), text
+
+
+def _absolute(base: Path, path: Path | str) -> str:
+    # As pytest makes them absolute: normalised, symbolic links left as they are.
+    return os.path.normpath(os.path.join(base, path))
+
+
+def _within(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or below it."""
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _show(path: str, base: Path) -> str:
+    try:
+        shown = os.path.relpath(path, base)
+    except ValueError:
+        return path
+    return Path(shown).as_posix()

@@ -4,6 +4,7 @@ records that reports carry back to the controller. One object, kept in
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,26 +13,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_evalcases import defaults
-from pytest_evalcases.agents.base import Agent, AgentSettings
-from pytest_evalcases.agents.preflight import Checked
 from pytest_evalcases.cases.discovery import Discovery
-from pytest_evalcases.cases.parsecache import ParseCache
 from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.results import baseline, gate
-from pytest_evalcases.results.document import ResultsDocument
+from pytest_evalcases.results import gate
 from pytest_evalcases.results.files import ResultsSettings
-from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.sandbox import Sandbox, choose
-from pytest_evalcases.session.changed import ChangedFiles
 
 if TYPE_CHECKING:
-    # The check registry and the runner pull in pydantic: imported when a case file is
-    # first loaded, so that a pytest run without eval cases does not pay for them.
+    # Imported where they are used, so that a pytest run without eval cases does not
+    # pay for them: the check registry and the runner (pydantic) when a case file is
+    # first loaded, the agent's side when an agent is named, the baseline with
+    # --eval-baseline.
+    from pytest_evalcases.agents.base import Agent, AgentSettings
+    from pytest_evalcases.agents.preflight import Checked
+    from pytest_evalcases.cases.parsecache import ParseCache
     from pytest_evalcases.cases.registry import CheckRegistry
+    from pytest_evalcases.results import baseline
+    from pytest_evalcases.results.document import ResultsDocument, SuiteSelection
+    from pytest_evalcases.results.record import RunRecord
     from pytest_evalcases.run.runner import RunContext
     from pytest_evalcases.run.scheduler import Backoff
+    from pytest_evalcases.session.changed import ChangedFiles
 
 
 #: The reason in ``incomplete_reasons`` of a run cut short by Ctrl-C or a signal.
@@ -110,6 +114,9 @@ class EvalSession:
     workspaces: WorkspaceDirs = field(default_factory=WorkspaceDirs)
     #: The agent as the preflight found it (its version); ``None`` when none ran.
     preflight: Checked | None = None
+    #: What part of the suite the run selected, once collection said (under xdist, as
+    #: a worker reported it); ``None`` before.
+    selection: SuiteSelection | None = None
 
     @functools.cached_property
     def discovery(self) -> Discovery:
@@ -199,10 +206,23 @@ class EvalSession:
     def report(self) -> gate.GateReport:
         order = [v.name for v in self.settings.variants]
         report = gate.evaluate(
-            self.records, self.settings.min_pass_rate, order, incomplete=self.incomplete
+            self.records,
+            self.settings.min_pass_rate,
+            order,
+            incomplete=self.incomplete,
+            red_first=self.settings.red_first,
         )
         if self.baseline_result is not None:
+            from pytest_evalcases.results import baseline
+
             report = baseline.apply(report, self.baseline_result)
+        elif self.settings.red_first and self.settings.results.baseline is not None:
+            # An authoring run's outcomes are inverted: compared with a baseline, every
+            # case would count the wrong way round (docs/results.md, "The baseline gate").
+            note = (
+                f"baseline {self.settings.results.baseline.name}: not compared with a red-first run"
+            )
+            report = dataclasses.replace(report, notes=[*report.notes, note])
         return report
 
     def exit_status(self, pytest_status: int) -> int:

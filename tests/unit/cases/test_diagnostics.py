@@ -37,6 +37,47 @@ def test_bad_yaml_names_the_line_and_column(tmp_path: Path) -> None:
     )
 
 
+UNCLOSED = "id: x\ndefends: a\nprompt: {q}Commit it.\nchecks:\n  - type: file_exists\n    path: a\n"
+
+
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_a_quote_never_closed_is_reported_where_it_opened(tmp_path: Path, quote: str) -> None:
+    # PyYAML reads on to the end of the file: its line was the last, 7.
+    err = _error(tmp_path, UNCLOSED.format(q=quote))
+
+    assert (err.line, err.field) == (3, "")
+    assert err.reason == (
+        "invalid YAML: the quoted string opened at column 9 is never closed (found "
+        "unexpected end of stream at line 7, column 1)"
+    )
+
+
+def test_a_quote_closed_lines_later_by_another_is_reported_where_it_opened(
+    tmp_path: Path,
+) -> None:
+    # The string runs on to the first quote of line 6, and the parser fails after it.
+    text = UNCLOSED.format(q='"').replace("path: a", 'path: "a"')
+    err = _error(tmp_path, text + "  - type: file_absent\n    path: b\n")
+
+    assert err.line == 3
+    assert err.reason == (
+        "invalid YAML: the quoted string opened at column 9 runs on over the lines after it "
+        "until a quote on line 6 closes it (did not find expected key at line 6, column 12): "
+        "is its closing quote missing?"
+    )
+
+
+def test_a_quoted_string_over_several_lines_is_not_blamed_for_what_follows(
+    tmp_path: Path,
+) -> None:
+    # A quoted string may span lines; one that swallowed no key is not a runaway quote.
+    text = 'id: x\ndefends: a\nprompt: "Commit\n  it." extra\nchecks: []\n'
+    err = _error(tmp_path, text)
+
+    assert err.line == 4
+    assert "quoted string" not in err.reason
+
+
 def test_a_tab_in_yaml_is_named(tmp_path: Path) -> None:
     err = _error(tmp_path, "id: x\ndefends:\n\t- a\n")
 
@@ -99,7 +140,8 @@ def test_several_problems_are_listed_with_their_lines(tmp_path: Path) -> None:
 
     assert (err.line, err.field) == (1, "id")
     assert err.reason == (
-        "must be kebab-case: lowercase letters, digits and single hyphens (got 'Bad Id')\n"
+        "must be kebab-case: lowercase letters, digits and single hyphens (got 'Bad Id'); "
+        "did you mean 'bad-id'?\n"
         "line 3: timeout: expected a number greater than 0 (got -1)"
     )
 

@@ -392,6 +392,7 @@ def test_a_task_directory(tmp_path: Path) -> None:
         prompt="Add a changelog.\n",
         tags=("db",),
         kind="task",
+        check_severities=("normal", "advisory"),
     )
 
 
@@ -418,3 +419,65 @@ def test_a_task_file_without_checks(tmp_path: Path) -> None:
 
     assert (info.value.line, info.value.field) == (1, "checks")
     assert info.value.reason == "`checks:` must be a non-empty list of checks"
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("My_Task", "; did you mean 'my-task'?"),
+        ("AddMigration", "; did you mean 'add-migration'?"),
+        ("two--hyphens", "; did you mean 'two-hyphens'?"),
+        ("___", ""),
+    ],
+)
+def test_a_task_directory_name_must_be_a_kebab_case_id(
+    tmp_path: Path, name: str, hint: str
+) -> None:
+    checks_yaml = _write(tmp_path / name / "checks.yaml", TASK)
+
+    with pytest.raises(CaseFileError) as info:
+        load_task_dir(checks_yaml, REGISTRY)
+
+    # The rule of a case file's `id` (docs/case-format.md, "Task-directory format").
+    assert (info.value.path, info.value.field) == (str(checks_yaml), "")
+    assert info.value.reason == (
+        f"the directory name {name!r} is the case's id, which must be kebab-case: "
+        f"lowercase letters, digits and single hyphens; rename the directory{hint}"
+    )
+
+
+def test_a_task_directory_name_longer_than_an_id_is_refused(tmp_path: Path) -> None:
+    name = "a" * 101
+    checks_yaml = _write(tmp_path / name / "checks.yaml", TASK)
+
+    with pytest.raises(CaseFileError) as info:
+        load_task_dir(checks_yaml, REGISTRY)
+
+    assert "which must be at most 100 characters; rename the directory; did you mean" in str(
+        info.value
+    )
+
+
+def test_a_task_failure_is_as_severe_as_its_most_severe_failed_check(tmp_path: Path) -> None:
+    checks_yaml = _write(
+        tmp_path / "t" / "checks.yaml",
+        "checks:\n"
+        + "".join(
+            f"  - {{id: {name}, type: file_exists, path: {name}{severity}}}\n"
+            for name, severity in (("high", ""), ("medium", ", severity: MEDIUM"))
+        )
+        + "  - {id: low, type: file_exists, path: low, severity: LOW}\n",
+    )
+
+    case = load_task_dir(checks_yaml, REGISTRY)
+
+    assert case.severity == "critical"  # the marker: the highest of its checks
+    assert case.failure_severity(["low"]) == "advisory"
+    assert case.failure_severity(["low", "medium"]) == "normal"
+    assert case.failure_severity(["medium", "high"]) == "critical"
+
+
+def test_a_case_file_failure_is_as_severe_as_the_case(evals: Path) -> None:
+    (case,) = load_case_file(_write(evals / "no-trailer.yaml", ONE), evals, REGISTRY)
+
+    assert case.failure_severity(["output_not_matches-0"]) == "critical"

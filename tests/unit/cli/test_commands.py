@@ -18,22 +18,28 @@ def _save(path: Path, **kw: object) -> Path:
     return resultsfile.write(doc(records, **kw), path)  # type: ignore[arg-type]
 
 
-def test_compare_refuses_a_red_first_baseline(
+def test_compare_refuses_a_red_first_file_on_either_side(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     red = _save(tmp_path / "red.json", mode="red-first")
     plain = _save(tmp_path / "plain.json")
 
-    refused = cli.main(["compare", str(red), str(plain)])
+    as_baseline = cli.main(["compare", str(red), str(plain)])
     err = capsys.readouterr().err
-    accepted = cli.main(["compare", str(plain), str(red)])
+    as_run = cli.main(["compare", str(plain), str(red)])
+    err_run = capsys.readouterr().err
 
-    assert refused == 2
+    assert as_baseline == 2
     assert err == (
         f"evalcases: {red}: a red-first results file (written under --eval-red-first) "
         "cannot be a baseline: its outcomes are inverted\n"
     )
-    assert accepted == 0
+    # Its inverted outcomes would read as regressions against any baseline.
+    assert as_run == 2
+    assert err_run == (
+        f"evalcases: {red}: a red-first results file (written under --eval-red-first) "
+        "cannot be compared: its outcomes are inverted\n"
+    )
 
 
 def test_merge_refuses_files_of_different_modes(

@@ -121,6 +121,9 @@ def test_advisory_and_red_first_texts() -> None:
     assert messages.advisory_text(FAILED, redact) == (
         "advisory case failed: tests-pass: exit 1; no-secret: printed [REDACTED]"
     )
+    assert messages.advisory_text(FAILED[:1], redact, "critical") == (
+        "advisory failure of a critical case, only LOW checks failed: tests-pass: exit 1"
+    )
     assert messages.red_first_text("case x (normal)", 3) == (
         "case x (normal)\npasses on first write: it tests nothing "
         "(all 3 checks hold against the current configuration)"
@@ -149,3 +152,20 @@ def test_error_line_gives_the_kind_then_the_first_line() -> None:
     line = messages.error_line(error, lambda text: text.replace("s3cret", "[REDACTED]"))
 
     assert line == "no verdict (crash): agent command exited with status 3: [REDACTED]…"
+
+
+def test_checks_text_lists_every_check_with_its_result_then_the_usage() -> None:
+    checks = [
+        CheckRecord("uses-class", "file_contains", None, True, "src/a.py: found 's3cret'"),
+        CheckRecord("tests-pass", "command_succeeds", "the tests pass", False, "exit 1"),
+    ]
+    agent = AgentResult(text="", usage=Usage(input_tokens=10, output_tokens=5), cost_usd=0.01)
+
+    assert messages.checks_text(checks, agent, redact).splitlines() == [
+        "PASSED uses-class [file_contains]: src/a.py: found '[REDACTED]'",
+        "FAILED tests-pass [command_succeeds] (the tests pass): exit 1",
+        "tokens 10 in / 5 out · cost $0.0100",
+    ]
+    assert messages.checks_text(checks[:1], None, redact) == (
+        "PASSED uses-class [file_contains]: src/a.py: found '[REDACTED]'"
+    )

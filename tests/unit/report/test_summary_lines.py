@@ -38,7 +38,7 @@ def test_two_variants_compare_and_nothing_graded_says_why() -> None:
 
     assert lines[2:] == [
         "pr vs main: 1 check regressed, 0 improved; cases 1 regressed, 0 improved "
-        "(McNemar exact p=1, b=1, c=0)",
+        "(McNemar exact p=1: 1 case passed only in main, 0 only in pr)",
         "  regressed: alpha / c",
         "eval gate: BLOCKED (pr: 1 normal case failed: alpha)",
     ]
@@ -93,3 +93,19 @@ def test_the_count_of_the_cases_not_listed_says_how_they_did() -> None:
     assert lines[-2] == (
         "  … 4 more cases: 2 failed, 2 passed but not every run (pytest -v lists every case)"
     )
+
+
+def test_each_variant_says_the_tokens_and_cost_its_runs_reported() -> None:
+    records = [
+        run("alpha", "passed", "main", tokens_in=1000, tokens_out=200, cost_usd=0.01),
+        run("beta", "failed", "main", tokens_in=2000, tokens_out=300, cost_usd=0.03),
+        # pr: one run reported tokens but no cost, one nothing, one was skipped
+        run("alpha", "passed", "pr", tokens_in=500, tokens_out=100),
+        run("beta", "error", "pr", checks=[]),
+        run("gamma", "skipped", "pr", checks=[]),
+    ]
+
+    lines = summary.lines(gate.evaluate(records, 0.9, order=["main", "pr"]))
+
+    assert lines[1] == "  tokens 3,500 (1,750 per run) · cost $0.0400 ($0.0200 per run)"
+    assert lines[3] == ("  tokens 600 (600 per run; 1 of 2 runs reported it) · cost not reported")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_evalcases.results import baseline, gate
+from pytest_evalcases.results.document import SuiteSelection
 
 from .records import doc, run
 
@@ -66,3 +67,38 @@ def test_apply_blocks_a_passing_gate_report_and_adds_the_lines() -> None:
         "baseline baseline: pass rate 100.0% -> 50.0%; 1 regressed, 0 improved",
         "  regressed since baseline: beta",
     ]
+
+
+def test_a_side_of_part_of_the_suite_is_compared_on_the_cases_both_ran() -> None:
+    part = SuiteSelection(("-m", "advisory"), 10, 8, 10, 8, ())
+    whole = [run(f"c{i}", "passed", tokens_in=100) for i in range(9)]
+    before = doc([*whole, run("adv", "failed", tokens_in=1000)])
+    after = doc(
+        [run("c0", "passed", tokens_in=100), run("adv", "failed", tokens_in=1000)],
+        selection=part,
+    )
+
+    result = baseline.check(before, after, label="base.json")
+    reverse = baseline.check(after, before, label="part.json")
+
+    # Against the whole suite: 90 % -> 50 %, and mean tokens 190 -> 550.
+    assert result.reasons == ()
+    assert (result.common, result.partial) == (2, (False, True))
+    assert result.pass_rate == (0.5, 0.5)
+    assert result.tokens_mean == (550.0, 550.0)
+    assert result.lines() == [
+        "baseline base.json: compared on the 2 cases both runs ran (this run is part of the "
+        "suite); pass rate 50.0% -> 50.0%; 0 regressed, 0 improved"
+    ]
+    assert result.to_dict()["compared_on"] == 2
+    assert (
+        reverse.scope(("A", "B"))
+        == "compared on the 2 cases both runs ran (A is part of the suite)"
+    )
+
+
+def test_two_whole_suites_are_compared_whole() -> None:
+    result = baseline.check(doc([run("a", "passed")]), doc([run("a", "passed")]))
+
+    assert (result.common, result.scope()) == (None, "")
+    assert result.to_dict()["compared_on"] is None

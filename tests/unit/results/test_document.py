@@ -79,6 +79,8 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
         "duration": 62.5,
         "complete": True,
         "incomplete_reasons": [],
+        "complete_suite": True,
+        "selection": None,
         "mode": "run",
         "passed": 3,
         "failed": 1,

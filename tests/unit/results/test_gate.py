@@ -46,6 +46,25 @@ def test_advisory_failures_alone_never_block() -> None:
     assert (v.status, v.reason) == ("BLOCKED", "pass rate 25% is below eval_min_pass_rate 90%")
 
 
+def test_a_failure_counts_as_severe_as_its_failed_checks() -> None:
+    """A critical task directory whose LOW checks alone failed is an advisory failure:
+    it blocks by itself no more than an advisory case; MEDIUM at most, a normal one."""
+    low = rec("task", "xfailed", "critical", failure_severity="advisory")
+    medium = rec("task", "failed", "critical", failure_severity="normal")
+    others = [rec(f"p{i}", "passed") for i in range(9)]
+
+    assert verdict([low]).status == "PASS"
+    assert verdict([low, *others]).status == "PASS"
+    assert verdict([medium, *others]).reason == "1 normal case failed: task"
+    report = gate.evaluate([low, rec("ok", "passed", "critical")], 0.5)
+    assert report.variants[0].cases[0].failure_severity == "advisory"
+    assert summary.lines(report)[0].endswith("critical 1/1, advisory 0/1")
+    # A file written before `failure_severity` existed: the case's own severity.
+    assert verdict([rec("old", "failed", "critical"), *others]).reason == (
+        "1 critical case failed: old"
+    )
+
+
 def test_errors_are_inconclusive_unless_blocked() -> None:
     v = verdict([rec("a", "passed"), rec("e", "error", checks=[])])
     assert (v.status, v.exit_code) == ("INCONCLUSIVE", 2)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results.document import SuiteSelection
 
 from .records import STARTED, doc, run
 
@@ -174,3 +175,28 @@ def test_headlines_read_leniently_and_leave_red_first_files_out(tmp_path: Path) 
         ("b.json", "2026-01-01", 0.25, ""),
         ("a.json", "2026-01-02", 0.5, "PASS"),
     ]
+
+
+def test_the_selection_reads_back_and_older_files_get_complete_suite_from_complete(
+    tmp_path: Path,
+) -> None:
+    part = SuiteSelection(("-m", "critical"), 10, 7, 10, 7, ())
+    written = _write(
+        tmp_path / "part.json", doc([run("alpha", "passed")], selection=part).to_dict()
+    )
+    old_whole = _write(tmp_path / "old.json", {"cases": [], "complete": True})
+    old_cut = _write(tmp_path / "cut.json", {"cases": [], "complete": False})
+    old_shard = _write(tmp_path / "shard.json", {"cases": [], "shard": "1/2"})
+
+    loaded = resultsfile.load(written)
+
+    assert (loaded.complete_suite, loaded.selection) == (False, part)
+    assert [resultsfile.load(p).complete_suite for p in (old_whole, old_cut, old_shard)] == [
+        True,
+        False,
+        False,
+    ]
+    assert resultsfile.load(old_whole).selection is None
+    bad = _write(tmp_path / "bad.json", {"cases": [], "selection": {"collected": "ten"}})
+    with pytest.raises(resultsfile.ResultsFileError, match=r"selection\.collected: expected"):
+        resultsfile.load(bad)

@@ -19,6 +19,7 @@ from pytest_evalcases.agents.base import ToolCall
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import PathEscapeError, RunError
 from pytest_evalcases.results.record import CheckRecord
+from pytest_evalcases.run import checks
 from pytest_evalcases.run.checks import default_registry
 
 REGISTRY = default_registry()
@@ -139,6 +140,71 @@ def test_file_unchanged_compares_with_the_fixture(ws: Path, tmp_path: Path) -> N
     assert "deleted" in deleted.message
     with pytest.raises(RunError, match="has no such file"):
         evaluate({"type": "file_unchanged", "path": "src/pkg/util.py"}, ws, fixture=fixture)
+
+
+def test_file_unchanged_shows_a_diff_cut_and_redacted(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-9f8e7d6c5b4a")
+    fixture = tmp_path / "fixture"
+    fixture.mkdir()
+    original = "".join(f"line {n}\n" for n in range(1, 101))
+    (fixture / "README.md").write_text(original)
+    check = {"type": "file_unchanged", "path": "README.md"}
+
+    (ws / "README.md").write_text(original.replace("line 3\n", "line 3 tok-9f8e7d6c5b4a\n"))
+    one = evaluate(check, ws, fixture=fixture).message
+    (ws / "README.md").write_text("".join(f"new {n}\n" for n in range(1, 101)))
+    every = evaluate(check, ws, fixture=fixture).message
+
+    assert one.splitlines() == [
+        "README.md: changed from the fixture's copy:",
+        "    --- fixture/README.md",
+        "    +++ workspace/README.md",
+        "    @@ -1,6 +1,6 @@",
+        "     line 1",
+        "     line 2",
+        "    -line 3",
+        "    +line 3 [REDACTED]",
+        "     line 4",
+        "     line 5",
+        "     line 6",
+    ]
+    lines = every.splitlines()
+    assert len(lines) == 1 + checks.DIFF_LINES + 1
+    assert lines[-1] == f"    … {3 + 200 - checks.DIFF_LINES} more diff lines"
+
+
+def test_file_unchanged_says_why_it_shows_no_diff(ws: Path, tmp_path: Path) -> None:
+    fixture = tmp_path / "fixture"
+    fixture.mkdir()
+    (fixture / "crlf.txt").write_bytes(b"a\nb\n")
+    (ws / "crlf.txt").write_bytes(b"a\r\nb\r\n")
+    (fixture / "logo.png").write_bytes(b"\x89PNG\0\1")
+    (ws / "logo.png").write_bytes(b"\x89PNG\0\2")
+    big = b"x" * (checks.DIFF_READ_LIMIT + 1)
+    (fixture / "big.log").write_bytes(big)
+    (ws / "big.log").write_bytes(big[:-1] + b"y")
+
+    (fixture / "wide.txt").write_text("a" * 10_000 + "\n")
+    (ws / "wide.txt").write_text("b" * 10_000 + "\n")
+
+    def message(path: str) -> str:
+        return evaluate({"type": "file_unchanged", "path": path}, ws, fixture=fixture).message
+
+    assert message("crlf.txt") == (
+        "crlf.txt: changed from the fixture's copy (only line endings or the final newline differ)"
+    )
+    assert (
+        message("logo.png") == "logo.png: changed from the fixture's copy (binary: no diff shown)"
+    )
+    wide = message("wide.txt")
+    assert wide.startswith("wide.txt: changed from the fixture's copy:\n    --- fixture/wide.txt")
+    assert len(wide) == len("wide.txt: changed from the fixture's copy:\n") + checks.DIFF_CHARS + 1
+    assert wide.endswith("aaa…")
+    assert message("big.log") == (
+        "big.log: changed from the fixture's copy (over 1024 KiB: no diff shown)"
+    )
 
 
 def test_commands_run_in_the_workspace(ws: Path) -> None:
@@ -377,6 +443,7 @@ import json, os, sys
 from pathlib import Path
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.run import checks
 from pytest_evalcases.run.checks import default_registry
 registry = default_registry()
 check = registry.check_adapter.validate_python(json.loads(sys.argv[2]))

@@ -7,7 +7,9 @@ from pathlib import Path
 from pytest_evalcases.agents.base import AgentResult, Usage
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.parsecache import CaseEntry
+from pytest_evalcases.cases.schema import FileExists
 from pytest_evalcases.errors import CaseFileError, RunError
+from pytest_evalcases.kinds import Outcome, Severity
 from pytest_evalcases.results.record import CheckRecord, RunRecord
 from pytest_evalcases.run.runner import RunReport
 from pytest_evalcases.run.workspace import Variant
@@ -92,6 +94,7 @@ def test_a_run_that_reached_a_verdict() -> None:
         attempts=2,
         nodeid="evals/cases.yaml::fix-bug[b-r2]",
         fixture="/work/repo/evals/fixtures/repo",
+        failure_severity="critical",
     )
 
 
@@ -172,3 +175,38 @@ def test_a_broken_file_without_a_line_points_at_the_first() -> None:
     record = file_record(error, name="x.yaml", file="x", nodeid="n", message="m")
 
     assert record.line == 0
+
+
+def test_a_failed_run_is_as_severe_as_its_most_severe_failed_check() -> None:
+    # A task directory's checks: HIGH `a`, MEDIUM `b`, LOW `c` (docs/case-format.md).
+    task = LoadedCase(
+        id="fix-bug",
+        file=HERE / "tasks" / "fix-bug" / "checks.yaml",
+        line=0,
+        evals_root=HERE / "tasks" / "fix-bug",
+        defends="AGENTS.md",
+        severity="critical",
+        checks=tuple(FileExists(type="file_exists", id=name, path=f"{name}.txt") for name in "abc"),
+        kind="task",
+        check_severities=("critical", "normal", "advisory"),
+    )
+
+    def failing(*ids: str, outcome: Outcome = "failed") -> Severity | None:
+        checks = [CheckRecord(i, "file_exists", None, i not in ids, "") for i in "abc"]
+        return run_record(
+            ENTRY,
+            task,
+            Variant(name=""),
+            0,
+            outcome,
+            RunReport(checks=checks),
+            redact=redact,
+            file="tasks/fix-bug/checks.yaml",
+            nodeid="tasks/fix-bug/checks.yaml::fix-bug",
+            invocation_dir=HERE,
+        ).failure_severity
+
+    assert failing("c", outcome="xfailed") == "advisory"
+    assert failing("b", "c") == "normal"
+    assert failing("a", "c") == "critical"
+    assert failing(outcome="passed") is None

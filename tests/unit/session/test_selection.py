@@ -9,7 +9,7 @@ from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.results.files import ResultsSettings
 from pytest_evalcases.session import shard
 from pytest_evalcases.session.changed import ChangedFiles
-from pytest_evalcases.session.selection import Selection
+from pytest_evalcases.session.selection import Selection, suite_selection
 from pytest_evalcases.session.state import Settings
 
 
@@ -88,6 +88,58 @@ def test_of_reads_the_settings() -> None:
     )
 
     assert Selection.of(settings) == Selection(frozenset({"t"}), ("d",), changed, (1, 4))
+
+
+ROOT = Path("/repo/evals")
+
+
+def test_suite_selection_counts_cases_and_runs() -> None:
+    runs = [("a", True), ("a", False), ("b", False), ("b", False), ("c", True)]
+
+    found = suite_selection(runs, arguments=["-k", "x"], base=Path("/repo"))
+
+    assert (found.collected, found.deselected) == (3, 1)
+    assert (found.collected_runs, found.deselected_runs) == (5, 3)
+    assert found.whole is False
+    assert found.describe() == "2 of 3 cases selected (-k x)"
+
+
+def test_a_run_is_whole_when_nothing_was_deselected_or_left_uncollected() -> None:
+    found = suite_selection([("a", True)], paths=["evals"], base=Path("/repo"), roots=[ROOT])
+
+    assert found.whole is True
+    assert found.uncollected == ()
+    assert found.describe() == "the whole suite"
+
+
+def test_paths_below_an_evals_root_leave_part_of_it_uncollected(tmp_path: Path) -> None:
+    agent_evals = tmp_path / "agent-evals"
+    agent_evals.mkdir()
+
+    def uncollected(*paths: str, ignored: tuple[str, ...] = ()) -> tuple[str, ...]:
+        return suite_selection(
+            [],
+            paths=paths,
+            base=tmp_path,
+            roots=[tmp_path / "evals"],
+            eval_paths=[agent_evals],
+            ignored=[Path(p) for p in ignored],
+        ).uncollected
+
+    assert uncollected(".") == ()
+    assert uncollected(str(tmp_path)) == ()
+    assert uncollected("evals/", "agent-evals") == ()
+    assert uncollected("evals/db", "evals/a.yaml::a[x]", "agent-evals") == (
+        "only evals/db, evals/a.yaml::a[x] of evals/",
+    )
+    # A node id never covers its root; the directory beside it does.
+    assert uncollected("evals", "evals/a.yaml::a", "agent-evals") == ()
+    assert uncollected(str(tmp_path / "evals" / "db"), "agent-evals") == (
+        "only evals/db of evals/",
+    )
+    assert uncollected("evals") == ("agent-evals/ (eval_paths) is not among the paths",)
+    assert uncollected(".", ignored=("evals/db",)) == ("evals/db ignored (--ignore)",)
+    assert uncollected(".", ignored=("tests",)) == ()
 
 
 def test_shards_balance_longest_first_to_the_least_loaded_shard() -> None:

@@ -1,0 +1,105 @@
+"""What part of the suite a run selected: the pytest side of the results file's
+``selection`` and ``complete_suite`` (docs/results.md, "Runs of part of the suite").
+
+Whatever deselects an eval run says so through ``pytest_deselected`` (``-k``, ``-m``,
+``--deselect``, ``--lf``, ``--sw``, the ``--eval-*`` filters, a shard); what was
+never collected is read from the arguments. The decision is
+:func:`pytest_evalcases.session.selection.suite_selection`. Under xdist the workers
+collect, not the controller: a worker sends it in its ``workeroutput``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases.plugin.nodes import EvalItem
+from pytest_evalcases.plugin.stash import is_worker
+from pytest_evalcases.session.selection import suite_selection
+from pytest_evalcases.session.state import EvalSession
+
+#: The key of a worker's ``workeroutput`` that carries the selection to the controller.
+WORKER_OUTPUT = "evalcases_selection"
+
+
+class SuiteHooks:
+    """Counts the eval runs collected and deselected; the session keeps the verdict."""
+
+    def __init__(self, config: pytest.Config, state: EvalSession) -> None:
+        self.config = config
+        self.state = state
+        self.deselected: list[EvalItem] = []
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.deselected.extend(item for item in items if isinstance(item, EvalItem))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        config = self.config
+        selected = [item for item in session.items if isinstance(item, EvalItem)]
+        collected = [*selected, *self.deselected]
+        selection = suite_selection(
+            _runs(selected, self.deselected),
+            arguments=arguments(config),
+            paths=config.args,
+            base=config.invocation_params.dir,
+            roots={item.parent.evals_root for item in collected},
+            eval_paths=self.state.settings.eval_paths,
+            ignored=[Path(p) for p in config.getoption("ignore", None) or []],
+            last_failed=_last_failed(config),
+        )
+        self.state.selection = selection
+        if is_worker(config):
+            output: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
+            output[WORKER_OUTPUT] = selection.to_dict()
+
+
+def _runs(selected: list[EvalItem], deselected: list[EvalItem]) -> Iterator[tuple[str, bool]]:
+    for items, chosen in ((selected, True), (deselected, False)):
+        for item in items:
+            yield f"{item.path}::{item.entry.id}", chosen
+
+
+def arguments(config: pytest.Config) -> list[str]:
+    """The selecting arguments of the run, as given on the command line (or in
+    ``addopts``): paths, ``-k``, ``-m`` and the others that leave cases out."""
+    out: list[str] = []
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        out += config.args
+    for flag, dest in (("-k", "keyword"), ("-m", "markexpr")):
+        value = config.getoption(dest, "")
+        if value:
+            out += [flag, str(value)]
+    for flag, dest in (
+        ("--deselect", "deselect"),
+        ("--ignore", "ignore"),
+        ("--ignore-glob", "ignore_glob"),
+        ("--eval-tags", "eval_tags"),
+        ("--eval-defends", "eval_defends"),
+    ):
+        for value in config.getoption(dest, None) or []:
+            out += [flag, str(value)]
+    changed = config.getoption("eval_changed")
+    if changed is not None:
+        out.append(f"--eval-changed={changed}" if changed else "--eval-changed")
+    shard = config.getoption("eval_shard")
+    if shard is not None:
+        out += ["--eval-shard", f"{shard[0]}/{shard[1]}"]
+    if _last_failed(config):
+        out.append("--lf")
+    if config.getoption("stepwise", False):
+        out.append("--sw")
+    maxfail = config.getoption("maxfail", 0) or 0
+    if maxfail:
+        out.append("-x" if maxfail == 1 else f"--maxfail={maxfail}")
+    return out
+
+
+def _last_failed(config: pytest.Config) -> bool:
+    """Whether ``--lf`` narrows this run: it does when the cache holds failures."""
+    if not config.getoption("lf", False) or config.cache is None:
+        return False
+    return bool(config.cache.get("cache/lastfailed", {}))

@@ -1,0 +1,185 @@
+"""The lint's judgement of one case: which passages of a rule are about what the case
+tests (no-negative-check), a case without a prompt (missing-prompt)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases.authoring import lint
+
+AGENTS = """\
+# Project rules
+
+## Style
+
+Use type hints in every function signature.
+
+## Git
+
+- Never force-push to main.
+- Write commit subjects in the imperative mood.
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "AGENTS.md").write_text(AGENTS)
+    (tmp_path / "evals").mkdir()
+    return tmp_path
+
+
+def case_file(project: Path, name: str, text: str) -> Path:
+    path = project / "evals" / f"{name}.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def findings(project: Path, *paths: Path) -> list[str]:
+    """``code: reason`` of each finding about a case (not the suite's size)."""
+    found = lint.lint_files(lint.discover(list(paths)), None, suite_size=False)
+    return [f"{f.path.name}:{f.line}: {f.code}: {f.reason}" for f in found]
+
+
+def test_a_prohibition_away_from_what_the_case_tests_is_not_its_concern(project: Path) -> None:
+    # "Never" is in AGENTS.md, but in the Git section; the case tests type hints.
+    hints = case_file(
+        project,
+        "hints",
+        """\
+        id: hints
+        defends: AGENTS.md
+        prompt: Add a function that adds two numbers, with type hints.
+        checks:
+          - type: file_matches
+            path: calc.py
+            pattern: "def add\\\\(a: int"
+        """,
+    )
+
+    assert findings(project, hints) == []
+
+
+def test_a_prohibition_about_what_the_case_tests_wants_a_negative_check(project: Path) -> None:
+    push = case_file(
+        project,
+        "push",
+        """\
+        id: push
+        defends: AGENTS.md
+        prompt: Push my change to main.
+        checks:
+          - type: command_succeeds
+            command: git log -1 origin/main
+        """,
+    )
+
+    assert findings(project, push) == [
+        "push.yaml:4: no-negative-check: AGENTS.md says 'Never' where it speaks of what "
+        "the case tests ('push': 'Never force-push to main.') but the case has only positive "
+        "checks; add one that fails when the forbidden thing happens (command_fails, "
+        "file_absent, file_not_contains, file_not_matches, file_unchanged, "
+        "output_not_matches, tool_not_called)"
+    ]
+
+
+def test_a_heading_says_what_the_passages_under_it_are_about(project: Path) -> None:
+    (project / "AGENTS.md").write_text(
+        "## Commit messages\n\n- Never add a Co-authored-by trailer.\n\n## Tests\n\nRun them.\n"
+    )
+    commit = case_file(
+        project,
+        "commit",
+        """\
+        id: commit
+        defends: AGENTS.md
+        prompt: Commit the staged change.
+        checks:
+          - type: command_succeeds
+            command: git log -1
+        """,
+    )
+
+    (found,) = findings(project, commit)
+    # The passage shares no word with the case; its heading does.
+    assert found.startswith(
+        "commit.yaml:4: no-negative-check: AGENTS.md says 'Never' where it speaks of what "
+        "the case tests ('commit': 'Never add a Co-authored-by trailer.')"
+    )
+
+
+def test_passages_are_paragraphs_and_list_items_under_their_heading() -> None:
+    rule = "Intro line\nwraps here.\n\n## Git\n\n- one\n  continued\n* two\n1. three\n\nlast\n"
+
+    assert list(lint.passages(rule)) == [
+        ("", "Intro line wraps here."),
+        ("Git", "one continued"),
+        ("Git", "two"),
+        ("Git", "three"),
+        ("Git", "last"),
+    ]
+
+
+def test_words_of_a_case_come_from_its_prompt_description_and_checks(project: Path) -> None:
+    path = case_file(
+        project,
+        "words",
+        """\
+        id: words
+        defends: AGENTS.md
+        description: Queries stay in repositories
+        prompt: List the orders.
+        checks:
+          - type: file_not_matches
+            path: src/shop/api.py
+            pattern: "(?i)\\\\bselect\\\\b"
+        """,
+    )
+    (case,) = lint.load_case_file(path, project / "evals", lint.default_registry())
+
+    # `\bselect\b` is `select`; words of fewer than four letters say nothing.
+    assert sorted(lint.case_words(case).values()) == [
+        *("list", "orders", "queries", "repositories", "select", "shop", "stay")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "line", "says"),
+    [("", 1, "no `prompt:`"), ('prompt: "  "\n', 3, "an empty `prompt:`")],
+)
+def test_a_case_without_a_prompt_is_a_warning(
+    project: Path, prompt: str, line: int, says: str
+) -> None:
+    path = case_file(
+        project,
+        "graded",
+        "id: graded\ndefends: AGENTS.md\n"
+        + prompt
+        + "checks:\n  - {type: output_matches, pattern: done}\n",
+    )
+
+    assert findings(project, path) == [
+        f"graded.yaml:{line}: missing-prompt: case 'graded' has {says}: an agent cannot run "
+        "it, and only --eval-workspace can grade it"
+    ]
+
+
+@pytest.mark.parametrize(("task_md", "says"), [(None, "no task.md"), ("\n", "an empty task.md")])
+def test_a_task_directory_without_a_prompt_is_a_warning(
+    project: Path, task_md: str | None, says: str
+) -> None:
+    task = project / "tasks" / "add-service"
+    task.mkdir(parents=True)
+    (task / "checks.yaml").write_text(
+        "defends: AGENTS.md\nchecks:\n  - {id: exists, type: file_exists, path: svc.py}\n"
+    )
+    if task_md is not None:
+        (task / "task.md").write_text(task_md)
+
+    found = findings(project, task / "checks.yaml")
+
+    assert len(found) == 1
+    assert found[0].startswith(f"checks.yaml:1: missing-prompt: case 'add-service' has {says}")
