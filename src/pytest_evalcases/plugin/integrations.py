@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pytest_evalcases.plugin import options
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.suite import WORKER_OUTPUT
 from pytest_evalcases.results.document import SuiteSelection
@@ -15,10 +16,15 @@ from pytest_evalcases.session.state import EvalSession
 
 class XdistHooks:
     """A crashed worker leaves the run incomplete; the results file says so. The
-    workers collect, so the first to finish tells what part of the suite ran."""
+    workers collect, so the first to finish tells what part of the suite ran. Every
+    worker keeps workspaces where the controller's results file will be."""
 
     def __init__(self, state: EvalSession) -> None:
         self.state = state
+
+    def pytest_configure_node(self, node: Any) -> None:
+        keep = self.state.keep
+        node.workerinput[options.KEEP_INPUT] = keep.to_dict() if keep is not None else None
 
     def pytest_handlecrashitem(self, crashitem: str) -> None:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")

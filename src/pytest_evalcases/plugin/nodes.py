@@ -18,6 +18,7 @@ from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin.stash import runs_cases, session_of
 from pytest_evalcases.report import messages
 from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.run import keep
 from pytest_evalcases.run.workspace import Variant
 from pytest_evalcases.session.record import file_record, run_record
 from pytest_evalcases.session.state import EvalSession
@@ -318,7 +319,9 @@ class EvalItem(pytest.Item):
             self.run_error = exc
         if self.run_error is not None:
             # Outside the except block, so that no exception chain is shown.
-            text = messages.error_text(self._header(), self.run_error, state.redact)
+            workspace, note = self._keep(self.run_error.workspace)
+            self.run_error.workspace = str(workspace) if workspace is not None else None
+            text = messages.error_text(self._header(), self.run_error, state.redact, note=note)
             pytest.fail(text, pytrace=False)
 
     def runtest(self) -> None:
@@ -328,6 +331,7 @@ class EvalItem(pytest.Item):
         state = session_of(self.config)
         if state.settings.red_first:
             if not failed:
+                self._keep_report(report)
                 checks = len(report.checks)
                 raise CheckFailure(
                     messages.red_first_text(self._header(), checks),
@@ -340,6 +344,7 @@ class EvalItem(pytest.Item):
             if self._disposable(report):
                 shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
             return
+        note = self._keep_report(report)
         # As severe as its most severe failed check: a task directory's LOW checks
         # failing alone are an advisory failure (docs/case-format.md).
         if self.case.failure_severity(c.id for c in failed) == "advisory":
@@ -351,6 +356,7 @@ class EvalItem(pytest.Item):
             failed,
             graded=self.variant.graded_dir is not None,
             redact=state.redact,
+            note=note,
         )
         raise CheckFailure(text, messages.failure_line(failed, state.redact))
 
@@ -359,6 +365,27 @@ class EvalItem(pytest.Item):
         ``-rP`` / ``-rA``, in JUnit's ``system-out`` with ``junit_logging``, never by default."""
         text = messages.checks_text(report.checks, report.agent, session_of(self.config).redact)
         self.add_report_section("call", "stdout", text)
+
+    def _keep_report(self, report: RunReport) -> str:
+        """Keep the workspace of a run reported failed; why it stayed where it was."""
+        workspace, note = self._keep(report.workspace)
+        report.workspace = workspace
+        return note
+
+    def _keep(self, workspace: Path | str | None) -> tuple[Path | None, str]:
+        """Where the workspace of a failed or errored run is kept (docs/agents.md,
+        "Kept workspaces"), and why it stayed in pytest's temporary directory when it
+        did. A graded directory stays where it is."""
+        place = session_of(self.config).keep
+        path = Path(workspace) if workspace else None
+        if path is None or place is None or self.variant.graded_dir is not None:
+            return path, ""
+        repeated = session_of(self.config).settings.repeat > 1
+        name = keep.entry_name(
+            self.entry.id, self.variant.name, self.repetition if repeated else None
+        )
+        kept = keep.keep(path, name, place)
+        return kept.path, kept.note
 
     def _disposable(self, report: RunReport) -> bool:
         """A passed run's workspace goes, unless it is a graded directory or kept."""
