@@ -96,6 +96,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
     if state.keep is not None and not is_worker(config):
         config.pluginmanager.register(keeping.KeepHooks(state), "evalcases-keep")
+    if hasattr(config.pluginmanager.hook, "pytest_timeout_set_timer"):
+        # pytest-timeout 2.1 or later: its hook lets the plugin time eval items itself.
+        config.pluginmanager.register(integrations.TimeoutHooks(), "evalcases-timeout")
     if config.pluginmanager.hasplugin("pytest_jsonreport"):
         config.pluginmanager.register(integrations.JsonReportHooks(), "evalcases-json-report")
     if config.pluginmanager.hasplugin("metadata"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from typing import Any
 
@@ -37,6 +38,28 @@ class XdistHooks:
         if error is not None:
             name = getattr(getattr(node, "gateway", None), "id", "?")
             self.state.incomplete.append(f"worker {name} went down: {error}")
+
+
+class TimeoutHooks:
+    """pytest-timeout (2.1 or later): an eval item's time is the plugin's to keep, so
+    that the case's own report and the kill of its processes win over pytest-timeout's
+    stack dump (its signal method fails the test wherever it is, its thread method ends
+    pytest at once and leaves the agent running). Its limit becomes the item's
+    :class:`~pytest_evalcases.run.runner.OuterLimit` (docs/agents.md, "pytest-timeout")."""
+
+    # tryfirst: before pytest-timeout's own implementation, which sets the timer.
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_timeout_set_timer(self, item: pytest.Item, settings: Any) -> bool | None:
+        seconds = getattr(settings, "timeout", None)
+        if not isinstance(item, EvalItem) or getattr(settings, "func_only", False):
+            # func_only times the call phase alone: the agent runs in setup.
+            return None
+        if not isinstance(seconds, (int, float)) or seconds <= 0:
+            return None
+        from pytest_evalcases.run.runner import OuterLimit
+
+        item.limit = OuterLimit(end=time.monotonic() + seconds, seconds=float(seconds))
+        return True
 
 
 class JsonReportHooks:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     # Loading and running need pydantic and PyYAML; they are imported when the first
     # case file is collected, so that pytest runs without eval cases start fast.
     from pytest_evalcases.cases.loading import LoadedCase
-    from pytest_evalcases.run.runner import RunReport
+    from pytest_evalcases.run.runner import OuterLimit, RunReport
 
 
 class CheckFailure(Exception):
@@ -272,6 +272,8 @@ class EvalItem(pytest.Item):
         self.extra_keyword_matches.update(entry.tags)
         self.run_report: RunReport | None = None
         self.run_error: RunError | None = None
+        #: pytest-timeout's limit on this item, which the plugin enforces itself.
+        self.limit: OuterLimit | None = None
 
     @property
     def case(self) -> LoadedCase:
@@ -306,17 +308,31 @@ class EvalItem(pytest.Item):
             usage = ""
         if usage:
             pytest.fail(usage, pytrace=False)
+        made: list[Path] = []
+
+        def new_workspace() -> Path:
+            made.append(state.workspaces.new(label))
+            return made[-1]
+
         try:
             from pytest_evalcases.run.runner import execute
 
             self.run_report = execute(
-                self.case,
-                self.variant,
-                context,
-                lambda: state.workspaces.new(label),
+                self.case, self.variant, context, new_workspace, limit=self.limit
             )
         except RunError as exc:
             self.run_error = exc
+        except pytest.fail.Exception as exc:
+            # A SIGALRM handler failed the test in the middle of the run: pytest-timeout
+            # before 2.1, which has no hook to leave eval items to the plugin. The run's
+            # processes were killed on the way out (docs/agents.md, "pytest-timeout").
+            self.run_error = RunError(
+                f"stopped by {exc.msg or 'pytest.fail'!r} while the case ran (its "
+                "processes were killed); pytest-timeout 2.1 or later lets the case's "
+                "own timeout stop it with a report",
+                kind="timeout",
+            )
+            self.run_error.workspace = str(made[-1]) if made else None
         if self.run_error is not None:
             # Outside the except block, so that no exception chain is shown.
             workspace, note = self._keep(self.run_error.workspace)
