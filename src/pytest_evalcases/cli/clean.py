@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     left = len(keep.sessions(directory))
     if removed:
         print(
-            f"removed the kept workspaces of {_runs(len(removed))} ({freed / keep.MB:.3g} MB)"
+            f"removed the kept workspaces of {_runs(len(removed))} ({keep.size_text(freed)})"
             f"; {_runs(left)} left"
         )
     elif left:

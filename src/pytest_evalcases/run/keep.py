@@ -109,14 +109,14 @@ def keep(workspace: Path, name: str, place: KeepPlace) -> Kept:
     if size > place.max_bytes:
         return Kept(
             workspace,
-            f"not moved to {shown}: its {_mb(size)} exceed eval_keep_max_mb "
-            f"({_mb(place.max_bytes)})",
+            f"not moved to {shown}: its {size_text(size)} exceed eval_keep_max_mb = "
+            f"{place.max_bytes / MB:g}",
         )
     if not make_room(place, size):
         return Kept(
             workspace,
             f"not moved to {shown}: the workspaces this run kept there already take "
-            f"eval_keep_max_mb ({_mb(place.max_bytes)})",
+            f"eval_keep_max_mb = {place.max_bytes / MB:g}",
         )
     try:
         _make_session_dir(place.directory)
@@ -364,9 +364,14 @@ def _mtime(path: Path) -> float:
         return time.time()
 
 
-def _mb(size: int) -> str:
+def size_text(size: int) -> str:
+    """``812 bytes``, ``5.03 kB``, ``12.5 MB``, ``1,234 MB``."""
+    if size < 1000:
+        return f"{size} bytes"
+    if size < MB:
+        return f"{size / 1000:.3g} kB"
     mb = size / MB
-    return f"{mb:,.0f} MB" if mb >= 100 else f"{mb:.3g} MB"
+    return f"{mb:.3g} MB" if mb < 100 else f"{mb:,.0f} MB"
 
 
 def _shown(path: Path) -> str:

@@ -111,7 +111,7 @@ def test_a_huge_sparse_file_is_measured_not_copied(tmp_path: Path) -> None:
     kept = keep.keep(workspace, "huge", place(tmp_path / "results", max_bytes=1_000_000_000))
 
     assert kept.path == workspace
-    assert kept.note.endswith("its 53,687 MB exceed eval_keep_max_mb (1,000 MB)")
+    assert kept.note.endswith("its 53,687 MB exceed eval_keep_max_mb = 1000")
     assert not (tmp_path / "results").exists()
 
 
