@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_evalcases import containment, defaults
-from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest, ToolCall, run_agent
+from pytest_evalcases.agents.base import (
+    TIMEOUT_HINT,
+    Agent,
+    AgentResult,
+    RunRequest,
+    ToolCall,
+    run_agent,
+)
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError, SetupError
@@ -75,13 +82,39 @@ class RunContext:
     case_ids: frozenset[str] = frozenset()
 
 
+@dataclass(frozen=True)
+class OuterLimit:
+    """A limit on the whole run of a case set outside it: pytest-timeout's, which the
+    plugin enforces itself (docs/agents.md, "pytest-timeout"). The case's ``setup``
+    and its agent get what is left of it when that is less than their own limit."""
+
+    #: When it runs out, on the ``time.monotonic()`` clock.
+    end: float
+    seconds: float
+    #: Where it was set.
+    origin: str = "--timeout, the timeout ini option, PYTEST_TIMEOUT or a timeout marker"
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+    def ran_out(self, when: str, own: str) -> str:
+        """Why a run stopped ``when`` this limit ran out, before ``own`` (its own limit)."""
+        return (
+            f"pytest-timeout's limit of {self.seconds:g}s ({self.origin}) ran out{when}, "
+            f"before {own} (a case gets the shorter of the two)"
+        )
+
+
 def execute(
     case: LoadedCase,
     variant: Variant,
     ctx: RunContext,
     new_workspace: Callable[[], Path],
+    *,
+    limit: OuterLimit | None = None,
 ) -> RunReport:
-    """Run ``case`` for ``variant``; retry errored attempts up to ``ctx.retries`` times."""
+    """Run ``case`` for ``variant``; retry errored attempts up to ``ctx.retries`` times,
+    all within ``limit`` when there is one."""
     start = time.monotonic()
     for attempt in range(1, ctx.retries + 2):
         workspace: Path | None = None
@@ -90,7 +123,7 @@ def execute(
                 report = _grade_directory(case, variant, ctx)
             else:
                 workspace = new_workspace()
-                report = _run_live(case, variant, ctx, workspace)
+                report = _run_live(case, variant, ctx, workspace, limit)
         except RunError as exc:
             if attempt > ctx.retries or exc.kind in NOT_RETRIED:
                 if ctx.retries:
@@ -117,7 +150,13 @@ def case_env(
     return env
 
 
-def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Path) -> RunReport:
+def _run_live(
+    case: LoadedCase,
+    variant: Variant,
+    ctx: RunContext,
+    workspace: Path,
+    limit: OuterLimit | None = None,
+) -> RunReport:
     if ctx.agent is None:
         raise RunError("no agent configured (--eval-agent)", kind="no-agent")
     if case.prompt is None:
@@ -131,14 +170,23 @@ def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Pa
     populate(workspace, case.fixture, variant.overlays)
     watch = _watch(ctx)
     if case.setup:
-        run_setup(workspace, case.setup, env, sandbox=ctx.sandbox)
+        _run_setup(case.setup, workspace, env, ctx, limit)
     started = snapshot(workspace)
+    own = case.timeout or ctx.default_timeout
+    timeout = _within(limit, own)
+    hint = TIMEOUT_HINT
+    if limit is not None and timeout < own:
+        theirs = f"the case's own timeout of {own:g}s"
+        if timeout <= 0:
+            raise RunError(limit.ran_out(" before the agent started", theirs), kind="timeout")
+        hint = limit.ran_out("", theirs)
     with agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths):
         request = RunRequest(
             prompt=case.prompt,
             workspace=workspace,
             bare=case.bare,
-            timeout=case.timeout or ctx.default_timeout,
+            timeout=timeout,
+            timeout_hint=hint,
             env={**env, **home_env},
             needs_transcript=case.needs_transcript or ctx.transcript,
             sandbox=ctx.sandbox,
@@ -151,6 +199,34 @@ def _run_live(case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Pa
         _check_tree(ctx, watch)
     idle = not result.text.strip() and snapshot(workspace) == started
     return RunReport(checks=checks, agent=result, workspace=workspace, did_nothing=idle)
+
+
+def _run_setup(
+    command: str,
+    workspace: Path,
+    env: Mapping[str, str],
+    ctx: RunContext,
+    limit: OuterLimit | None,
+) -> None:
+    """The case's ``setup``, within what is left of ``limit``."""
+    own = defaults.SETUP_TIMEOUT
+    timeout = _within(limit, own)
+    limited_by = ""
+    if limit is not None and timeout < own:
+        theirs = f"the setup's own limit of {own:g}s"
+        if timeout <= 0:
+            raise RunError(limit.ran_out(" before the setup started", theirs), kind="timeout")
+        limited_by = limit.ran_out("", theirs)
+    run_setup(workspace, command, env, timeout, sandbox=ctx.sandbox, limited_by=limited_by)
+
+
+def _within(limit: OuterLimit | None, own: float) -> float:
+    """``own`` seconds, or what is left of ``limit`` when that is less (to a tenth of a
+    second, for messages; at most 0 when nothing is)."""
+    if limit is None:
+        return own
+    left = limit.left()
+    return own if left >= own else max(int(left * 10) / 10, 0.0)
 
 
 #: The error kind of a run that changed the repository outside its workspace.
