@@ -20,6 +20,8 @@ BASELINE_TOLERANCE = 3.0
 AGENT_HOME: AgentHome = "isolated"
 #: ``eval_results_dir``, relative to the rootdir.
 RESULTS_DIR = Path("evals") / "results"
+#: ``eval_keep_max_mb``: megabytes the kept workspaces of failed runs take at most.
+KEEP_MAX_MB = 1000.0
 #: A case's ``min_pass_rate``: with repeats, the share of runs that must pass.
 CASE_MIN_PASS_RATE = 1.0
 #: A command check's ``timeout``, in seconds.

@@ -358,18 +358,25 @@ def test_passed_workspaces_are_removed_failed_ones_kept(
 
     run(pytester, f"--basetemp={base}").assert_outcomes(passed=1, failed=1)
 
-    assert sorted(p.name for p in base.iterdir() if not p.is_symlink()) == ["fails0"]
+    # The failed run's workspace was moved beside the results file (docs/agents.md,
+    # "Kept workspaces"); the passed one's was removed.
+    assert [p.name for p in base.iterdir() if not p.is_symlink()] == []
+    (kept,) = (pytester.path / "evals" / "results").glob("*.workspaces/fails")
+    assert (kept / "answer.txt").read_text() == "x"
 
 
 def test_a_kept_workspace_survives_normal_tests_that_use_tmp_path_after_it(
     run_suite_of: SuiteRun, pytester: pytest.Pytester
 ) -> None:
     # Workspaces are pytest's own tmp_path directories: a test asking for tmp_path after
-    # the eval cases ran must not empty --basetemp under a failed run's workspace.
+    # the eval cases ran must not empty --basetemp under a failed run's workspace (left
+    # there when none is kept elsewhere: eval_keep_max_mb = 0).
     pytester.makepyfile(test_zz_later="def test_later(tmp_path):\n    assert tmp_path.is_dir()\n")
     base = pytester.path / "tmp"
 
-    run_suite_of(f"--basetemp={base}", fails=FAILS_CASE).assert_outcomes(passed=1, failed=1)
+    run_suite_of(
+        f"--basetemp={base}", "-o", "eval_keep_max_mb=0", fails=FAILS_CASE
+    ).assert_outcomes(passed=1, failed=1)
 
     assert (base / "fails0" / "answer.txt").read_text() == "x"
     assert (base / "test_later0").is_dir()

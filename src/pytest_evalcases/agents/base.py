@@ -87,6 +87,10 @@ class AgentSettings:
     placeholders: Mapping[str, str] = field(default_factory=dict)
 
 
+#: What a timeout message suggests when the case's own limit ran out.
+TIMEOUT_HINT = "raise `timeout:` on the case, or --eval-timeout / eval_timeout"
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """One run of one case: what the agent is asked to do, and where."""
@@ -102,6 +106,8 @@ class RunRequest:
     #: workspace (its home).
     sandbox: Sandbox = field(default_factory=Sandbox)
     writable: tuple[Path, ...] = ()
+    #: What the timeout message suggests: the limit that ``timeout`` came from.
+    timeout_hint: str = TIMEOUT_HINT
 
 
 @dataclass(frozen=True)
@@ -162,8 +168,8 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
         said = last_words(proc)
         raise AgentError(
             f"agent {agent.name!r} timed out after {request.timeout:g}s "
-            "(its whole process group was killed); raise `timeout:` on the case, or "
-            "--eval-timeout / eval_timeout" + (f"\nlast output: {said}" if said else ""),
+            f"(its whole process group was killed); {request.timeout_hint}"
+            + (f"\nlast output: {said}" if said else ""),
             kind="timeout",
         )
     result = agent.parse(proc, request)

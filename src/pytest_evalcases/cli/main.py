@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from pytest_evalcases import __version__
-from pytest_evalcases.cli import compare, lint, merge, new, schema, trend
+from pytest_evalcases.cli import clean, compare, lint, merge, new, schema, trend
 from pytest_evalcases.errors import EvalcasesError
 
 #: The subcommands, in the order ``--help`` lists them: name, module, help, description.
@@ -64,6 +64,14 @@ SUBCOMMANDS: tuple[tuple[str, ModuleType, str, str], ...] = (
         "Merge the results files of shards (--eval-shard K/N) into one",
         "Merge results files into one and recompute the verdict. Exit "
         "status: 0 PASS, 1 BLOCKED, 2 INCONCLUSIVE.",
+    ),
+    (
+        "clean",
+        clean,
+        "Remove the workspaces kept of failed and errored runs",
+        "Remove the <results-file>.workspaces directories of DIR (default: where pytest run "
+        "here keeps them), all of them or all but the newest N runs' (--keep-last N). "
+        "Results files stay.",
     ),
 )
 

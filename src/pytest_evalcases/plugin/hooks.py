@@ -16,7 +16,7 @@ from pytest_evalcases.agents import make_agent
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.kinds import SEVERITIES
-from pytest_evalcases.plugin import cache, integrations, options, reporting, signals, suite
+from pytest_evalcases.plugin import cache, integrations, keeping, options, reporting, signals, suite
 from pytest_evalcases.plugin import hookspecs as newhooks
 from pytest_evalcases.plugin.nodes import (
     BrokenFileItem,
@@ -31,6 +31,7 @@ from pytest_evalcases.plugin.stash import (
     is_worker,
     session_of,
 )
+from pytest_evalcases.run import keep
 from pytest_evalcases.session.selection import Selection
 from pytest_evalcases.session.state import EvalSession
 
@@ -66,6 +67,10 @@ def pytest_configure(config: pytest.Config) -> None:
         parse_cache=cache.load(config),
         workspaces=options.workspace_dirs(config),
     )
+    try:
+        state.keep = options.keep_place(config, settings, state.started)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = state
     interrupts = signals.Interrupts(on_interrupt=state.interrupt)
     interrupts.install()
@@ -97,6 +102,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(reporting.HtmlHooks(config, state, path), "evalcases-html")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
+    if state.keep is not None and not is_worker(config):
+        config.pluginmanager.register(keeping.KeepHooks(state), "evalcases-keep")
+    if hasattr(config.pluginmanager.hook, "pytest_timeout_set_timer"):
+        # pytest-timeout 2.1 or later: its hook lets the plugin time eval items itself.
+        config.pluginmanager.register(integrations.TimeoutHooks(), "evalcases-timeout")
     if config.pluginmanager.hasplugin("pytest_jsonreport"):
         config.pluginmanager.register(integrations.JsonReportHooks(), "evalcases-json-report")
     if config.pluginmanager.hasplugin("metadata"):
@@ -130,7 +140,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    return True if session_of(config).discovery.skip_dir(collection_path) else None
+    if session_of(config).discovery.skip_dir(collection_path) or keep.is_kept_dir(collection_path):
+        return True
+    return None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from typing import Any
 
 import pytest
 
+from pytest_evalcases.plugin import options
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.suite import WORKER_OUTPUT
 from pytest_evalcases.results.document import SuiteSelection
@@ -15,10 +17,15 @@ from pytest_evalcases.session.state import EvalSession
 
 class XdistHooks:
     """A crashed worker leaves the run incomplete; the results file says so. The
-    workers collect, so the first to finish tells what part of the suite ran."""
+    workers collect, so the first to finish tells what part of the suite ran. Every
+    worker keeps workspaces where the controller's results file will be."""
 
     def __init__(self, state: EvalSession) -> None:
         self.state = state
+
+    def pytest_configure_node(self, node: Any) -> None:
+        keep = self.state.keep
+        node.workerinput[options.KEEP_INPUT] = keep.to_dict() if keep is not None else None
 
     def pytest_handlecrashitem(self, crashitem: str) -> None:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")
@@ -31,6 +38,28 @@ class XdistHooks:
         if error is not None:
             name = getattr(getattr(node, "gateway", None), "id", "?")
             self.state.incomplete.append(f"worker {name} went down: {error}")
+
+
+class TimeoutHooks:
+    """pytest-timeout (2.1 or later): an eval item's time is the plugin's to keep, so
+    that the case's own report and the kill of its processes win over pytest-timeout's
+    stack dump (its signal method fails the test wherever it is, its thread method ends
+    pytest at once and leaves the agent running). Its limit becomes the item's
+    :class:`~pytest_evalcases.run.runner.OuterLimit` (docs/agents.md, "pytest-timeout")."""
+
+    # tryfirst: before pytest-timeout's own implementation, which sets the timer.
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_timeout_set_timer(self, item: pytest.Item, settings: Any) -> bool | None:
+        seconds = getattr(settings, "timeout", None)
+        if not isinstance(item, EvalItem) or getattr(settings, "func_only", False):
+            # func_only times the call phase alone: the agent runs in setup.
+            return None
+        if not isinstance(seconds, (int, float)) or seconds <= 0:
+            return None
+        from pytest_evalcases.run.runner import OuterLimit
+
+        item.limit = OuterLimit(end=time.monotonic() + seconds, seconds=float(seconds))
+        return True
 
 
 class JsonReportHooks:

@@ -18,6 +18,7 @@ from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin.stash import runs_cases, session_of
 from pytest_evalcases.report import messages
 from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.run import keep
 from pytest_evalcases.run.workspace import Variant
 from pytest_evalcases.session.record import file_record, run_record
 from pytest_evalcases.session.state import EvalSession
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     # Loading and running need pydantic and PyYAML; they are imported when the first
     # case file is collected, so that pytest runs without eval cases start fast.
     from pytest_evalcases.cases.loading import LoadedCase
-    from pytest_evalcases.run.runner import RunReport
+    from pytest_evalcases.run.runner import OuterLimit, RunReport
 
 
 class CheckFailure(Exception):
@@ -271,6 +272,8 @@ class EvalItem(pytest.Item):
         self.extra_keyword_matches.update(entry.tags)
         self.run_report: RunReport | None = None
         self.run_error: RunError | None = None
+        #: pytest-timeout's limit on this item, which the plugin enforces itself.
+        self.limit: OuterLimit | None = None
 
     @property
     def case(self) -> LoadedCase:
@@ -305,6 +308,12 @@ class EvalItem(pytest.Item):
             usage = ""
         if usage:
             pytest.fail(usage, pytrace=False)
+        made: list[Path] = []
+
+        def new_workspace() -> Path:
+            made.append(state.workspaces.new(label))
+            return made[-1]
+
         from pytest_evalcases.plugin.ahead import concurrency_of
 
         ahead = concurrency_of(self.config)
@@ -316,14 +325,28 @@ class EvalItem(pytest.Item):
                 self.case,
                 self.variant,
                 context,
-                lambda: state.workspaces.new(label),
+                new_workspace,
                 first,
+                limit=self.limit,
             )
         except RunError as exc:
             self.run_error = exc
+        except pytest.fail.Exception as exc:
+            # A SIGALRM handler failed the test in the middle of the run: pytest-timeout
+            # before 2.1, which has no hook to leave eval items to the plugin. The run's
+            # processes were killed on the way out (docs/agents.md, "pytest-timeout").
+            self.run_error = RunError(
+                f"stopped by {exc.msg or 'pytest.fail'!r} while the case ran (its "
+                "processes were killed); pytest-timeout 2.1 or later lets the case's "
+                "own timeout stop it with a report",
+                kind="timeout",
+            )
+            self.run_error.workspace = str(made[-1]) if made else None
         if self.run_error is not None:
             # Outside the except block, so that no exception chain is shown.
-            text = messages.error_text(self._header(), self.run_error, state.redact)
+            workspace, note = self._keep(self.run_error.workspace)
+            self.run_error.workspace = str(workspace) if workspace is not None else None
+            text = messages.error_text(self._header(), self.run_error, state.redact, note=note)
             pytest.fail(text, pytrace=False)
 
     def runtest(self) -> None:
@@ -333,6 +356,7 @@ class EvalItem(pytest.Item):
         state = session_of(self.config)
         if state.settings.red_first:
             if not failed:
+                self._keep_report(report)
                 checks = len(report.checks)
                 raise CheckFailure(
                     messages.red_first_text(self._header(), checks),
@@ -345,6 +369,7 @@ class EvalItem(pytest.Item):
             if self._disposable(report):
                 shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
             return
+        note = self._keep_report(report)
         # As severe as its most severe failed check: a task directory's LOW checks
         # failing alone are an advisory failure (docs/case-format.md).
         if self.case.failure_severity(c.id for c in failed) == "advisory":
@@ -356,6 +381,7 @@ class EvalItem(pytest.Item):
             failed,
             graded=self.variant.graded_dir is not None,
             redact=state.redact,
+            note=note,
         )
         raise CheckFailure(text, messages.failure_line(failed, state.redact))
 
@@ -364,6 +390,27 @@ class EvalItem(pytest.Item):
         ``-rP`` / ``-rA``, in JUnit's ``system-out`` with ``junit_logging``, never by default."""
         text = messages.checks_text(report.checks, report.agent, session_of(self.config).redact)
         self.add_report_section("call", "stdout", text)
+
+    def _keep_report(self, report: RunReport) -> str:
+        """Keep the workspace of a run reported failed; why it stayed where it was."""
+        workspace, note = self._keep(report.workspace)
+        report.workspace = workspace
+        return note
+
+    def _keep(self, workspace: Path | str | None) -> tuple[Path | None, str]:
+        """Where the workspace of a failed or errored run is kept (docs/agents.md,
+        "Kept workspaces"), and why it stayed in pytest's temporary directory when it
+        did. A graded directory stays where it is."""
+        place = session_of(self.config).keep
+        path = Path(workspace) if workspace else None
+        if path is None or place is None or self.variant.graded_dir is not None:
+            return path, ""
+        repeated = session_of(self.config).settings.repeat > 1
+        name = keep.entry_name(
+            self.entry.id, self.variant.name, self.repetition if repeated else None
+        )
+        kept = keep.keep(path, name, place)
+        return kept.path, kept.note
 
     def _disposable(self, report: RunReport) -> bool:
         """A passed run's workspace goes, unless it is a graded directory or kept."""

@@ -10,6 +10,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,8 @@ from pytest_evalcases.kinds import (
     SandboxNetwork,
 )
 from pytest_evalcases.results import files as resultsfile
-from pytest_evalcases.run import variants
+from pytest_evalcases.run import keep, variants
+from pytest_evalcases.run.keep import KeepPlace
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.session import shard
 from pytest_evalcases.session.state import SandboxSettings, Settings
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
 #: TOML (`eval_timeout = 300`) and INI files both work (the plugin checks the value,
 #: naming the option); before, a string (quote numbers in pytest.toml).
 _NUMBER: Any = (float | str) if pytest.version_tuple >= (9, 2) else "string"
+#: The key of ``workerinput`` by which the controller tells its xdist workers where
+#: to keep workspaces: one directory for the session, named after its results file.
+KEEP_INPUT = "evalcases_keep"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -192,6 +197,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="Write no results file",
     )
     group.addoption(
+        "--eval-keep",
+        dest="eval_keep",
+        metavar="DIR",
+        default=None,
+        help="Keep the workspaces of failed and errored runs in DIR "
+        "(default: beside the results file; ini: eval_keep_dir)",
+    )
+    group.addoption(
         "--eval-baseline",
         dest="eval_baseline",
         metavar="FILE",
@@ -267,6 +280,17 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("eval_config_root", "Directory that `defends` paths are relative to")
     parser.addini(
         "eval_results_dir", "Directory of the results files", default=str(defaults.RESULTS_DIR)
+    )
+    parser.addini(
+        "eval_keep_dir",
+        "Directory (relative to the rootdir) of the kept workspaces of failed and errored "
+        "runs; default: the results file's",
+    )
+    parser.addini(
+        "eval_keep_max_mb",
+        "Megabytes the kept workspaces take at most, the oldest removed first; 0 keeps none",
+        type=_NUMBER,
+        default=f"{defaults.KEEP_MAX_MB:g}",
     )
     parser.addini(
         "eval_baseline_tolerance",
@@ -548,6 +572,43 @@ def workspace_dirs(config: pytest.Config) -> WorkspaceDirs:
     except (TypeError, ValueError, KeyError):
         keep = 3
     return WorkspaceDirs(mktemp, keep=max(keep, 1))
+
+
+def keep_place(config: pytest.Config, settings: Settings, started: datetime) -> KeepPlace | None:
+    """Where this session keeps the workspaces of its failed and errored runs: in
+    ``<stem>.workspaces`` beside its results file, or below ``--eval-keep`` /
+    ``eval_keep_dir`` (docs/agents.md, "Kept workspaces"). ``None`` leaves them in
+    pytest's temporary directory: ``eval_keep_max_mb = 0``, or no results file and no
+    keep directory given. An xdist worker keeps where its controller says."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and KEEP_INPUT in workerinput:
+        given = workerinput[KEEP_INPUT]
+        return KeepPlace.from_dict(given) if given else None
+    max_mb = _float_ini(config, "eval_keep_max_mb")
+    if max_mb < 0:
+        raise UsageError(f"ini option eval_keep_max_mb expects a number >= 0, got {max_mb:g}")
+    if max_mb == 0:
+        return None
+    results = settings.results
+    replaced = results.save_path if results.save else None
+    option, ini = config.getoption("eval_keep"), config.getini("eval_keep_dir")
+    if option:
+        root = config.invocation_params.dir / option
+    elif ini:
+        root = config.rootpath / ini
+    elif not results.save:
+        return None
+    elif replaced is not None:
+        root = replaced.parent
+    else:
+        root = results.results_dir or settings.rootdir / defaults.RESULTS_DIR
+    stem = replaced.stem if replaced is not None else resultsfile.file_stem(started)
+    return KeepPlace(
+        root=root,
+        directory=root / f"{stem}{keep.SUFFIX}",
+        max_bytes=int(max_mb * keep.MB),
+        replaces=replaced is not None,
+    )
 
 
 def _ini_paths(config: pytest.Config, name: str) -> tuple[Path, ...]:

@@ -124,10 +124,12 @@ def failure_text(
     *,
     graded: bool,
     redact: Callable[[str], str],
+    note: str = "",
 ) -> str:
     """Why a run failed: every failed check, the workspace, usage and attempts.
 
-    ``graded`` is whether the workspace is a graded directory (``--eval-workspace``).
+    ``graded`` is whether the workspace is a graded directory (``--eval-workspace``);
+    ``note`` why the workspace is not where kept workspaces go.
     """
     lines = [head]
     if description:
@@ -138,7 +140,7 @@ def failure_text(
         lines.append(f"  FAILED {check.id} [{check.type}]{desc}: {check.message}")
     if report.workspace is not None:
         kept = "graded directory" if graded else "workspace kept"
-        lines.append(f"{kept}: {report.workspace}")
+        lines.append(f"{kept}: {report.workspace}" + (f" ({note})" if note else ""))
     denied = report.agent.denials if report.agent is not None else ()
     if denied:
         lines.append(
@@ -202,11 +204,12 @@ def error_line(error: RunError, redact: Callable[[str], str]) -> str:
     return redact(f"no verdict ({error.kind}): {_first_line(str(error))}")
 
 
-def error_text(head: str, error: RunError, redact: Callable[[str], str]) -> str:
-    """Why a run reached no verdict: the error's kind and message, the workspace."""
+def error_text(head: str, error: RunError, redact: Callable[[str], str], *, note: str = "") -> str:
+    """Why a run reached no verdict: the error's kind and message, the workspace
+    (``note``: why it is not where kept workspaces go)."""
     lines = [f"{head}: no verdict ({error.kind})", str(error)]
     if error.workspace:
-        lines.append(f"workspace kept: {error.workspace}")
+        lines.append(f"workspace kept: {error.workspace}" + (f" ({note})" if note else ""))
     return redact("\n".join(lines))
 
 

@@ -162,7 +162,7 @@ def _mode(path: Path, rel: str, *, follow: bool = True) -> int:
         raise Unreadable(f"{rel}: cannot be read ({exc.strerror})") from None
 
 
-def _open(path: Path, rel: str) -> int:
+def open_regular(path: Path, rel: str) -> int:
     """A descriptor of the regular file ``path``; :class:`Unreadable` otherwise. Opened
     without blocking, so that a FIFO put in a file's place never holds the run."""
     try:
@@ -180,7 +180,7 @@ def read_text(path: Path, rel: str, limit: int | None = None) -> str:
     bytes replaced; :class:`Unreadable` when it cannot be read or holds more than
     ``limit`` bytes (:data:`~pytest_evalcases.defaults.CHECK_READ_LIMIT`)."""
     limit = defaults.CHECK_READ_LIMIT if limit is None else limit
-    fd = _open(path, rel)
+    fd = open_regular(path, rel)
     try:
         chunks: list[bytes] = []
         size = 0
@@ -206,9 +206,9 @@ def read_text(path: Path, rel: str, limit: int | None = None) -> str:
 
 def same_bytes(first: Path, first_rel: str, second: Path, second_rel: str) -> bool:
     """Whether two regular files hold the same bytes, compared a chunk at a time."""
-    a = _open(first, first_rel)
+    a = open_regular(first, first_rel)
     try:
-        b = _open(second, second_rel)
+        b = open_regular(second, second_rel)
         try:
             if os.fstat(a).st_size != os.fstat(b).st_size:
                 return False

@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_evalcases import containment, defaults
-from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest, ToolCall, run_agent
+from pytest_evalcases.agents.base import (
+    TIMEOUT_HINT,
+    Agent,
+    AgentResult,
+    RunRequest,
+    ToolCall,
+    run_agent,
+)
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError, SetupError
@@ -78,18 +85,45 @@ class RunContext:
     backoff: Backoff = field(default_factory=Backoff)
 
 
+@dataclass(frozen=True)
+class OuterLimit:
+    """A limit on the whole run of a case set outside it: pytest-timeout's, which the
+    plugin enforces itself (docs/agents.md, "pytest-timeout"). The case's ``setup``
+    and its agent get what is left of it when that is less than their own limit."""
+
+    #: When it runs out, on the ``time.monotonic()`` clock.
+    end: float
+    seconds: float
+    #: Where it was set.
+    origin: str = "--timeout, the timeout ini option, PYTEST_TIMEOUT or a timeout marker"
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+    def ran_out(self, when: str, own: str) -> str:
+        """Why a run stopped ``when`` this limit ran out, before ``own`` (its own limit)."""
+        return (
+            f"pytest-timeout's limit of {self.seconds:g}s ({self.origin}) ran out{when}, "
+            f"before {own} (a case gets the shorter of the two)"
+        )
+
+
 def execute(
     case: LoadedCase,
     variant: Variant,
     ctx: RunContext,
     new_workspace: Callable[[], Path],
     first: Callable[[], AgentRun] | None = None,
+    *,
+    limit: OuterLimit | None = None,
 ) -> RunReport:
-    """Run ``case`` for ``variant``; retry errored attempts up to ``ctx.retries`` times.
+    """Run ``case`` for ``variant``; retry errored attempts up to ``ctx.retries`` times,
+    all within ``limit`` when there is one.
 
     ``first``, when given, hands over the first attempt's agent run, made ahead of time
-    by the scheduler (:mod:`pytest_evalcases.run.scheduler`); it raises what
-    :func:`run_agent_phase` raised. The checks always run here, in the caller's thread.
+    by the scheduler (:mod:`pytest_evalcases.run.scheduler`), outside ``limit``; it
+    raises what :func:`run_agent_phase` raised. The checks always run here, in the
+    caller's thread.
     """
     start = time.monotonic()
     for attempt in range(1, ctx.retries + 2):
@@ -108,7 +142,7 @@ def execute(
                     start = min(start, ran.began)
                 else:
                     workspace = new_workspace()
-                    ran = run_agent_phase(case, variant, ctx, workspace)
+                    ran = run_agent_phase(case, variant, ctx, workspace, limit)
                 workspace = ran.workspace
                 report = grade(case, ctx, ran)
         except RunError as exc:
@@ -158,14 +192,18 @@ class AgentRun:
 
 
 def run_agent_phase(
-    case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Path
+    case: LoadedCase,
+    variant: Variant,
+    ctx: RunContext,
+    workspace: Path,
+    limit: OuterLimit | None = None,
 ) -> AgentRun:
     """Populate ``workspace``, run the case's ``setup`` and the agent: all of a live run
     but the checks. Thread-safe: the scheduler runs it in threads of its own. A
     :class:`RunError` it raises names ``workspace`` and the seconds the phase took."""
     began = time.monotonic()
     try:
-        return _run_agent(case, variant, ctx, workspace, began)
+        return _run_agent(case, variant, ctx, workspace, began, limit)
     except RunError as exc:
         exc.workspace = str(workspace)
         exc.duration = time.monotonic() - began
@@ -173,7 +211,12 @@ def run_agent_phase(
 
 
 def _run_agent(
-    case: LoadedCase, variant: Variant, ctx: RunContext, workspace: Path, began: float
+    case: LoadedCase,
+    variant: Variant,
+    ctx: RunContext,
+    workspace: Path,
+    began: float,
+    limit: OuterLimit | None,
 ) -> AgentRun:
     if ctx.agent is None:
         raise RunError("no agent configured (--eval-agent)", kind="no-agent")
@@ -188,14 +231,23 @@ def _run_agent(
     populate(workspace, case.fixture, variant.overlays)
     watch = _watch(ctx)
     if case.setup:
-        run_setup(workspace, case.setup, env, sandbox=ctx.sandbox)
+        _run_setup(case.setup, workspace, env, ctx, limit)
     started = snapshot(workspace)
+    own = case.timeout or ctx.default_timeout
+    timeout = _within(limit, own)
+    hint = TIMEOUT_HINT
+    if limit is not None and timeout < own:
+        theirs = f"the case's own timeout of {own:g}s"
+        if timeout <= 0:
+            raise RunError(limit.ran_out(" before the agent started", theirs), kind="timeout")
+        hint = limit.ran_out("", theirs)
     with agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths):
         request = RunRequest(
             prompt=case.prompt,
             workspace=workspace,
             bare=case.bare,
-            timeout=case.timeout or ctx.default_timeout,
+            timeout=timeout,
+            timeout_hint=hint,
             env={**env, **home_env},
             needs_transcript=case.needs_transcript or ctx.transcript,
             sandbox=ctx.sandbox,
@@ -217,6 +269,34 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
         _check_tree(ctx, ran.watch)
     idle = not result.text.strip() and snapshot(workspace) == ran.started
     return RunReport(checks=checks, agent=result, workspace=workspace, did_nothing=idle)
+
+
+def _run_setup(
+    command: str,
+    workspace: Path,
+    env: Mapping[str, str],
+    ctx: RunContext,
+    limit: OuterLimit | None,
+) -> None:
+    """The case's ``setup``, within what is left of ``limit``."""
+    own = defaults.SETUP_TIMEOUT
+    timeout = _within(limit, own)
+    limited_by = ""
+    if limit is not None and timeout < own:
+        theirs = f"the setup's own limit of {own:g}s"
+        if timeout <= 0:
+            raise RunError(limit.ran_out(" before the setup started", theirs), kind="timeout")
+        limited_by = limit.ran_out("", theirs)
+    run_setup(workspace, command, env, timeout, sandbox=ctx.sandbox, limited_by=limited_by)
+
+
+def _within(limit: OuterLimit | None, own: float) -> float:
+    """``own`` seconds, or what is left of ``limit`` when that is less (to a tenth of a
+    second, for messages; at most 0 when nothing is)."""
+    if limit is None:
+        return own
+    left = limit.left()
+    return own if left >= own else max(int(left * 10) / 10, 0.0)
 
 
 #: The error kind of a run that changed the repository outside its workspace.

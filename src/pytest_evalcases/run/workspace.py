@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_evalcases import defaults, process
-from pytest_evalcases.errors import SetupError
+from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.sandbox import Sandbox
 
 #: The prefix of the session directories below the system's temporary directory.
@@ -98,9 +98,13 @@ def run_setup(
     env: Mapping[str, str],
     timeout: float | None = None,
     sandbox: Sandbox | None = None,
+    *,
+    limited_by: str = "",
 ) -> None:
     """Run the case's ``setup`` shell command, in ``sandbox`` when given (writing only
-    to the workspace); a non-zero exit is a :class:`SetupError`."""
+    to the workspace); a non-zero exit is a :class:`SetupError`. ``limited_by`` says
+    which limit outside the case set ``timeout``: running out of it is then a
+    ``timeout`` :class:`RunError` that says so."""
     args: Sequence[str] | str = command
     if sandbox is not None:
         args = sandbox.wrap(
@@ -114,6 +118,8 @@ def run_setup(
         max_output=64 * 1024,
         sweep=True,
     )
+    if result.timed_out and limited_by:
+        raise RunError(f"setup timed out: `{command}`: {limited_by}", kind="timeout")
     if result.timed_out:
         raise SetupError(f"setup timed out: `{command}`")
     if result.returncode != 0:

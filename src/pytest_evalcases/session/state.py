@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_evalcases.results import baseline
     from pytest_evalcases.results.document import ResultsDocument, SuiteSelection
     from pytest_evalcases.results.record import RunRecord
+    from pytest_evalcases.run.keep import KeepPlace
     from pytest_evalcases.run.runner import RunContext
     from pytest_evalcases.run.scheduler import Backoff
     from pytest_evalcases.session.changed import ChangedFiles
@@ -112,6 +113,9 @@ class EvalSession:
     results_line: str = ""
     #: Where this process makes the workspaces of its runs.
     workspaces: WorkspaceDirs = field(default_factory=WorkspaceDirs)
+    #: Where the workspaces of failed and errored runs are kept; ``None``: in
+    #: ``workspaces``, as pytest's temporary directory keeps them.
+    keep: KeepPlace | None = None
     #: The agent as the preflight found it (its version); ``None`` when none ran.
     preflight: Checked | None = None
     #: What part of the suite the run selected, once collection said (under xdist, as

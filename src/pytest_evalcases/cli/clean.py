@@ -1,0 +1,82 @@
+"""``evalcases clean [DIR] [--keep-last N]``: remove kept workspaces (docs/agents.md,
+"Kept workspaces")."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from pytest_evalcases import defaults
+from pytest_evalcases.cases.rootdir import find_config, results_dir
+from pytest_evalcases.run import keep
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "directory",
+        metavar="DIR",
+        nargs="?",
+        type=Path,
+        default=None,
+        help="Where the workspaces are kept (default: the eval_keep_dir of the pytest "
+        f"configuration here, else its eval_results_dir, else {defaults.RESULTS_DIR})",
+    )
+    parser.add_argument(
+        "--keep-last",
+        metavar="N",
+        type=_non_negative,
+        default=0,
+        help="Keep the workspaces of the newest N runs (default: %(default)s, remove all)",
+    )
+
+
+def _non_negative(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
+    return number
+
+
+def default_dir(start: Path) -> Path:
+    """Where pytest run at ``start`` keeps workspaces: ``eval_keep_dir`` of its
+    configuration file (relative to the rootdir), else the results directory."""
+    found = find_config(start)
+    if found is not None:
+        rootdir, settings = found
+        value = str(settings.get("eval_keep_dir") or "").strip()
+        if value:
+            return rootdir / value
+    return results_dir(start, defaults.RESULTS_DIR)
+
+
+def run(args: argparse.Namespace) -> int:
+    directory = args.directory or default_dir(Path.cwd())
+    removed, freed = keep.clean(directory, args.keep_last)
+    for path in removed:
+        print(f"removed {_shown(path)}")
+    left = len(keep.sessions(directory))
+    if removed:
+        print(
+            f"removed the kept workspaces of {_runs(len(removed))} ({keep.size_text(freed)})"
+            f"; {_runs(left)} left"
+        )
+    elif left:
+        print(f"nothing to remove: {_shown(directory)} keeps the workspaces of {_runs(left)}")
+    else:
+        print(f"no kept workspaces in {_shown(directory)}")
+    return 0
+
+
+def _runs(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"
+
+
+def _shown(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)

@@ -1,0 +1,248 @@
+"""pytest-timeout and an eval case (docs/agents.md, "pytest-timeout"): when its limit
+is the shorter, the case's own timeout report and the kill of its processes win over
+pytest-timeout's stack dump, whichever of its methods runs.
+
+pytest-timeout is no dependency of the project: its mechanism is reproduced by a
+``conftest.py`` (:data:`FAKE_TIMEOUT`, after its ``pytest_timeout.py``), and the real
+plugin is tried too where it is installed."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.results import only_results
+from tests.helpers.sandbox import alive_with, gone
+from tests.helpers.suite import SuiteBuilder
+
+#: pytest-timeout 2.x as its ``pytest_timeout.py`` works: ``--timeout`` and
+#: ``--timeout-method``; a timer set around the whole runtest protocol through the
+#: ``pytest_timeout_set_timer`` hook (there since 2.1; ``HOOKS = False`` is 2.0, which
+#: sets it directly); the ``signal`` method dumps the stacks and fails the test from
+#: SIGALRM, the ``thread`` method dumps them and ends the process with ``os._exit(1)``.
+FAKE_TIMEOUT = '''
+import os, signal, sys, threading, traceback
+from collections import namedtuple
+
+import pytest
+
+HOOKS = {hooks}
+Settings = namedtuple("Settings", ["timeout", "method", "func_only", "disable_debugger_detection"])
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("timeout")
+    group.addoption("--timeout", type=float)
+    group.addoption(
+        "--timeout-method", dest="timeout_method", choices=["signal", "thread"], default="signal"
+    )
+
+
+class Hooks:
+    @staticmethod
+    @pytest.hookspec(firstresult=True)
+    def pytest_timeout_set_timer(item, settings):
+        """Set the timer of an item."""
+
+    @staticmethod
+    @pytest.hookspec(firstresult=True)
+    def pytest_timeout_cancel_timer(item):
+        """Cancel it."""
+
+
+def pytest_addhooks(pluginmanager):
+    if HOOKS:
+        pluginmanager.add_hookspecs(Hooks)
+
+
+def pytest_configure(config):
+    if HOOKS:
+        config.pluginmanager.register(Defaults(), "fake-timeout-defaults")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    config = item.config
+    method = config.getoption("timeout_method")
+    settings = Settings(config.getoption("timeout"), method, False, False)
+    if settings.timeout:
+        if HOOKS:
+            config.hook.pytest_timeout_set_timer(item=item, settings=settings)
+        else:
+            set_timer(item, settings)
+    yield
+    if settings.timeout:
+        if HOOKS:
+            config.hook.pytest_timeout_cancel_timer(item=item)
+        else:
+            cancel_timer(item)
+
+
+def dump_stacks():
+    for ident, frame in sys._current_frames().items():
+        if ident != threading.get_ident():
+            sys.stderr.write("".join(traceback.format_stack(frame)))
+
+
+def set_timer(item, settings):
+    if settings.method == "signal":
+        def handler(signum, frame):
+            dump_stacks()
+            pytest.fail("Timeout (>%ss) from pytest-timeout." % settings.timeout)
+
+        def cancel():
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, settings.timeout)
+    else:
+        def expire():
+            dump_stacks()
+            os._exit(1)
+
+        timer = threading.Timer(settings.timeout, expire)
+
+        def cancel():
+            timer.cancel()
+            timer.join()
+
+        timer.start()
+    item.cancel_timeout = cancel
+    return True
+
+
+def cancel_timer(item):
+    cancel = getattr(item, "cancel_timeout", None)
+    if cancel:
+        cancel()
+    return True
+
+
+class Defaults:
+    @pytest.hookimpl(trylast=True)
+    def pytest_timeout_set_timer(self, item, settings):
+        return set_timer(item, settings)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_timeout_cancel_timer(self, item):
+        return cancel_timer(item)
+'''
+
+#: ``start.py TOKEN``: starts a daemon as a dev server does (fork, setsid), TOKEN on its
+#: command line, then hangs; the agent and the setup below run it.
+START = """
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", sys.argv[1]])
+print("x", flush=True)
+time.sleep(600)
+"""
+
+REAL = importlib.util.find_spec("pytest_timeout") is not None
+
+
+@pytest.fixture
+def token(pytester: pytest.Pytester) -> Iterator[str]:
+    """What the daemons carry on their command line; any left are killed afterwards."""
+    mark = f"evalcases-timeout-daemon-{pytester.path}"
+    yield mark
+    for pid in alive_with(mark):
+        os.kill(pid, signal.SIGKILL)
+
+
+def slow_suite(make_suite: SuiteBuilder, token: str, *, hang_in: str) -> Path:
+    """One case whose agent (``hang_in="agent"``) or setup (``"setup"``) starts a daemon
+    and hangs, far within the case's own timeout of 60 s."""
+    start = f"{sys.executable} {{rootdir}}/start.py {token}"
+    setup = start.replace("{rootdir}", str(make_suite.root))
+    return make_suite(
+        cases={
+            "slow": "id: slow\ndefends: AGENTS.md\nprompt: x\n"
+            + (f"setup: '{setup}'\n" if hang_in == "setup" else "")
+            + "checks: [{type: output_matches, pattern: x}]\n"
+        },
+        fixtures={"start.py": START},
+        ini=f"eval_agent = command\neval_agent_command = {start}\neval_timeout = 60\n",
+    )
+
+
+def run_with(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+
+
+def assert_the_case_reported_its_timeout(
+    result: pytest.RunResult, root: Path, token: str, *, phase: str
+) -> None:
+    out = result.stdout.str()
+    assert result.ret == 2, out  # INCONCLUSIVE: the case errored
+    result.assert_outcomes(errors=1)
+    assert "case slow (normal) defends AGENTS.md: no verdict (timeout)" in out
+    assert "pytest-timeout's limit of 3s (--timeout" in out
+    # No traceback of pytest, pluggy or the plugin: the case's report alone.
+    for internal in ("Traceback", "_pytest/", "pluggy/", "pytest_evalcases/"):
+        assert internal not in out, internal
+    (record,) = only_results(root)["cases"]
+    assert record["error_kind"] == "timeout"
+    assert phase in record["error"]
+    assert Path(record["workspace"]).is_dir()
+    assert gone(token)
+
+
+@pytest.mark.parametrize("method", ["signal", "thread"])
+@pytest.mark.parametrize("hang_in", ["agent", "setup"])
+def test_pytest_timeouts_limit_ends_the_case_as_its_own_timeout_would(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, token: str, method: str, hang_in: str
+) -> None:
+    root = slow_suite(make_suite, token, hang_in=hang_in)
+    pytester.makeconftest(FAKE_TIMEOUT.format(hooks=True))
+
+    result = run_with(pytester, "-p", "no:timeout", "--timeout=3", f"--timeout-method={method}")
+
+    phase = "agent 'command' timed out after 2." if hang_in == "agent" else "setup timed out"
+    assert_the_case_reported_its_timeout(result, root, token, phase=phase)
+
+
+@pytest.mark.skipif(not REAL, reason="pytest-timeout is not installed")
+@pytest.mark.parametrize("method", ["signal", "thread"])
+def test_the_real_pytest_timeout(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, token: str, method: str
+) -> None:
+    root = slow_suite(make_suite, token, hang_in="agent")
+
+    result = run_with(pytester, "--timeout=3", f"--timeout-method={method}")
+
+    assert_the_case_reported_its_timeout(
+        result, root, token, phase="agent 'command' timed out after 2."
+    )
+
+
+def test_pytest_timeout_without_the_hook_fails_the_case_cleanly_and_kills_its_processes(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, token: str
+) -> None:
+    # pytest-timeout 2.0: no hook, so its SIGALRM handler fails the test mid-run.
+    root = slow_suite(make_suite, token, hang_in="agent")
+    pytester.makeconftest(FAKE_TIMEOUT.format(hooks=False))
+
+    result = run_with(pytester, "-p", "no:timeout", "--timeout=3")
+
+    out = result.stdout.str()
+    assert result.ret == 2, out
+    result.assert_outcomes(errors=1)
+    assert "stopped by 'Timeout (>3.0s) from pytest-timeout.' while the case ran" in out
+    for internal in ("Traceback", "_pytest/", "pluggy/", "pytest_evalcases/"):
+        assert internal not in out, internal
+    (record,) = json.loads(sorted((root / "evals" / "results").glob("*.json"))[0].read_text())[
+        "cases"
+    ]
+    assert record["error_kind"] == "timeout"
+    assert Path(record["workspace"]).is_dir()
+    assert gone(token)

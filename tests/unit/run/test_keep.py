@@ -1,0 +1,192 @@
+"""Kept workspaces (docs/agents.md, "Kept workspaces"): moved or copied out of pytest's
+temporary directory, within a size limit, symlinks and FIFOs never followed or opened."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases.run import keep
+from pytest_evalcases.run.keep import KeepPlace
+
+SHM = Path("/dev/shm")
+
+
+def place(root: Path, stem: str = "now", max_bytes: int = 10_000_000) -> KeepPlace:
+    return KeepPlace(root=root, directory=root / f"{stem}{keep.SUFFIX}", max_bytes=max_bytes)
+
+
+def hostile_workspace(path: Path) -> Path:
+    """A workspace an agent left: a file, a link to /, a link loop, a FIFO, a read-only
+    directory, and a directory nobody may list."""
+    path.mkdir(parents=True)
+    (path / "answer.txt").write_text("done")
+    (path / "sub").mkdir()
+    (path / "sub" / "deep.txt").write_text("deep")
+    os.symlink("/", path / "r")
+    os.symlink(".", path / "loop")
+    os.mkfifo(path / "pipe")
+    (path / "frozen").mkdir()
+    (path / "frozen" / "in.txt").write_text("in")
+    (path / "frozen").chmod(0o555)
+    (path / "closed").mkdir()
+    (path / "closed").chmod(0)
+    return path
+
+
+def sized(path: Path, size: int) -> Path:
+    """A workspace holding one file of ``size`` bytes."""
+    path.mkdir(parents=True)
+    (path / "blob").write_bytes(b"x" * size)
+    return path
+
+
+def age(path: Path, seconds_ago: float) -> None:
+    moment = time.time() - seconds_ago
+    os.utime(path, (moment, moment))
+
+
+def test_entry_names_keep_variant_and_repetition_apart_without_brackets() -> None:
+    assert keep.entry_name("fix-bug", "", None) == "fix-bug"
+    assert keep.entry_name("fix-bug", "main", None) == "fix-bug.main"
+    assert keep.entry_name("fix-bug", "", 1) == "fix-bug.r1"
+    assert keep.entry_name("fix-bug", "feature/x y", 0) == "fix-bug.feature-x-y.r0"
+
+
+def test_a_workspace_is_moved_into_the_directory_named_after_the_results_file(
+    tmp_path: Path,
+) -> None:
+    workspace = hostile_workspace(tmp_path / "tmp" / "fails0")
+    where = place(tmp_path / "results", "2026-12-01T09-30-00.123Z")
+
+    kept = keep.keep(workspace, "fails", where)
+
+    assert kept == keep.Kept(where.directory / "fails")
+    assert not workspace.exists()
+    assert (kept.path / "answer.txt").read_text() == "done"
+    assert os.readlink(kept.path / "r") == "/"
+    assert keep.is_kept_dir(where.directory)
+    assert (where.directory / ".gitignore").read_text().endswith("\n*\n")
+
+
+def test_copy_keeps_links_as_links_and_leaves_fifos_and_unreadable_dirs_out(
+    tmp_path: Path,
+) -> None:
+    source = hostile_workspace(tmp_path / "ws")
+    target = tmp_path / "copy"
+    target.mkdir()
+
+    keep.copy_tree(source, target, 1_000_000)
+
+    assert (target / "answer.txt").read_text() == "done"
+    assert (target / "sub" / "deep.txt").read_text() == "deep"
+    assert os.readlink(target / "r") == "/"
+    assert os.readlink(target / "loop") == "."
+    assert not os.path.lexists(target / "pipe")
+    assert (target / "frozen" / "in.txt").read_text() == "in"
+    assert stat.S_IMODE((target / "frozen").stat().st_mode) == 0o555
+    if os.geteuid() != 0:  # root lists any directory
+        assert os.listdir(target / "closed") == []
+
+
+def test_copy_stops_at_the_limit(tmp_path: Path) -> None:
+    source = sized(tmp_path / "ws", 3000)
+    target = tmp_path / "copy"
+    target.mkdir()
+
+    with pytest.raises(keep.TooBig):
+        keep.copy_tree(source, target, 2000)
+
+
+def test_a_huge_sparse_file_is_measured_not_copied(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    with open(workspace / "huge", "wb") as f:
+        f.truncate(50 * 1024**3)
+
+    kept = keep.keep(workspace, "huge", place(tmp_path / "results", max_bytes=1_000_000_000))
+
+    assert kept.path == workspace
+    assert kept.note.endswith("its 53,687 MB exceed eval_keep_max_mb = 1000")
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.skipif(not SHM.is_dir() or not os.access(SHM, os.W_OK), reason="no writable /dev/shm")
+def test_across_filesystems_a_hostile_workspace_is_copied_then_removed(tmp_path: Path) -> None:
+    root = SHM / f"evalcases-keep-{os.getpid()}-{tmp_path.name}"
+    if os.stat(SHM).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("/dev/shm is on the same filesystem as the temporary directory")
+    workspace = hostile_workspace(tmp_path / "fails0")
+    try:
+        kept = keep.keep(workspace, "fails", place(root))
+
+        assert kept.path == root / f"now{keep.SUFFIX}" / "fails"
+        assert kept.note == ""
+        assert (kept.path / "answer.txt").read_text() == "done"
+        assert os.readlink(kept.path / "r") == "/"
+        assert not os.path.lexists(kept.path / "pipe")
+        assert not workspace.exists()
+    finally:
+        keep.remove_tree(root)
+
+
+def test_the_oldest_workspaces_of_earlier_runs_make_room_first(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    for stem, seconds_ago in (("old", 300), ("older", 600)):
+        earlier = place(root, stem)
+        keep.keep(sized(tmp_path / stem, 600), "case", earlier)
+        age(earlier.directory / "case", seconds_ago)
+
+    kept = keep.keep(sized(tmp_path / "new", 600), "case", place(root, max_bytes=1500))
+
+    assert kept.note == ""
+    assert [p.name for p in keep.sessions(root)] == ["old.workspaces", "now.workspaces"]
+    assert not (root / "older.workspaces").exists()
+
+
+def test_this_runs_own_kept_workspaces_are_never_removed_to_make_room(tmp_path: Path) -> None:
+    where = place(tmp_path / "results", max_bytes=1500)
+    keep.keep(sized(tmp_path / "first", 1000), "first", where)
+
+    kept = keep.keep(sized(tmp_path / "second", 600), "second", where)
+
+    assert kept.path == tmp_path / "second"
+    assert "the workspaces this run kept there already take eval_keep_max_mb" in kept.note
+    assert (where.directory / "first" / "blob").stat().st_size == 1000
+
+
+def test_clean_removes_all_but_the_newest_runs_and_nothing_that_is_not_ours(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "results"
+    for index, stem in enumerate(("a", "b", "c")):
+        keep.keep(sized(tmp_path / stem, 10), "case", place(root, stem))
+        age(root / f"{stem}{keep.SUFFIX}", 100 - index)
+    mine = root / f"mine{keep.SUFFIX}"
+    mine.mkdir()
+    (root / "a.json").write_text("{}")
+
+    removed, freed = keep.clean(root, keep_last=1)
+
+    assert [p.name for p in removed] == ["a.workspaces", "b.workspaces"]
+    assert freed == 2 * (10 + len(keep.GITIGNORE.encode()))
+    assert sorted(p.name for p in root.iterdir()) == ["a.json", "c.workspaces", "mine.workspaces"]
+
+
+def test_removing_a_kept_workspace_opens_closed_directories_but_never_follows_links(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    outside.chmod(0o555)
+    workspace = hostile_workspace(tmp_path / "ws")
+    os.symlink(outside, workspace / "sub" / "out")
+
+    keep.remove_tree(workspace)
+
+    assert not os.path.lexists(workspace)
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o555
