@@ -107,7 +107,7 @@ def test_runs_overlap_and_report_as_a_serial_run_does(
 
     serial = pytester.runpytest("-p", "no:randomly", "-v", *common)
     serial_results = only_results(root)
-    for old in (root / "evals" / "results").iterdir():
+    for old in (root / "evals" / "results").glob("*.json"):
         old.unlink()
     (root / "runs").rename(root / "serial-runs")
     concurrent = pytester.runpytest("-p", "no:randomly", "-v", "--eval-concurrency=4", *common)
