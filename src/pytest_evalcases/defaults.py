@@ -50,3 +50,10 @@ CONFIG_FILES: tuple[str, ...] = (
 SANDBOX: SandboxMode = "auto"
 #: ``eval_sandbox_network``: setups and command checks share the network.
 SANDBOX_NETWORK: SandboxNetwork = "shared"
+#: ``eval_concurrency``: agent runs at the same time in one pytest process.
+CONCURRENCY = 1
+#: Seconds of the first pause after a rate limit whose agent named no delay; each
+#: further rate limit in a row doubles it, up to :data:`RATE_LIMIT_MAX_PAUSE`.
+RATE_LIMIT_PAUSE = 5.0
+#: The longest pause after a rate limit, also for a longer delay the agent named.
+RATE_LIMIT_MAX_PAUSE = 120.0

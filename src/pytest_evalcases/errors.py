@@ -49,6 +49,11 @@ class RunError(EvalcasesError):
         self.attempts = 1
         #: Seconds the attempts took (set by the runner).
         self.duration = 0.0
+        #: Seconds the agent asked to wait before the next request, when it said so
+        #: (a rate limit's "retry after").
+        self.retry_after: float | None = None
+        #: Whether the back-off after rate limits has counted this error already.
+        self.backed_off = False
         super().__init__(message)
 
 

@@ -29,9 +29,66 @@ import time
 import uuid
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from pytest_evalcases.redact import shorten
+
+
+class Cancelled(Exception):
+    """A command was stopped, or not started, because its run was cancelled from
+    another thread (:class:`CancelToken`): the session stops or was interrupted."""
+
+
+class CancelToken:
+    """Cancels the commands that the thread holding it runs (:func:`cancelling`), from
+    any other thread: a running command gets SIGTERM, a moment, then SIGKILL with all it
+    started, and raises :class:`Cancelled`; a command not yet started never starts.
+
+    A pipe rather than an event only, so that the wait for a command's exit wakes at
+    once (``select`` on the process's pidfd and the pipe)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        if not self._event.is_set():
+            self._event.set()
+            with contextlib.suppress(OSError):
+                os.write(self._write, b"x")
+
+    def fileno(self) -> int:
+        return self._read
+
+    def close(self) -> None:
+        for fd in (self._read, self._write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+_TOKENS = threading.local()
+
+
+@contextlib.contextmanager
+def cancelling(token: CancelToken) -> Iterator[CancelToken]:
+    """Every command this thread runs in the block is cancelled with ``token``."""
+    previous = getattr(_TOKENS, "token", None)
+    _TOKENS.token = token
+    try:
+        yield token
+    finally:
+        _TOKENS.token = previous
+
+
+def _token() -> CancelToken | None:
+    token: CancelToken | None = getattr(_TOKENS, "token", None)
+    return token
+
 
 #: Bytes of each stream kept by default (head and tail together).
 DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
@@ -88,6 +145,9 @@ def run(
     started; every other failure is described by the result.
     """
     shell = isinstance(args, str)
+    token = _token()
+    if token is not None and token.cancelled:
+        raise Cancelled("the run was cancelled before the command started")
     start = time.monotonic()
     # Every process of the run inherits this mark, including those that leave its
     # process group (a CLI that starts its tools in sessions of their own): where no
@@ -105,29 +165,34 @@ def run(
         before = None
         if sweep and files.enter_context(_SUBREAPER.adopting()):
             before = _children()
-        proc = subprocess.Popen(
-            args,
-            shell=shell,
-            cwd=cwd,
-            env=env,
-            stdin=inp,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-        )
+        with _SUBREAPER.spawning():
+            proc = subprocess.Popen(
+                args,
+                shell=shell,
+                cwd=cwd,
+                env=env,
+                stdin=inp,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+            if before is not None:
+                _SUBREAPER.running(proc.pid, mark)
         leftovers = None
         if before is not None:
-            _SUBREAPER.running(proc.pid)
             files.callback(_SUBREAPER.ended, proc.pid)
             leftovers = _Leftovers(mark, before, _start_time(proc.pid) or 0)
         elif sweep:
             leftovers = _Leftovers(mark)
         try:
-            timed_out = not _wait(proc, timeout)
+            status = _wait(proc, timeout, token)
         except BaseException:
             _end(proc, leftovers, stop=True)
             raise
-        _end(proc, leftovers, stop=timed_out)
+        timed_out = status == "timeout"
+        _end(proc, leftovers, stop=status != "exited")
+        if status == "cancelled":
+            raise Cancelled("the run was cancelled while a command ran")
         duration = time.monotonic() - start
         stdout, out_cut = _read_capped(out, max_output)
         stderr, err_cut = _read_capped(err, max_output)
@@ -168,58 +233,85 @@ def kill_marked(mark: str) -> int:
     return killed
 
 
-def kill_adopted(
-    before: Collection[tuple[int, int]], born: int = 0, *, exclude: Iterable[int] = ()
-) -> int:
+def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str = "") -> int:
     """SIGKILL every child of this process that started at or after ``born`` (clock
-    ticks since boot, as ``/proc/PID/stat`` counts them), but those it had ``before``
-    (pid and start time pairs, from :func:`_children`) and the ``exclude`` pids
-    (commands still running), with their descendants, and reap those children; returns
-    how many were signalled. Processes it may not signal (another user's) are left alone.
+    ticks since boot, as ``/proc/PID/stat`` counts them) in a session other than this
+    process's own, but those it had ``before`` (pid and start time pairs, from
+    :func:`_children`) and the commands still running, with their descendants, and reap
+    those children; returns how many were signalled. Processes it may not signal
+    (another user's) are left alone.
 
     With this process the child subreaper, those children are what the command started
     at ``born`` orphaned: the daemons it left, whatever session or environment they
-    gave themselves. Children that other threads start meanwhile, or orphan once
-    started meanwhile, and what commands run at the same time orphaned, are taken too.
-    Reads ``/proc``: elsewhere it does nothing.
+    gave themselves. What another command running at the same time orphaned is left to
+    it where it still carries that command's mark, and taken where it cleared its
+    environment (``mark`` is this command's, ``NAME=VALUE``). A child
+    that other code starts with :mod:`subprocess` stays in this process's session and
+    is left alone; the commands of :func:`run` in other threads are known as they
+    start (:meth:`_Subreaper.spawning`). Reads ``/proc``: elsewhere it does nothing.
     """
     if not _has_children():
         # The common case, and it costs no look at /proc: nothing was adopted.
         return 0
     me = os.getpid()
-    excluded = set(exclude)
+    own_session = os.getsid(0)
     kept = set(before)
     out_of_reach: set[int] = set()
     killed = 0
     deadline = time.monotonic() + KILL_GRACE
     while True:
-        table = _processes()
-        adopted = [
-            pid
-            for pid, (ppid, start, _) in table.items()
-            if ppid == me and start >= born and (pid, start) not in kept and pid not in excluded
-        ]
-        doomed = _descendants(table, adopted) - out_of_reach
-        for pid in doomed:
-            if table[pid][2] == "Z":
-                continue
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except ProcessLookupError:
-                pass
-            except PermissionError:
-                out_of_reach.add(pid)
-        for pid in adopted:
-            # Only the children found above: a child of anyone else's subprocess.Popen
-            # must be left for its own wait().
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
+        with _SUBREAPER.spawning():
+            # No command of another thread starts (and is not yet known to be running)
+            # while the table is read and its orphans are killed.
+            running = _SUBREAPER.leaders()
+            others = _SUBREAPER.marks() - {mark}
+            table = _processes()
+            adopted = [
+                pid
+                for pid, (ppid, start, _, session) in table.items()
+                if ppid == me
+                and start >= born
+                and session != own_session
+                and (pid, start) not in kept
+                and pid not in running
+                and _mark_of(pid) not in others
+            ]
+            doomed = _descendants(table, adopted) - out_of_reach
+            for pid in doomed:
+                if table[pid][2] == "Z":
+                    continue
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    killed += 1
+                except ProcessLookupError:
+                    pass
+                except PermissionError:
+                    out_of_reach.add(pid)
+            for pid in adopted:
+                # Only the children found above: a child of anyone else's
+                # subprocess.Popen must be left for its own wait().
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
         if not doomed - out_of_reach or time.monotonic() > deadline:
             return killed
         # Until none is left: a killed parent's children are adopted next, and a
         # process forked while the table was read is found the next time round.
         time.sleep(0.005)
+
+
+def _mark_of(pid: int) -> str:
+    """The run mark (``NAME=VALUE``) in the environment of ``pid``; empty without one
+    or where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read()
+    except OSError:
+        return ""
+    prefix = RUN_MARK.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry.decode("ascii", "replace")
+    return ""
 
 
 def _children() -> frozenset[tuple[int, int]]:
@@ -228,7 +320,9 @@ def _children() -> frozenset[tuple[int, int]]:
     if not _has_children():
         return frozenset()
     me = os.getpid()
-    return frozenset((pid, start) for pid, (ppid, start, _) in _processes().items() if ppid == me)
+    return frozenset(
+        (pid, start) for pid, (ppid, start, _, _) in _processes().items() if ppid == me
+    )
 
 
 def _has_children() -> bool:
@@ -245,14 +339,14 @@ def _start_time(pid: int) -> int | None:
     return int(fields[19]) if fields is not None else None
 
 
-def _processes() -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent pid, start time in clock ticks since boot, state) of every
-    process."""
-    table: dict[int, tuple[int, int, str]] = {}
+def _processes() -> dict[int, tuple[int, int, str, int]]:
+    """pid -> (parent pid, start time in clock ticks since boot, state, session id) of
+    every process."""
+    table: dict[int, tuple[int, int, str, int]] = {}
     for pid in _pids():
         fields = _stat(pid)
         if fields is not None:
-            table[pid] = (int(fields[1]), int(fields[19]), fields[0])
+            table[pid] = (int(fields[1]), int(fields[19]), fields[0], int(fields[3]))
     return table
 
 
@@ -282,10 +376,10 @@ def _stat(pid: int | str) -> list[str] | None:
     return fields if len(fields) > 19 else None
 
 
-def _descendants(table: Mapping[int, tuple[int, int, str]], roots: Iterable[int]) -> set[int]:
+def _descendants(table: Mapping[int, tuple[int, int, str, int]], roots: Iterable[int]) -> set[int]:
     """``roots`` and every process below them in ``table``."""
     children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
+    for pid, (ppid, *_) in table.items():
         children.setdefault(ppid, []).append(pid)
     found: set[int] = set()
     todo = list(roots)
@@ -311,10 +405,11 @@ class _Subreaper:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._spawn_lock = threading.RLock()
         self._users = 0
         self._ours = False
         self._active = False
-        self._running: set[int] = set()
+        self._running: dict[int, str] = {}
         self._prctl: Any = None
 
     @contextlib.contextmanager
@@ -334,19 +429,30 @@ class _Subreaper:
                     self._call(self.PR_SET_CHILD_SUBREAPER, 0)
                     self._ours = False
 
-    def running(self, pid: int) -> None:
-        """Note a command's leader: another command's cleanup must not take it for an
-        orphan (until :meth:`ended`)."""
+    @contextlib.contextmanager
+    def spawning(self) -> Iterator[None]:
+        """Hold off the orphan sweeps of other threads while a command starts and is
+        noted as running: until then it would look like an orphan to them."""
+        with self._spawn_lock:
+            yield
+
+    def running(self, pid: int, mark: str = "") -> None:
+        """Note a command's leader and mark: another command's cleanup must not take it,
+        nor what it orphaned, for its own orphans (until :meth:`ended`)."""
         with self._lock:
-            self._running.add(pid)
+            self._running[pid] = mark
 
     def ended(self, pid: int) -> None:
         with self._lock:
-            self._running.discard(pid)
+            self._running.pop(pid, None)
 
     def leaders(self) -> frozenset[int]:
         with self._lock:
             return frozenset(self._running)
+
+    def marks(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._running.values())
 
     def _switch_on(self) -> tuple[bool, bool]:
         """(whether this process is a subreaper now, whether we made it one)."""
@@ -405,35 +511,45 @@ def tail(text: str, limit: int = 600) -> str:
     return shorten(text.strip(), limit, keep="tail")
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
-    """Wait for the leader to exit; ``False`` when ``timeout`` ran out first.
+def _wait(
+    proc: subprocess.Popen[bytes], timeout: float | None, token: CancelToken | None = None
+) -> Literal["exited", "timeout", "cancelled"]:
+    """Wait for the leader to exit, for ``timeout`` to run out, or for ``token`` to be
+    cancelled, whichever comes first.
 
-    On Linux a pidfd lets the wait block until the exit or the timeout; elsewhere
-    ``Popen.wait`` polls in growing sleeps, which costs milliseconds on short commands.
+    On Linux a pidfd lets the wait block until one of them; elsewhere ``Popen.wait``
+    polls in growing sleeps, which costs milliseconds on short commands.
     """
-    if timeout is None:
-        proc.wait()
-        return True
+    deadline = None if timeout is None else time.monotonic() + timeout
     pidfd_open = getattr(os, "pidfd_open", None)
+    fd = None
     if pidfd_open is not None:
-        try:
+        with contextlib.suppress(OSError):
             fd = pidfd_open(proc.pid)
-        except OSError:
-            fd = None
-        if fd is not None:
-            try:
-                ready, _, _ = select.select([fd], [], [], timeout)
-            finally:
-                os.close(fd)
-            if not ready:
-                return False
+    if fd is not None:
+        try:
+            watched = [fd] if token is None else [fd, token.fileno()]
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select(watched, [], [], left)
+        finally:
+            os.close(fd)
+        if fd in ready:
             proc.wait()
-            return True
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
+            return "exited"
+        return "cancelled" if token is not None and token.cancelled else "timeout"
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return "timeout"
+        if token is not None and token.cancelled:
+            return "cancelled"
+        # Without a token, one wait to the deadline; with one, a look at it every 50 ms.
+        step = left if token is None else min(left if left is not None else 0.05, 0.05)
+        try:
+            proc.wait(timeout=step)
+        except subprocess.TimeoutExpired:
+            continue
+        return "exited"
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -455,7 +571,7 @@ class _Leftovers:
         if self.before is None:
             kill_marked(self.mark)
         else:
-            kill_adopted(self.before, self.born, exclude=_SUBREAPER.leaders())
+            kill_adopted(self.before, self.born, self.mark)
 
 
 def _end(proc: subprocess.Popen[bytes], leftovers: _Leftovers | None, *, stop: bool) -> None:

@@ -71,6 +71,29 @@ def test_every_variant_and_repetition_of_a_case_share_a_shard(
     assert len(names) == 3 * len(expected)
 
 
+def test_shards_are_balanced_by_the_durations_of_the_newest_results_file(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    ids = CASES[:6]
+    # The hash split of these six puts other cases beside case-03: the balanced one
+    # must not (case-03 takes longer than the other five together).
+    assert [c for c in ids if shard.shard_of(c, 2) == shard.shard_of("case-03", 2)] != ["case-03"]
+    root = make_suite.steered(ids)
+    steer(root, "slow", "case-03", "1.5")
+    full = pytester.runpytest("-p", "no:cacheprovider")
+    full.assert_outcomes(passed=6)
+    (root / "slow" / "case-03").unlink()
+
+    shards = []
+    for k in (1, 2):
+        result = pytester.runpytest(
+            "-p", "no:cacheprovider", f"--eval-shard={k}/2", "--collect-only", "-q"
+        )
+        shards.append(sorted(line.split("::")[1] for line in result.outlines if "::" in line))
+    # The longest case first, to shard 1; every other case to the shard with less time.
+    assert shards == [["case-03"], [c for c in ids if c != "case-03"]]
+
+
 def test_a_bad_shard_is_a_usage_error(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:
     make_suite.steered(["alpha"])
     for bad in ("0/3", "4/3", "1-3", "x/y"):

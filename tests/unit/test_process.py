@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -283,3 +284,103 @@ def test_a_death_by_signal_is_named(tmp_path: Path) -> None:
     assert process.exited(result.returncode) == "was killed by SIGKILL"
     assert process.exit_status(3) == "exit status 3"
     assert process.exited(3) == "exited with status 3"
+
+
+def _in_thread(work: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
+    """Run ``work`` in a thread; the list gets its result or the exception it raised."""
+    outcome: list[object] = []
+
+    def target() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def _wait_for(path: Path, wait: float = 10.0) -> str:
+    deadline = time.monotonic() + wait
+    while not path.exists() or not path.read_text().strip():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+    return path.read_text().strip()
+
+
+@pytest.mark.parametrize("sweep", [False, True], ids=["group", "sweep"])
+def test_a_cancelled_command_is_killed_with_what_it_started(tmp_path: Path, sweep: bool) -> None:
+    pidfile = tmp_path / "pid"
+    token = process.CancelToken()
+
+    def work() -> object:
+        with process.cancelling(token):
+            return process.run(
+                f"sleep 300 & echo $! > {pidfile}; wait", cwd=tmp_path, timeout=600, sweep=sweep
+            )
+
+    thread, outcome = _in_thread(work)
+    child = int(_wait_for(pidfile))
+    token.cancel()
+    thread.join(15)
+    assert not thread.is_alive()
+    assert isinstance(outcome[0], process.Cancelled), outcome
+    assert not alive(child)
+    token.close()
+
+
+def test_a_cancelled_token_starts_no_command(tmp_path: Path) -> None:
+    token = process.CancelToken()
+    token.cancel()
+    with process.cancelling(token), pytest.raises(process.Cancelled):
+        process.run(f"touch {tmp_path / 'ran'}", cwd=tmp_path, timeout=30)
+    assert not (tmp_path / "ran").exists()
+    # The token belongs to the block: after it, commands run again.
+    assert process.run("true", cwd=tmp_path, timeout=30).returncode == 0
+    token.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+def test_commands_running_at_once_leave_each_other_s_processes_alone(tmp_path: Path) -> None:
+    # While A runs, B orphans a process that keeps its environment (and so B's mark),
+    # and this process starts a child of its own with subprocess. A ends and sweeps what
+    # it orphaned: its own background child, never B's orphan or this process's child.
+    def path(name: str) -> Path:
+        return tmp_path / name
+
+    def until(name: str) -> str:
+        return f"until [ -e {path(name)} ]; do sleep 0.02; done"
+
+    command_b = (
+        f"{until('a-started')}; (setsid sleep 300 & echo $! > {path('orphan')}); "
+        f"{until('orphan')}; echo x > {path('b-orphaned')}; {until('a-done')}; "
+        f"kill -0 $(cat {path('orphan')}) && echo alive > {path('status')}"
+    )
+    command_a = (
+        f"sleep 300 & echo $! > {path('a-child')}; echo x > {path('a-started')}; "
+        f"{until('b-orphaned')}; {until('own')}"
+    )
+    thread_b, outcome_b = _in_thread(
+        lambda: process.run(command_b, cwd=tmp_path, timeout=60, sweep=True)
+    )
+    thread_a, outcome_a = _in_thread(
+        lambda: process.run(command_a, cwd=tmp_path, timeout=60, sweep=True)
+    )
+    _wait_for(path("b-orphaned"))
+    own = subprocess.Popen(["sleep", "300"])
+    try:
+        path("own").write_text("x")
+        thread_a.join(30)
+        assert not isinstance(outcome_a[0], BaseException), outcome_a
+        assert not alive(int(path("a-child").read_text()))
+        assert alive(own.pid, wait=0), "A's sweep killed a child of this process's own"
+    finally:
+        own.kill()
+        own.wait()
+    path("a-done").write_text("x")
+    thread_b.join(30)
+    assert not isinstance(outcome_b[0], BaseException), outcome_b
+    assert path("status").read_text().strip() == "alive", "A's sweep killed B's orphan"
+    # Once B ends, its orphan goes with it.
+    assert not alive(int(path("orphan").read_text()))

@@ -8,7 +8,7 @@ import shlex
 
 from pytest_evalcases import process
 from pytest_evalcases.agents.base import AgentResult, AgentSettings, Invocation, RunRequest
-from pytest_evalcases.agents.output import classify, measured_ms
+from pytest_evalcases.agents.output import agent_error, classify, measured_ms
 from pytest_evalcases.agents.preflight import Requirements
 from pytest_evalcases.errors import AgentError, UsageError
 
@@ -64,11 +64,16 @@ class CommandAgent:
         if result.returncode != 0:
             status = process.exited(result.returncode)
             said = result.said()
-            if classify(result.stderr, result.stdout) == "authentication":
+            kind = classify(result.stderr, result.stdout)
+            if kind == "authentication":
                 raise AgentError(
                     f"agent command {status} and could not authenticate: {said}",
                     kind="authentication",
                 )
+            if kind == "rate-limit":
+                # The scheduler backs off before the next start (docs/reference.md,
+                # "Rate limits"), for the delay the command named when it did.
+                raise agent_error(f"agent command ({status})", kind, said)
             missing = self._missing_relative_path(result, request)
             if missing:
                 rootdir = self.placeholders.get("rootdir", "")

@@ -123,12 +123,41 @@ def classify(*texts: object) -> str:
 
 
 def agent_error(agent: str, kind: str, words: str, *, hint: str = "") -> AgentError:
-    """An :class:`AgentError` that says what went wrong and quotes the CLI's words."""
+    """An :class:`AgentError` that says what went wrong and quotes the CLI's words; a
+    rate limit carries the delay the words ask for (:func:`retry_after`)."""
     phrase = _KIND_PHRASES.get(kind, "reported an error")
     message = f"{agent} {phrase}: {words.strip() or '(no message)'}"
     if hint:
         message += f"\n  hint: {hint}"
-    return AgentError(message, kind=kind)
+    error = AgentError(message, kind=kind)
+    if kind == "rate-limit":
+        error.retry_after = retry_after(words)
+    return error
+
+
+#: How agents and APIs say how long to wait: "retry after 30 seconds", "Retry-After: 30",
+#: "try again in 2m", "Please retry in 17.7s" (Gemini), "retryDelay": "30s" (Google's
+#: RetryInfo).
+_RETRY_AFTER = re.compile(
+    r"(?:retry[ _-]?after|try again in|retry in|retry[ _-]?delay)\W{0,4}"
+    r"(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)?\b",
+    re.IGNORECASE,
+)
+_UNIT_SECONDS = {"ms": 0.001, "m": 60.0, "min": 60.0}
+
+
+def retry_after(words: str) -> float | None:
+    """Seconds the agent's words ask to wait before the next request; ``None`` when they
+    name no delay. A bare number is seconds, as in the HTTP header."""
+    match = _RETRY_AFTER.search(words)
+    if match is None:
+        return None
+    unit = (match.group(2) or "s").lower()
+    if unit.startswith("milli"):
+        unit = "ms"
+    elif unit.startswith("min"):
+        unit = "min"
+    return float(match.group(1)) * _UNIT_SECONDS.get(unit, 1.0)
 
 
 def no_result_error(

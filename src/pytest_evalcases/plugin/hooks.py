@@ -80,6 +80,14 @@ def pytest_configure(config: pytest.Config) -> None:
         reporting.SessionHooks(config, state, interrupts), "evalcases-session"
     )
     config.pluginmanager.register(suite.SuiteHooks(config, state), "evalcases-suite")
+    if settings.concurrency > 1:
+        # Registered after the session hooks, so that its sessionfinish runs first.
+        from pytest_evalcases.plugin import ahead
+
+        config.pluginmanager.register(ahead.AheadHooks(config), "evalcases-ahead")
+        if config.pluginmanager.hasplugin("xdist") and not is_worker(config):
+            queues = ahead.DeepQueues(settings.concurrency)
+            config.pluginmanager.register(queues, "evalcases-ahead-xdist")
     if agent is not None and not is_worker(config):
         # The controller checks the agent once for the session, before the first case.
         from pytest_evalcases.plugin import preflight
@@ -122,6 +130,15 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--eval-baseline: {exc}") from None
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if any(isinstance(item, EvalItem) for item in session.items):
+        # Only sessions that run eval cases: no thread for the others.
+        from pytest_evalcases.plugin import progress
+
+        progress.install(session.config, len(session.items))
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     if session_of(config).discovery.skip_dir(collection_path) or keep.is_kept_dir(collection_path):
         return True
@@ -156,10 +173,14 @@ def pytest_collection_modifyitems(
     if broken:
         items[:] = [item for item in items if not isinstance(item, BrokenFileItem)]
     collected = len(items)
-    selection = Selection.of(session_of(config).settings)
+    settings = session_of(config).settings
+    selection = Selection.of(settings)
     # Two steps, as two -k would: the filters, then the shard of what is left.
     _deselect(config, items, lambda item: selection.selects(_entry(item), _sources(item)))
-    _deselect(config, items, lambda item: selection.in_shard(_entry(item)))
+    if selection.part is not None:
+        ids = [entry.id for entry in map(_entry, items) if entry is not None]
+        selection = selection.balanced(ids, settings.results.results_dir)
+        _deselect(config, items, lambda item: selection.in_shard(_entry(item)))
     try:
         return (yield)
     finally:

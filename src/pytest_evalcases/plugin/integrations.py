@@ -122,3 +122,29 @@ def _asked_for_metadata(config: pytest.Config) -> bool:
 
 def _is_metadata_line(line: str | list[str]) -> bool:
     return isinstance(line, str) and line.startswith("metadata: ")
+
+
+def deep_load_scheduling(config: pytest.Config, log: Any, depth: int) -> Any:
+    """xdist's ``load`` scheduling, with at least ``depth`` items queued on each worker
+    while items are left (docs/reference.md, "Concurrency")."""
+    from xdist.scheduler import LoadScheduling  # type: ignore[import-untyped]
+
+    class DeepLoadScheduling(LoadScheduling):  # type: ignore[misc]
+        def schedule(self) -> None:
+            super().schedule()
+            for node in self.nodes:
+                self.check_schedule(node)
+
+        def check_schedule(self, node: Any, duration: float = 0) -> None:
+            if node.shutting_down or not self.pending:
+                super().check_schedule(node, duration)
+                return
+            queued = len(self.node2pending[node])
+            if queued < depth:
+                self._send_tests(node, min(depth - queued, len(self.pending)))
+            if not self.pending:
+                for each in self.nodes:
+                    if not each.shutting_down:
+                        each.shutdown()
+
+    return DeepLoadScheduling(config, log)

@@ -314,11 +314,20 @@ class EvalItem(pytest.Item):
             made.append(state.workspaces.new(label))
             return made[-1]
 
+        from pytest_evalcases.plugin.ahead import concurrency_of
+
+        ahead = concurrency_of(self.config)
+        first = ahead.first_run(self) if ahead is not None else None
         try:
             from pytest_evalcases.run.runner import execute
 
             self.run_report = execute(
-                self.case, self.variant, context, new_workspace, limit=self.limit
+                self.case,
+                self.variant,
+                context,
+                new_workspace,
+                first,
+                limit=self.limit,
             )
         except RunError as exc:
             self.run_error = exc

@@ -109,6 +109,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="Run every case N times; verdicts follow each case's min_pass_rate",
     )
     group.addoption(
+        "--eval-concurrency",
+        dest="eval_concurrency",
+        metavar="N",
+        type=_positive_int,
+        default=None,
+        help="Up to N agent runs at the same time in each pytest process (ini "
+        "eval_concurrency, default 1); items are still reported in order",
+    )
+    group.addoption(
         "--eval-html",
         dest="eval_html",
         metavar="PATH",
@@ -250,6 +259,11 @@ def add_options(parser: pytest.Parser) -> None:
         "Default seconds for one agent run",
         type=_NUMBER,
         default=f"{defaults.TIMEOUT:g}",
+    )
+    parser.addini(
+        "eval_concurrency",
+        "Agent runs at the same time in each pytest process",
+        default=str(defaults.CONCURRENCY),
     )
     parser.addini(
         "eval_min_pass_rate",
@@ -406,6 +420,7 @@ def build_settings(config: pytest.Config) -> Settings:
         sandbox=_sandbox(config),
         variants=_variants(config, defends_root),
         repeat=config.getoption("eval_repeat"),
+        concurrency=_concurrency(config),
         eval_paths=_ini_paths(config, "eval_paths"),
         ignore=_ini_paths(config, "eval_ignore"),
         tags=frozenset(
@@ -420,6 +435,20 @@ def build_settings(config: pytest.Config) -> Settings:
         lint=config.getoption("eval_lint"),
         results=_results_settings(config),
     )
+
+
+def _concurrency(config: pytest.Config) -> int:
+    given: int | None = config.getoption("eval_concurrency")
+    if given is not None:
+        return given
+    raw = str(config.getini("eval_concurrency")).strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"ini option eval_concurrency expects a whole number >= 1, got {raw!r}")
+    return value
 
 
 def _changed(config: pytest.Config, defends_root: Path) -> ChangedFiles | None:

@@ -31,7 +31,8 @@ from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.kinds import AgentHome
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.files import Unreadable, inside, read_text
-from pytest_evalcases.run.workspace import Variant, populate, run_setup, snapshot
+from pytest_evalcases.run.scheduler import Backoff
+from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
 from pytest_evalcases.sandbox import Sandbox
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
@@ -80,6 +81,8 @@ class RunContext:
     #: The ids of the session's collected cases: a graded directory with a subdirectory
     #: of one of these names holds one directory per case (:func:`graded_workspace`).
     case_ids: frozenset[str] = frozenset()
+    #: When the next run may start after rate limits; shared with the scheduler.
+    backoff: Backoff = field(default_factory=Backoff)
 
 
 @dataclass(frozen=True)
@@ -110,11 +113,18 @@ def execute(
     variant: Variant,
     ctx: RunContext,
     new_workspace: Callable[[], Path],
+    first: Callable[[], AgentRun] | None = None,
     *,
     limit: OuterLimit | None = None,
 ) -> RunReport:
     """Run ``case`` for ``variant``; retry errored attempts up to ``ctx.retries`` times,
-    all within ``limit`` when there is one."""
+    all within ``limit`` when there is one.
+
+    ``first``, when given, hands over the first attempt's agent run, made ahead of time
+    by the scheduler (:mod:`pytest_evalcases.run.scheduler`), outside ``limit``; it
+    raises what :func:`run_agent_phase` raised. The checks always run here, in the
+    caller's thread.
+    """
     start = time.monotonic()
     for attempt in range(1, ctx.retries + 2):
         workspace: Path | None = None
@@ -122,9 +132,21 @@ def execute(
             if variant.graded_dir is not None:
                 report = _grade_directory(case, variant, ctx)
             else:
-                workspace = new_workspace()
-                report = _run_live(case, variant, ctx, workspace, limit)
+                if attempt == 1 and first is not None:
+                    # The run started ahead: its time counts from its own start.
+                    try:
+                        ran = first()
+                    except RunError as exc:
+                        start = min(start, time.monotonic() - exc.duration)
+                        raise
+                    start = min(start, ran.began)
+                else:
+                    workspace = new_workspace()
+                    ran = run_agent_phase(case, variant, ctx, workspace, limit)
+                workspace = ran.workspace
+                report = grade(case, ctx, ran)
         except RunError as exc:
+            workspace = workspace if exc.workspace is None else Path(exc.workspace)
             if attempt > ctx.retries or exc.kind in NOT_RETRIED:
                 if ctx.retries:
                     exc.args = (f"{exc} (after {attempt} attempts)",)
@@ -132,6 +154,9 @@ def execute(
                 exc.attempts = attempt
                 exc.duration = time.monotonic() - start
                 raise
+            # After a rate limit, the retry waits as every other start does.
+            ctx.backoff.record(exc)
+            ctx.backoff.wait()
             continue
         report.attempts = attempt
         report.duration = time.monotonic() - start
@@ -150,13 +175,49 @@ def case_env(
     return env
 
 
-def _run_live(
+@dataclass(frozen=True)
+class AgentRun:
+    """A live run up to the checks: the workspace, what the agent did, and what the
+    checks need to grade it (:func:`grade`)."""
+
+    workspace: Path
+    result: AgentResult
+    env: Mapping[str, str]
+    #: The workspace as the run started it (after ``setup``).
+    started: Mapping[str, EntryState]
+    #: Without a sandbox, the repository's working tree before the run.
+    watch: containment.TreeState | None
+    #: When the run started (``time.monotonic``).
+    began: float = 0.0
+
+
+def run_agent_phase(
     case: LoadedCase,
     variant: Variant,
     ctx: RunContext,
     workspace: Path,
     limit: OuterLimit | None = None,
-) -> RunReport:
+) -> AgentRun:
+    """Populate ``workspace``, run the case's ``setup`` and the agent: all of a live run
+    but the checks. Thread-safe: the scheduler runs it in threads of its own. A
+    :class:`RunError` it raises names ``workspace`` and the seconds the phase took."""
+    began = time.monotonic()
+    try:
+        return _run_agent(case, variant, ctx, workspace, began, limit)
+    except RunError as exc:
+        exc.workspace = str(workspace)
+        exc.duration = time.monotonic() - began
+        raise
+
+
+def _run_agent(
+    case: LoadedCase,
+    variant: Variant,
+    ctx: RunContext,
+    workspace: Path,
+    began: float,
+    limit: OuterLimit | None,
+) -> AgentRun:
     if ctx.agent is None:
         raise RunError("no agent configured (--eval-agent)", kind="no-agent")
     if case.prompt is None:
@@ -193,11 +254,20 @@ def _run_live(
             writable=home_paths,
         )
         result = run_agent(ctx.agent, request)
+    return AgentRun(
+        workspace=workspace, result=result, env=env, started=started, watch=watch, began=began
+    )
+
+
+def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
+    """The checks' verdict on an agent run, and whether it left the repository alone."""
+    assert ctx.agent is not None
+    result, workspace = ran.result, ran.workspace
     tool_inputs = bool(getattr(ctx.agent, "tool_inputs", True))
-    checks = _evaluate(case, ctx, workspace, result.text, result.tool_calls, env, tool_inputs)
-    if watch is not None:
-        _check_tree(ctx, watch)
-    idle = not result.text.strip() and snapshot(workspace) == started
+    checks = _evaluate(case, ctx, workspace, result.text, result.tool_calls, ran.env, tool_inputs)
+    if ran.watch is not None:
+        _check_tree(ctx, ran.watch)
+    idle = not result.text.strip() and snapshot(workspace) == ran.started
     return RunReport(checks=checks, agent=result, workspace=workspace, did_nothing=idle)
 
 

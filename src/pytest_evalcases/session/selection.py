@@ -12,6 +12,7 @@ they run in every shard, as without the options.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ class Selection:
     changed: ChangedFiles | None = None
     #: ``--eval-shard K/N`` as ``(K, N)``.
     part: tuple[int, int] | None = None
+    #: The split balanced by durations (:meth:`balanced`); by hash without one.
+    plan: shard.Plan | None = None
 
     @classmethod
     def of(cls, settings: Settings) -> Selection:
@@ -65,9 +68,22 @@ class Selection:
             return True
         return sources is not None and any(self.changed.touches(p) for p in sources())
 
+    def balanced(self, case_ids: Iterable[str], results_dir: Path | None) -> Selection:
+        """This selection with its shards balanced over ``case_ids`` (every case the
+        filters kept) by the durations of the newest results file in ``results_dir``."""
+        if self.part is None:
+            return self
+        plan = shard.plan(case_ids, self.part[1], results_dir)
+        return dataclasses.replace(self, plan=plan)
+
     def in_shard(self, entry: CaseEntry | None) -> bool:
         """Whether the case belongs to this run's shard (every case without a shard)."""
-        return entry is None or self.part is None or shard.in_shard(entry.id, self.part)
+        if entry is None or self.part is None:
+            return True
+        k, total = self.part
+        if self.plan is not None:
+            return self.plan.shard_of(entry.id, total) == k
+        return shard.in_shard(entry.id, self.part)
 
 
 def suite_selection(

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pytest_evalcases.results.record import RunRecord
     from pytest_evalcases.run.keep import KeepPlace
     from pytest_evalcases.run.runner import RunContext
+    from pytest_evalcases.run.scheduler import Backoff
     from pytest_evalcases.session.changed import ChangedFiles
 
 
@@ -67,6 +68,8 @@ class Settings:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     variants: tuple[Variant, ...] = (Variant(),)
     repeat: int = 1
+    #: ``--eval-concurrency``: agent runs at the same time in this process.
+    concurrency: int = defaults.CONCURRENCY
     eval_paths: tuple[Path, ...] = ()
     ignore: tuple[Path, ...] = ()
     tags: frozenset[str] = frozenset()
@@ -159,6 +162,14 @@ class EvalSession:
         state = tree_state(self.settings.rootdir)
         return state.root if state is not None else None
 
+    @functools.cached_property
+    def backoff(self) -> Backoff:
+        """When the next agent run may start after rate limits: one for the process,
+        shared by the scheduler and the retries."""
+        from pytest_evalcases.run.scheduler import Backoff
+
+        return Backoff()
+
     @property
     def run_context(self) -> RunContext:
         from pytest_evalcases.run.runner import RunContext
@@ -178,6 +189,7 @@ class EvalSession:
                 p for p in (results.results_dir, results.save_path) if p is not None
             ),
             case_ids=frozenset(self.ids),
+            backoff=self.backoff,
         )
 
     @property

@@ -140,3 +140,19 @@ def test_paths_below_an_evals_root_leave_part_of_it_uncollected(tmp_path: Path) 
     assert uncollected("evals") == ("agent-evals/ (eval_paths) is not among the paths",)
     assert uncollected(".", ignored=("evals/db",)) == ("evals/db ignored (--ignore)",)
     assert uncollected(".", ignored=("tests",)) == ()
+
+
+def test_shards_balance_longest_first_to_the_least_loaded_shard() -> None:
+    from pytest_evalcases.session.shard import balance
+
+    durations = {"a": 10.0, "b": 6.0, "c": 5.0, "d": 4.0, "e": 1.0}
+    # a→1 (10), b→2 (6), c→2 (11), d→1 (14), e→2 (12)
+    assert balance("edcba", durations, 2) == {"a": 1, "b": 2, "c": 2, "d": 1, "e": 2}
+    # Collection order does not matter; an unknown case counts as the median (5 s), and
+    # equal durations go by id.
+    assert balance(["x", "a", "b"], {"a": 10.0, "b": 5.0}, 2) == balance(
+        ["b", "a", "x"], {"a": 10.0, "b": 5.0}, 2
+    )
+    assert balance(["x", "a", "b"], {"a": 10.0, "b": 5.0}, 2) == {"a": 1, "b": 2, "x": 2}
+    # More shards than cases: some shards are empty, none gets two.
+    assert sorted(balance("ab", {}, 4).values()) == [1, 2]
