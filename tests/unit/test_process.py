@@ -350,7 +350,8 @@ def test_commands_running_at_once_leave_each_other_s_processes_alone(tmp_path: P
         return tmp_path / name
 
     def until(name: str) -> str:
-        return f"until [ -e {path(name)} ]; do sleep 0.02; done"
+        # At most 30 s: a failing test must not leave its commands spinning.
+        return f"i=0; until [ -e {path(name)} ] || [ $i -ge 1500 ]; do i=$((i+1)); sleep 0.02; done"
 
     command_b = (
         f"{until('a-started')}; (setsid sleep 300 & echo $! > {path('orphan')}); "
