@@ -1,6 +1,9 @@
-"""Small text helpers shared by every report: counts with plurals, percentages, money."""
+"""Small text helpers shared by every report: counts with plurals, percentages, money;
+and the whole numbers that options take."""
 
 from __future__ import annotations
+
+import argparse
 
 
 def plural(count: int, noun: str) -> str:
@@ -21,3 +24,22 @@ def ratio(passed: int, total: int) -> str:
 def usd(value: float | None) -> str:
     """``$0.0123``, or ``n/a``."""
     return "n/a" if value is None else f"${value:.4f}"
+
+
+def non_negative_int(value: str) -> int:
+    """An argparse ``type=``: a whole number >= 0, quoting a bad value."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
+    return number
+
+
+def positive_int(value: str) -> int:
+    """An argparse ``type=``: a whole number >= 1, quoting a bad value."""
+    number = non_negative_int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
+    return number

@@ -10,6 +10,7 @@ from pathlib import Path
 from pytest_evalcases import defaults
 from pytest_evalcases.cases.rootdir import find_config, results_dir
 from pytest_evalcases.run import keep
+from pytest_evalcases.text import non_negative_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,20 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--keep-last",
         metavar="N",
-        type=_non_negative,
+        type=non_negative_int,
         default=0,
         help="Keep the workspaces of the newest N runs (default: %(default)s, remove all)",
     )
-
-
-def _non_negative(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
-    return number
 
 
 def default_dir(start: Path) -> Path:

@@ -32,6 +32,7 @@ from pytest_evalcases.run.keep import KeepPlace
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.session import shard
 from pytest_evalcases.session.state import SandboxSettings, Settings
+from pytest_evalcases.text import non_negative_int, positive_int
 
 if TYPE_CHECKING:
     from pytest_evalcases.session.changed import ChangedFiles
@@ -104,7 +105,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--eval-repeat",
         dest="eval_repeat",
         metavar="N",
-        type=_positive_int,
+        type=positive_int,
         default=1,
         help="Run every case N times; verdicts follow each case's min_pass_rate",
     )
@@ -112,7 +113,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--eval-concurrency",
         dest="eval_concurrency",
         metavar="N",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="Up to N agent runs at the same time in each pytest process (ini "
         "eval_concurrency, default 1); items are still reported in order",
@@ -135,7 +136,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--eval-retry-errors",
         dest="eval_retry_errors",
         metavar="N",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=0,
         help="Retry errored runs up to N times, each in a fresh workspace",
     )
@@ -321,23 +322,6 @@ def _name_value(option: str) -> type:
         return name, rest
 
     return parse  # type: ignore[return-value]
-
-
-def _non_negative_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
-    return number
-
-
-def _positive_int(value: str) -> int:
-    number = _non_negative_int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
-    return number
 
 
 def _positive_number(value: str) -> float:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_evalcases import text
 from pytest_evalcases.plugin import options, stash
 
 
@@ -28,13 +29,13 @@ def test_name_value_quotes_a_bad_value(value: str) -> None:
 
 
 def test_whole_numbers() -> None:
-    assert options._non_negative_int("0") == 0
-    assert options._positive_int("3") == 3
+    assert text.non_negative_int("0") == 0
+    assert text.positive_int("3") == 3
     with pytest.raises(argparse.ArgumentTypeError) as caught:
-        options._positive_int("0")
+        text.positive_int("0")
     assert str(caught.value) == "expected a whole number >= 1, got '0'"
     with pytest.raises(argparse.ArgumentTypeError) as caught:
-        options._non_negative_int("two")
+        text.non_negative_int("two")
     assert str(caught.value) == "expected a whole number >= 0, got 'two'"
 
 
