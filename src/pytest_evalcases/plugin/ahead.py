@@ -103,15 +103,24 @@ def _worker_queue(config: pytest.Config) -> Callable[[], list[int]] | None:
         return lambda: []
     for plugin in config.pluginmanager.get_plugins():
         torun = getattr(plugin, "torun", None)
-        if torun is not None and hasattr(torun, "lock") and hasattr(plugin, "nextitem_index"):
+        if torun is None or not hasattr(plugin, "nextitem_index"):
+            continue
+        if hasattr(torun, "lock") or (hasattr(torun, "mutex") and hasattr(torun, "queue")):
             return functools.partial(_queued, plugin)
     return lambda: []
 
 
 def _queued(interactor: Any) -> list[int]:
     following = interactor.nextitem_index
-    with interactor.torun.lock() as queue:
-        rest = [i for i in queue if isinstance(i, int)]
+    torun = interactor.torun
+    if hasattr(torun, "lock"):
+        # xdist 3.6 and later: a queue that can be read under its lock.
+        with torun.lock() as queue:
+            rest = [i for i in queue if isinstance(i, int)]
+    else:
+        # xdist 3.5: a queue.Queue.
+        with torun.mutex:
+            rest = [i for i in torun.queue if isinstance(i, int)]
     return ([following] if isinstance(following, int) else []) + rest
 
 
