@@ -18,7 +18,8 @@ import pytest
 
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import recording
-from pytest_evalcases.run.recording import Proxy, Recorder, RecordPlace
+from pytest_evalcases.run.proxy import Proxy
+from pytest_evalcases.run.recording import Recorder, RecordPlace
 
 #: Seconds any read of these tests waits at most: a proxy that held a stream back fails
 #: the test with a timeout instead of hanging it.
@@ -270,9 +271,7 @@ def test_the_proxy_stops_and_frees_its_port() -> None:
         again.bind(("127.0.0.1", port))
 
 
-def test_the_recorder_starts_its_proxy_at_the_first_run_only(
-    api: Upstream, tmp_path: Path
-) -> None:
+def test_the_recorder_starts_its_proxy_at_the_first_run_only(api: Upstream, tmp_path: Path) -> None:
     recorder = Recorder(RecordPlace(tmp_path, tmp_path / "s.runs"), Redactor({}))
     assert not recorder.started
     with recorder.channel(api.url) as channel:

@@ -1,0 +1,313 @@
+"""The recording proxy: forwards a run's model traffic and writes down what crossed it
+(docs/replay.md, "Recording").
+
+One :class:`Proxy` serves a pytest process (each xdist worker has its own), on 127.0.0.1
+and a free port. Each run gets a path of its own below it (``/r/<token>/``, a
+:class:`Channel`), so that runs at the same time (``--eval-concurrency``) are kept apart.
+A request is forwarded to the channel's API below the API's own path, and the response
+streamed back chunk by chunk as it arrives. What is stored of it, and where, is
+:mod:`pytest_evalcases.run.recording`'s.
+
+Standard library only: :class:`http.server.ThreadingHTTPServer` to the CLI,
+:mod:`http.client` to the API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import secrets
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from pytest_evalcases import defaults
+
+#: Headers of one connection, not of the exchange (RFC 9110, 7.6.1): never forwarded.
+_HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+#: Seconds a run's end waits for the proxy to write down a request still under way.
+SETTLE_SECONDS = 10.0
+#: Bytes read from the API before they are passed on: a streamed event is forwarded as
+#: soon as it arrives, never held until the response is complete.
+_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Message:
+    """One request or response as it crossed the proxy, credentials and all (they are
+    left out when it is written)."""
+
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request the CLI sent and what the API answered."""
+
+    method: str
+    #: The request's path and query below the run's prefix (``/v1/messages?beta=true``).
+    path: str
+    request: Message
+    status: int
+    reason: str
+    response: Message
+    #: Why the API could not be reached or the response was cut; empty when it was not.
+    error: str = ""
+
+
+@dataclass
+class Channel:
+    """One run's path below the proxy and what crossed it, in order."""
+
+    token: str
+    #: Where requests go: the API's base URL (``https://api.anthropic.com``).
+    upstream: str
+    #: The base URL the CLI is given: the proxy's address and the run's prefix.
+    url: str
+    exchanges: list[Exchange] = field(default_factory=list)
+    _pending: int = 0
+    _changed: threading.Condition = field(default_factory=threading.Condition)
+
+    @contextlib.contextmanager
+    def request(self) -> Iterator[None]:
+        """Around one request: :meth:`recorded` waits until it is recorded."""
+        with self._changed:
+            self._pending += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._pending -= 1
+                self._changed.notify_all()
+
+    def add(self, exchange: Exchange) -> None:
+        with self._changed:
+            self.exchanges.append(exchange)
+
+    def recorded(self, wait: float = SETTLE_SECONDS) -> list[Exchange]:
+        """The exchanges so far, in order, once no request is under way (the CLI may
+        have read its last response before the proxy wrote it down), or after ``wait``
+        seconds."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._pending == 0, wait)
+            return list(self.exchanges)
+
+
+class Proxy:
+    """A forwarding HTTP proxy on 127.0.0.1 and a free port, serving in threads of its
+    own until :meth:`close`. Each :meth:`open` gives a run its own :class:`Channel`."""
+
+    def __init__(self, timeout: float = defaults.TIMEOUT) -> None:
+        self._channels: dict[str, Channel] = {}
+        self._lock = threading.Lock()
+        self.timeout = timeout
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self.port = int(self._server.server_address[1])
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="evalcases-proxy", daemon=True
+        )
+        self._thread.start()
+
+    def open(self, upstream: str) -> Channel:
+        """A new channel to ``upstream`` for one run."""
+        token = secrets.token_hex(8)
+        channel = Channel(token, upstream.rstrip("/"), f"http://127.0.0.1:{self.port}/r/{token}")
+        with self._lock:
+            self._channels[token] = channel
+        return channel
+
+    def release(self, channel: Channel) -> None:
+        """Forget ``channel``: a request on its path after the run is refused."""
+        with self._lock:
+            self._channels.pop(channel.token, None)
+
+    def channel(self, token: str) -> Channel | None:
+        with self._lock:
+            return self._channels.get(token)
+
+    def close(self) -> None:
+        """Stop serving and free the port."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+
+class _Server(ThreadingHTTPServer):
+    # The port is the kernel's free one; never share it with a stale socket.
+    allow_reuse_address = False
+
+
+def _handler(proxy: Proxy) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Relay):
+        owner = proxy
+
+    return Handler
+
+
+class _Relay(BaseHTTPRequestHandler):
+    """Forwards one request of a CLI to its channel's API and streams the answer back."""
+
+    protocol_version = "HTTP/1.1"
+    owner: Proxy
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:
+        self._relay()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
+
+    def _relay(self) -> None:
+        _, _, rest = self.path.partition("/r/")
+        token, slash, tail = rest.partition("/")
+        channel = self.owner.channel(token) if self.path.startswith("/r/") else None
+        if channel is None:
+            self._refuse(404, "no run is recorded under this path (it ended, or never began)")
+            return
+        path = slash + tail if slash else "/"
+        if path.startswith("?"):
+            path = "/" + path
+        with channel.request():
+            self._record(channel, path)
+
+    def _record(self, channel: Channel, path: str) -> None:
+        body = self._request_body()
+        request = Message(tuple(self.headers.items()), body)
+        if self.headers.get("upgrade"):
+            # A WebSocket cannot be recorded as requests and responses: the CLI falls
+            # back to HTTPS (Codex does).
+            self._refuse(501, "the recording proxy does not relay protocol upgrades")
+            channel.add(_failed(self.command, path, request, 501, "protocol upgrade refused"))
+            return
+        try:
+            self._forward(channel, path, request)
+        except (OSError, http.client.HTTPException) as exc:
+            channel.add(_failed(self.command, path, request, 502, f"the API failed: {exc}"))
+            with contextlib.suppress(OSError):
+                self._refuse(502, f"the recording proxy could not reach {channel.upstream}")
+
+    def _request_body(self) -> bytes:
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            return _read_chunked(self.rfile)
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _forward(self, channel: Channel, path: str, request: Message) -> None:
+        target = urlsplit(channel.upstream)
+        connection_type = (
+            http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
+        )
+        upstream = connection_type(target.netloc, timeout=self.owner.timeout)
+        try:
+            # The API answers uncompressed: the stored bytes stay readable and redactable.
+            upstream.putrequest(
+                self.command, target.path + path, skip_host=True, skip_accept_encoding=True
+            )
+            upstream.putheader("Host", target.netloc)
+            for name, value in request.headers:
+                lowered = name.lower()
+                if lowered in _HOP_BY_HOP or lowered in ("host", "content-length"):
+                    continue
+                if lowered == "accept-encoding":
+                    continue
+                upstream.putheader(name, value)
+            upstream.putheader("Accept-Encoding", "identity")
+            if request.body or self.command in ("POST", "PUT", "PATCH"):
+                upstream.putheader("Content-Length", str(len(request.body)))
+            upstream.endheaders(request.body or None)
+            response = upstream.getresponse()
+            self._stream(channel, path, request, response)
+        finally:
+            upstream.close()
+
+    def _stream(
+        self,
+        channel: Channel,
+        path: str,
+        request: Message,
+        response: http.client.HTTPResponse,
+    ) -> None:
+        headers = tuple(response.getheaders())
+        length = response.getheader("content-length")
+        bodiless = self.command == "HEAD" or response.status in (204, 304) or response.status < 200
+        chunked = length is None and not bodiless
+        self.send_response_only(response.status, response.reason)
+        for name, value in headers:
+            if name.lower() not in _HOP_BY_HOP:
+                self.send_header(name, value)
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        received: list[bytes] = []
+        error = ""
+        try:
+            while not bodiless and (chunk := response.read1(_CHUNK)):
+                received.append(chunk)
+                if chunked:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                else:
+                    self.wfile.write(chunk)
+                self.wfile.flush()
+            if chunked:
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+        except (OSError, http.client.HTTPException) as exc:
+            # The CLI went away (its run was stopped) or the API broke off: what
+            # arrived is still recorded.
+            error = f"the stream was cut: {exc}"
+            self.close_connection = True
+        channel.add(
+            Exchange(
+                method=self.command,
+                path=path,
+                request=request,
+                status=response.status,
+                reason=response.reason,
+                response=Message(headers, b"".join(received)),
+                error=error,
+            )
+        )
+
+    def _refuse(self, status: int, message: str) -> None:
+        data = json.dumps({"error": {"type": "recording_proxy", "message": message}}).encode()
+        self.send_response_only(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+
+def _failed(method: str, path: str, request: Message, status: int, error: str) -> Exchange:
+    return Exchange(method, path, request, status, "", Message((), b""), error)
+
+
+def _read_chunked(stream: Any) -> bytes:
+    """A request body sent with ``Transfer-Encoding: chunked``."""
+    parts: list[bytes] = []
+    while True:
+        size = int(stream.readline().split(b";", 1)[0].strip() or b"0", 16)
+        if size == 0:
+            # Trailers up to the empty line.
+            while stream.readline().strip():
+                pass
+            return b"".join(parts)
+        parts.append(stream.read(size))
+        stream.readline()
