@@ -10,6 +10,7 @@ output format and error handling are the real ones.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -18,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_evalcases.run import recording
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
-from tests.helpers.results import only_results
+from tests.helpers.results import only_results, results_files
 from tests.helpers.sandbox import USER_CACHE, Hostile, hostile_targets, requires_bwrap
 
 pytestmark = pytest.mark.real_cli
@@ -531,3 +533,68 @@ def claude_hostile_session(
         (pytester.path / "evals").mkdir(exist_ok=True)
         (pytester.path / "evals" / f"{name}.yaml").write_text(case)
     return pytester.runpytest("-p", "no:cacheprovider")
+
+
+# --- recording ------------------------------------------------------------------------
+
+
+def stored_text(runs: Path) -> str:
+    """Every file below a ``.runs`` directory as text, compressed ones decompressed."""
+    texts = []
+    for path in sorted(runs.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            texts.append((gzip.decompress(data) if path.suffix == ".gz" else data).decode())
+    return "\n".join(texts)
+
+
+def test_claude_runs_through_the_recording_proxy_and_its_exchange_is_stored(
+    pytester: pytest.Pytester, claude_env: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "Vd8nR3tK6yQ1")
+    write_case(pytester, CLAUDE_INI)
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    [results] = results_files(pytester.path)
+    record = json.loads(results.read_text())["cases"][0]
+    assert record["recording"] == f"{results.stem}.runs/acts/exchange.jsonl"
+    header, *exchanges = recording.read(results.parent / record["recording"])
+    assert (header["agent"], header["case"], header["upstream"]) == (
+        "claude",
+        "acts",
+        claude_env.url,
+    )
+    # The scripted API got every request through the proxy, below its own path, with
+    # the key; the recording holds each of them and each streamed answer, in order.
+    turns = claude_env.conversation()
+    assert [r.tool_results for r in turns] == [0, 1]
+    assert all(not r.path.startswith("/r/") and r.headers.get("x-api-key") for r in turns)
+    messages = [e for e in exchanges if e["request"]["path"].startswith("/v1/messages?")]
+    assert len(messages) == len(turns)
+    assert [json.loads(e["request"]["body"]) for e in messages] == [r.body for r in turns]
+    assert all(e["response"]["status"] == 200 for e in messages)
+    streamed = [e["response"]["body"] for e in messages]
+    assert "event: message_start" in streamed[0]
+    assert '"name": "Bash"' in streamed[0]
+    assert "done: " in streamed[1]
+    assert streamed[1].rstrip().endswith('{"type": "message_stop"}')
+    names = {name for e in exchanges for name, _ in e["request"]["headers"]}
+    assert "anthropic-version" in names
+    assert "x-api-key" not in names
+    everything = stored_text(results.parent / f"{results.stem}.runs")
+    assert "Zq7xK2pW9mR4" not in everything
+
+
+def test_claude_is_not_proxied_with_recording_off(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    write_case(pytester, CLAUDE_INI + "eval_record = false\n")
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    [results] = results_files(pytester.path)
+    assert json.loads(results.read_text())["cases"][0]["recording"] is None
+    assert not list(results.parent.glob("*.runs"))
