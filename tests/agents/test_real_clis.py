@@ -16,6 +16,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -598,3 +599,60 @@ def test_claude_is_not_proxied_with_recording_off(
     [results] = results_files(pytester.path)
     assert json.loads(results.read_text())["cases"][0]["recording"] is None
     assert not list(results.parent.glob("*.runs"))
+
+
+def recorded_exchanges(pytester: pytest.Pytester, key: str) -> tuple[dict[str, Any], list[Any]]:
+    """The one run's recording header and exchanges; no file of the session's recordings
+    holds ``key``."""
+    [results] = results_files(pytester.path)
+    record = json.loads(results.read_text())["cases"][0]
+    assert record["recording"].startswith(f"{results.stem}.runs/acts/exchange.jsonl")
+    header, *exchanges = recording.read(results.parent / record["recording"])
+    assert key not in stored_text(results.parent / f"{results.stem}.runs")
+    return header, exchanges
+
+
+def test_gemini_runs_through_the_recording_proxy(
+    pytester: pytest.Pytester, gemini_server: ModelServer
+) -> None:
+    write_case(pytester, GEMINI_INI)
+    (pytester.path / "evals" / "acts.yaml").write_text(CASE.replace('input: "made\\\\.txt"', ""))
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    header, exchanges = recorded_exchanges(pytester, "Wb4yF9dS2kP7")
+    assert (header["agent"], header["upstream"]) == ("gemini", gemini_server.url)
+    streamed = [e for e in exchanges if ":streamGenerateContent" in e["request"]["path"]]
+    assert len(streamed) == len(gemini_server.conversation()) == 2
+    assert "run_shell_command" in streamed[0]["response"]["body"]
+    assert all(not r.path.startswith("/r/") for r in gemini_server.requests)
+
+
+def test_codex_runs_through_the_recording_proxy(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    program = cli("codex")
+    with model_server("openai", acts) as server:
+        monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-Jt5vN8cQ3hL6")
+        monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+        monkeypatch.setenv("XDG_CACHE_HOME", str(USER_CACHE))
+        (tmp_path / "codex-home").mkdir()
+        # The built-in OpenAI provider, at the scripted API: the proxy stands between.
+        args = f"-c 'openai_base_url=\"{server.url}/v1\"'"
+        ini = f"[pytest]\neval_agent = codex\neval_agent_args = {args}\n"
+        write_case(pytester, ini)
+
+        result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    header, exchanges = recorded_exchanges(pytester, "Jt5vN8cQ3hL6")
+    assert (header["agent"], header["upstream"]) == ("codex", f"{server.url}/v1")
+    # Its WebSocket is refused (recorded as such): Codex falls back to HTTPS.
+    upgrades = [e for e in exchanges if e["request"]["method"] == "GET"]
+    assert all(e["response"]["status"] == 501 for e in upgrades)
+    responses = [e for e in exchanges if e["request"]["method"] == "POST"]
+    assert [e["request"]["path"] for e in responses] == ["/responses", "/responses"]
+    assert len(server.conversation()) == 2
+    assert "response.completed" in responses[1]["response"]["body"]
