@@ -299,3 +299,39 @@ def test_a_large_recording_is_compressed_and_a_huge_one_bounded(
     assert ["body" in e["request"] for e in entries] == [True, True, False]
     assert entries[2]["request"]["body_omitted"] == 6_000
     assert not (place.directory / "big" / "exchange.jsonl").exists()
+
+
+def test_a_run_that_ends_mid_stream_keeps_what_arrived(api: Upstream, proxy: Proxy) -> None:
+    channel = proxy.open(api.url)
+    target = http.client.urlsplit(channel.url)  # type: ignore[attr-defined]
+    conn = http.client.HTTPConnection(target.netloc, timeout=BOUND)
+    conn.request("POST", target.path + "/stream", body=b"{}")
+    response = conn.getresponse()
+    assert b"event: first" in response.read1(1024)
+
+    # The run ends (its CLI was stopped) while the API still streams.
+    [cut] = channel.recorded(wait=0)
+
+    assert cut.status == 200
+    assert cut.response.body.startswith(b"event: first")
+    assert cut.error == "the run ended before the response did"
+    api.go.set()
+    response.read()
+    [whole] = channel.recorded()
+    assert b"event: second" in whole.response.body
+    assert whole.error == ""
+
+
+def test_exchanges_are_in_the_order_the_requests_were_sent(api: Upstream, proxy: Proxy) -> None:
+    channel = proxy.open(api.url)
+    target = http.client.urlsplit(channel.url)  # type: ignore[attr-defined]
+    conn = http.client.HTTPConnection(target.netloc, timeout=BOUND)
+    conn.request("POST", target.path + "/stream", body=b"{}")
+    streaming = conn.getresponse()
+    streaming.read1(1024)
+    # A second request sent while the first streams is answered first.
+    post(channel.url, "/quick", b"")
+    api.go.set()
+    streaming.read()
+
+    assert [e.path for e in channel.recorded()] == ["/stream", "/quick"]

@@ -40,7 +40,7 @@ _HOP_BY_HOP = frozenset(
     }
 )
 #: Seconds a run's end waits for the proxy to write down a request still under way.
-SETTLE_SECONDS = 10.0
+SETTLE_SECONDS = 2.0
 #: Bytes read from the API before they are passed on: a streamed event is forwarded as
 #: soon as it arrives, never held until the response is complete.
 _CHUNK = 64 * 1024
@@ -71,41 +71,70 @@ class Exchange:
 
 
 @dataclass
+class _Slot:
+    """One request under way, in the place its start gave it: what arrived of the
+    response so far, and the whole exchange once it is over."""
+
+    method: str
+    path: str
+    request: Message
+    status: int = 0
+    reason: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    received: list[bytes] = field(default_factory=list)
+    exchange: Exchange | None = None
+
+    def snapshot(self) -> Exchange:
+        if self.exchange is not None:
+            return self.exchange
+        body = b"".join(list(self.received))
+        return Exchange(
+            self.method,
+            self.path,
+            self.request,
+            self.status,
+            self.reason,
+            Message(self.headers, body),
+            "the run ended before the response did",
+        )
+
+
+@dataclass
 class Channel:
-    """One run's path below the proxy and what crossed it, in order."""
+    """One run's path below the proxy and what crossed it, in the order the requests
+    were sent."""
 
     token: str
     #: Where requests go: the API's base URL (``https://api.anthropic.com``).
     upstream: str
     #: The base URL the CLI is given: the proxy's address and the run's prefix.
     url: str
-    exchanges: list[Exchange] = field(default_factory=list)
+    _slots: list[_Slot] = field(default_factory=list)
     _pending: int = 0
     _changed: threading.Condition = field(default_factory=threading.Condition)
 
     @contextlib.contextmanager
-    def request(self) -> Iterator[None]:
-        """Around one request: :meth:`recorded` waits until it is recorded."""
+    def request(self, method: str, path: str, message: Message) -> Iterator[_Slot]:
+        """One request, given its place now; :meth:`recorded` waits for its end."""
+        slot = _Slot(method, path, message)
         with self._changed:
+            self._slots.append(slot)
             self._pending += 1
         try:
-            yield
+            yield slot
         finally:
             with self._changed:
                 self._pending -= 1
                 self._changed.notify_all()
 
-    def add(self, exchange: Exchange) -> None:
-        with self._changed:
-            self.exchanges.append(exchange)
-
     def recorded(self, wait: float = SETTLE_SECONDS) -> list[Exchange]:
-        """The exchanges so far, in order, once no request is under way (the CLI may
-        have read its last response before the proxy wrote it down), or after ``wait``
-        seconds."""
+        """The exchanges so far, in order. Waits up to ``wait`` seconds for requests
+        still under way: the CLI may read its last response before the proxy has
+        written it down. A response still streaming after that (the run was stopped)
+        is recorded as far as it came."""
         with self._changed:
             self._changed.wait_for(lambda: self._pending == 0, wait)
-            return list(self.exchanges)
+            return [slot.snapshot() for slot in self._slots]
 
 
 class Proxy:
@@ -184,22 +213,21 @@ class _Relay(BaseHTTPRequestHandler):
         path = slash + tail if slash else "/"
         if path.startswith("?"):
             path = "/" + path
-        with channel.request():
-            self._record(channel, path)
+        request = Message(tuple(self.headers.items()), self._request_body())
+        with channel.request(self.command, path, request) as slot:
+            self._record(channel, slot)
 
-    def _record(self, channel: Channel, path: str) -> None:
-        body = self._request_body()
-        request = Message(tuple(self.headers.items()), body)
+    def _record(self, channel: Channel, slot: _Slot) -> None:
         if self.headers.get("upgrade"):
             # A WebSocket cannot be recorded as requests and responses: the CLI falls
             # back to HTTPS (Codex does).
             self._refuse(501, "the recording proxy does not relay protocol upgrades")
-            channel.add(_failed(self.command, path, request, 501, "protocol upgrade refused"))
+            slot.exchange = _failed(slot, 501, "protocol upgrade refused")
             return
         try:
-            self._forward(channel, path, request)
+            self._forward(channel, slot)
         except (OSError, http.client.HTTPException) as exc:
-            channel.add(_failed(self.command, path, request, 502, f"the API failed: {exc}"))
+            slot.exchange = _failed(slot, 502, f"the API failed: {exc}")
             with contextlib.suppress(OSError):
                 self._refuse(502, f"the recording proxy could not reach {channel.upstream}")
 
@@ -209,7 +237,8 @@ class _Relay(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         return self.rfile.read(length) if length > 0 else b""
 
-    def _forward(self, channel: Channel, path: str, request: Message) -> None:
+    def _forward(self, channel: Channel, slot: _Slot) -> None:
+        request = slot.request
         target = urlsplit(channel.upstream)
         connection_type = (
             http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
@@ -218,7 +247,7 @@ class _Relay(BaseHTTPRequestHandler):
         try:
             # The API answers uncompressed: the stored bytes stay readable and redactable.
             upstream.putrequest(
-                self.command, target.path + path, skip_host=True, skip_accept_encoding=True
+                self.command, target.path + slot.path, skip_host=True, skip_accept_encoding=True
             )
             upstream.putheader("Host", target.netloc)
             for name, value in request.headers:
@@ -233,18 +262,13 @@ class _Relay(BaseHTTPRequestHandler):
                 upstream.putheader("Content-Length", str(len(request.body)))
             upstream.endheaders(request.body or None)
             response = upstream.getresponse()
-            self._stream(channel, path, request, response)
+            self._stream(slot, response)
         finally:
             upstream.close()
 
-    def _stream(
-        self,
-        channel: Channel,
-        path: str,
-        request: Message,
-        response: http.client.HTTPResponse,
-    ) -> None:
+    def _stream(self, slot: _Slot, response: http.client.HTTPResponse) -> None:
         headers = tuple(response.getheaders())
+        slot.status, slot.reason, slot.headers = response.status, response.reason, headers
         length = response.getheader("content-length")
         bodiless = self.command == "HEAD" or response.status in (204, 304) or response.status < 200
         chunked = length is None and not bodiless
@@ -255,7 +279,7 @@ class _Relay(BaseHTTPRequestHandler):
         if chunked:
             self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        received: list[bytes] = []
+        received = slot.received
         error = ""
         try:
             while not bodiless and (chunk := response.read1(_CHUNK)):
@@ -273,16 +297,14 @@ class _Relay(BaseHTTPRequestHandler):
             # arrived is still recorded.
             error = f"the stream was cut: {exc}"
             self.close_connection = True
-        channel.add(
-            Exchange(
-                method=self.command,
-                path=path,
-                request=request,
-                status=response.status,
-                reason=response.reason,
-                response=Message(headers, b"".join(received)),
-                error=error,
-            )
+        slot.exchange = Exchange(
+            method=slot.method,
+            path=slot.path,
+            request=slot.request,
+            status=response.status,
+            reason=response.reason,
+            response=Message(headers, b"".join(received)),
+            error=error,
         )
 
     def _refuse(self, status: int, message: str) -> None:
@@ -295,8 +317,8 @@ class _Relay(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-def _failed(method: str, path: str, request: Message, status: int, error: str) -> Exchange:
-    return Exchange(method, path, request, status, "", Message((), b""), error)
+def _failed(slot: _Slot, status: int, error: str) -> Exchange:
+    return Exchange(slot.method, slot.path, slot.request, status, "", Message((), b""), error)
 
 
 def _read_chunked(stream: Any) -> bytes:
