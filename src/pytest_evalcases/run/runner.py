@@ -307,15 +307,18 @@ def _run_recorded(
             request = replace(request, env={**request.env, api.variable: channel.url})
         else:
             request = replace(request, base_url=channel.url)
-        header = {"run": record_as, "case": case.id, "variant": variant.name}
+        header = {
+            "run": record_as,
+            "case": case.id,
+            "variant": variant.name,
+            "agent": ctx.agent.name,
+        }
         try:
             result = run_agent(ctx.agent, request)
         except RunError as exc:
-            exc.recording = _store(
-                recorder, channel, record_as, {**header, "agent": ctx.agent.name}
-            )
+            exc.recording = _store(recorder, channel, record_as, header)
             raise
-        return result, _store(recorder, channel, record_as, {**header, "agent": ctx.agent.name})
+        return result, _store(recorder, channel, record_as, header)
 
 
 def _store(recorder: Recorder, channel: Channel, name: str, header: dict[str, str]) -> str | None:
