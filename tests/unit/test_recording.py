@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -335,3 +337,17 @@ def test_exchanges_are_in_the_order_the_requests_were_sent(api: Upstream, proxy:
     streaming.read()
 
     assert [e.path for e in channel.recorded()] == ["/stream", "/quick"]
+
+
+def test_a_recording_gets_the_permissions_the_umask_allows(api: Upstream, tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        recorder = Recorder(RecordPlace(tmp_path, tmp_path / "s.runs"), Redactor({}))
+    finally:
+        os.umask(old)
+    with recorder.channel(api.url) as channel:
+        post(channel.url, "/x", b"")
+        relative = recorder.store(channel, "run", {})
+    recorder.close()
+
+    assert stat.S_IMODE((tmp_path / relative).stat().st_mode) == 0o644

@@ -179,7 +179,7 @@ def _stored_body(body: bytes, redact: Callable[[str], str], keep: bool) -> dict[
         return {"body_base64": base64.b64encode(body).decode("ascii")}
 
 
-def write(lines: list[str], directory: Path, gzip_above: int) -> Stored:
+def write(lines: list[str], directory: Path, gzip_above: int, mode: int = 0o600) -> Stored:
     """Write ``lines`` as ``directory/exchange.jsonl`` (``.jsonl.gz`` when larger than
     ``gzip_above`` bytes) through a temporary file renamed into place: a reader never
     sees half a recording; the other form of an earlier run's file goes."""
@@ -193,6 +193,8 @@ def write(lines: list[str], directory: Path, gzip_above: int) -> Stored:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        # As the results file beside it: what the umask allows (mkstemp's is private).
+        os.chmod(tmp, mode)
         os.replace(tmp, directory / name)
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -250,6 +252,11 @@ class Recorder:
         self.gzip_above = gzip_above
         self._proxy: Proxy | None = None
         self._lock = threading.Lock()
+        # Read here, in the main thread: setting the umask to read it would race with
+        # the files that other threads create.
+        umask = os.umask(0)
+        os.umask(umask)
+        self.mode = 0o666 & ~umask
 
     @property
     def proxy(self) -> Proxy:
@@ -283,7 +290,7 @@ class Recorder:
             self.redact,
             self.max_bytes,
         )
-        stored = write(lines, self.place.directory / name, self.gzip_above)
+        stored = write(lines, self.place.directory / name, self.gzip_above, self.mode)
         return stored.path.relative_to(self.place.root).as_posix()
 
     def close(self) -> None:
