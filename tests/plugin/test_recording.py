@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -187,3 +188,37 @@ def test_the_command_agent_is_never_recorded(pytester: pytest.Pytester, api: Mod
     _, doc = only_document(pytester.path)
     assert doc["cases"][0]["recording"] is None
     assert not list(pytester.path.rglob("*.runs"))
+
+
+#: Writes, as each eval item ends, whether this process's proxy is running and its port.
+PROXY_PROBE = """
+
+from pytest_evalcases.plugin.stash import session_of
+
+
+def pytest_runtest_teardown(item):
+    recorder = session_of(item.config).recorder
+    started = recorder is not None and recorder.started
+    port = recorder.proxy.port if started else None
+    Path(item.config.rootpath, "proxy.txt").write_text(f"{started} {port}")
+"""
+
+
+@pytest.mark.parametrize("agent", ["http", "command"])
+def test_the_proxy_starts_with_the_first_recorded_run_and_stops_with_the_session(
+    pytester: pytest.Pytester, api: ModelServer, agent: str
+) -> None:
+    pytester.makeconftest(CONFTEST + PROXY_PROBE)
+    command = "python3 -c 'print(\"answer to MARK-alpha\")'"
+    pytester.makefile(".ini", tox=f"[pytest]\neval_agent_command = {command}\n")
+
+    result = pytester.runpytest("--eval-agent", agent, "-p", "no:cacheprovider", "-k", "alpha")
+
+    result.assert_outcomes(passed=1)
+    started, port = (pytester.path / "proxy.txt").read_text().split()
+    if agent == "command":
+        assert (started, port) == ("False", "None")
+        return
+    assert started == "True"
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", int(port))) != 0
