@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -20,7 +21,7 @@ import pytest
 
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import recording
-from pytest_evalcases.run.proxy import Proxy
+from pytest_evalcases.run.proxy import Proxy, http_proxy
 from pytest_evalcases.run.recording import Recorder, RecordPlace
 
 #: Seconds any read of these tests waits at most: a proxy that held a stream back fails
@@ -166,7 +167,7 @@ def test_credentials_are_never_stored_and_secrets_are_redacted(
 ) -> None:
     env = {"ANTHROPIC_API_KEY": "sk-ant-Zq7xK2pW9mR4", "MY_SERVICE_TOKEN": "Vd8nR3tK6yQ1"}
     recorder = Recorder(RecordPlace(tmp_path, tmp_path / "s.runs"), Redactor(env))
-    with recorder.channel(api.url) as channel:
+    with recorder.channel(api.url, {}) as channel:
         response, _ = post(
             channel.url,
             "/v1/models/x:generate?key=Pw2mX9cV4bN7&alt=sse",
@@ -276,7 +277,7 @@ def test_the_proxy_stops_and_frees_its_port() -> None:
 def test_the_recorder_starts_its_proxy_at_the_first_run_only(api: Upstream, tmp_path: Path) -> None:
     recorder = Recorder(RecordPlace(tmp_path, tmp_path / "s.runs"), Redactor({}))
     assert not recorder.started
-    with recorder.channel(api.url) as channel:
+    with recorder.channel(api.url, {}) as channel:
         assert recorder.started
         post(channel.url, "/x", b"")
     recorder.close()
@@ -288,7 +289,7 @@ def test_a_large_recording_is_compressed_and_a_huge_one_bounded(
 ) -> None:
     place = RecordPlace(tmp_path, tmp_path / "s.runs")
     recorder = Recorder(place, Redactor({}), max_bytes=30_000, gzip_above=1_000)
-    with recorder.channel(api.url) as channel:
+    with recorder.channel(api.url, {}) as channel:
         for n in range(3):
             post(channel.url, f"/turn-{n}", b"x" * 6_000)
         relative = recorder.store(channel, "big", {})
@@ -345,9 +346,83 @@ def test_a_recording_gets_the_permissions_the_umask_allows(api: Upstream, tmp_pa
         recorder = Recorder(RecordPlace(tmp_path, tmp_path / "s.runs"), Redactor({}))
     finally:
         os.umask(old)
-    with recorder.channel(api.url) as channel:
+    with recorder.channel(api.url, {}) as channel:
         post(channel.url, "/x", b"")
         relative = recorder.store(channel, "run", {})
     recorder.close()
 
     assert stat.S_IMODE((tmp_path / relative).stat().st_mode) == 0o644
+
+
+@contextmanager
+def connect_proxy() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP proxy that only tunnels (``CONNECT``): its ``host:port``, and the targets
+    it was asked for."""
+    asked: list[str] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = server.accept()
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += client.recv(1)
+                target = head.split()[1].decode()
+                asked.append(target)
+                host, port = target.rsplit(":", 1)
+                far = socket.create_connection((host, int(port)), timeout=BOUND)
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                threading.Thread(target=pipe, args=(client, far), daemon=True).start()
+                threading.Thread(target=pipe, args=(far, client), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}", asked
+    finally:
+        server.close()
+
+
+def test_requests_go_through_the_http_proxy_the_environment_names(
+    api: Upstream, proxy: Proxy
+) -> None:
+    with connect_proxy() as (via, asked):
+        channel = proxy.open(api.url, via)
+
+        response, body = post(channel.url, "/v1/messages", b'{"q": 2}')
+
+    assert response.status == 201
+    assert json.loads(body)["path"] == "/base/v1/messages"
+    assert asked == [api.url.split("/")[2]]
+
+
+@pytest.mark.parametrize(
+    ("upstream", "env", "via"),
+    [
+        ("https://api.anthropic.com", {}, None),
+        ("https://api.anthropic.com", {"HTTPS_PROXY": "http://proxy.corp:3128"}, "proxy.corp:3128"),
+        (
+            "https://api.anthropic.com",
+            {"https_proxy": "http://u:p@proxy.corp:3128"},
+            "proxy.corp:3128",
+        ),
+        ("https://api.anthropic.com", {"HTTPS_PROXY": "proxy.corp:3128"}, "proxy.corp:3128"),
+        ("http://gateway.corp/v1", {"HTTP_PROXY": "http://proxy.corp:80"}, "proxy.corp:80"),
+        ("https://api.anthropic.com", {"HTTPS_PROXY": "p:1", "NO_PROXY": ".anthropic.com"}, None),
+        ("https://api.anthropic.com", {"HTTPS_PROXY": "p:1", "no_proxy": "x.org,*"}, None),
+        ("http://127.0.0.1:8080", {"HTTP_PROXY": "http://proxy.corp:80"}, None),
+    ],
+)
+def test_the_http_proxy_of_the_environment(
+    upstream: str, env: dict[str, str], via: str | None
+) -> None:
+    assert http_proxy(upstream, env) == via

@@ -19,7 +19,7 @@ import http.client
 import json
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -109,6 +109,9 @@ class Channel:
     upstream: str
     #: The base URL the CLI is given: the proxy's address and the run's prefix.
     url: str
+    #: The HTTP proxy (``host:port``) that requests to the upstream go through, as the
+    #: run's environment names one (``HTTPS_PROXY``); ``None``: straight there.
+    via: str | None = None
     _slots: list[_Slot] = field(default_factory=list)
     _pending: int = 0
     _changed: threading.Condition = field(default_factory=threading.Condition)
@@ -153,10 +156,11 @@ class Proxy:
         )
         self._thread.start()
 
-    def open(self, upstream: str) -> Channel:
-        """A new channel to ``upstream`` for one run."""
+    def open(self, upstream: str, via: str | None = None) -> Channel:
+        """A new channel to ``upstream`` for one run, through the HTTP proxy ``via``."""
         token = secrets.token_hex(8)
-        channel = Channel(token, upstream.rstrip("/"), f"http://127.0.0.1:{self.port}/r/{token}")
+        url = f"http://127.0.0.1:{self.port}/r/{token}"
+        channel = Channel(token, upstream.rstrip("/"), url, via)
         with self._lock:
             self._channels[token] = channel
         return channel
@@ -243,7 +247,12 @@ class _Relay(BaseHTTPRequestHandler):
         connection_type = (
             http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
         )
-        upstream = connection_type(target.netloc, timeout=self.owner.timeout)
+        if channel.via is None:
+            upstream = connection_type(target.netloc, timeout=self.owner.timeout)
+        else:
+            # The CLI would have gone through the user's proxy: so do its requests now.
+            upstream = connection_type(channel.via, timeout=self.owner.timeout)
+            upstream.set_tunnel(target.netloc)
         try:
             # The API answers uncompressed: the stored bytes stay readable and redactable.
             upstream.putrequest(
@@ -315,6 +324,33 @@ class _Relay(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
+
+
+def http_proxy(upstream: str, env: Mapping[str, str]) -> str | None:
+    """The ``host:port`` of the HTTP proxy that ``env`` names for ``upstream``
+    (``HTTPS_PROXY`` / ``HTTP_PROXY``, either case), unless ``NO_PROXY`` exempts its host
+    or the host is this machine."""
+    target = urlsplit(upstream)
+    host = target.hostname or ""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return None
+    scheme = target.scheme or "https"
+    given = env.get(f"{scheme}_proxy") or env.get(f"{scheme.upper()}_PROXY")
+    if not given:
+        return None
+    exempt = env.get("no_proxy") or env.get("NO_PROXY") or ""
+    if any(_exempts(entry.strip(), host) for entry in exempt.split(",")):
+        return None
+    proxy = urlsplit(given if "://" in given else f"http://{given}")
+    return proxy.netloc.rpartition("@")[2] or None
+
+
+def _exempts(entry: str, host: str) -> bool:
+    """Whether a ``NO_PROXY`` entry (``*``, ``example.com``, ``.example.com``, with or
+    without a port) names ``host`` or a domain it is in."""
+    name = entry.rsplit(":", 1)[0].lstrip(".").lower() if entry != "*" else "*"
+    host = host.lower()
+    return bool(name) and (name == "*" or host == name or host.endswith("." + name))
 
 
 def _failed(slot: _Slot, status: int, error: str) -> Exchange:

@@ -272,10 +272,13 @@ class Recorder:
         return self._proxy is not None
 
     @contextlib.contextmanager
-    def channel(self, upstream: str) -> Iterator[Channel]:
-        """A channel for one run; the proxy forgets it when the block ends."""
+    def channel(self, upstream: str, env: Mapping[str, str]) -> Iterator[Channel]:
+        """A channel for one run to ``upstream``, through the HTTP proxy ``env`` names
+        for it; the proxy forgets the channel when the block ends."""
+        from pytest_evalcases.run.proxy import http_proxy
+
         proxy = self.proxy
-        channel = proxy.open(upstream)
+        channel = proxy.open(upstream, http_proxy(upstream, env))
         try:
             yield channel
         finally:

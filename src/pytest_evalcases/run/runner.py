@@ -302,7 +302,7 @@ def _run_recorded(
     api = model_api(ctx.agent, request.env) if recorder is not None and record_as else None
     if recorder is None or record_as is None or api is None:
         return run_agent(ctx.agent, request), None
-    with recorder.channel(api.upstream) as channel:
+    with recorder.channel(api.upstream, request.env) as channel:
         if api.variable:
             request = replace(request, env={**request.env, api.variable: channel.url})
         else:
