@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import re
 import secrets
 import threading
 from collections.abc import Iterator, Mapping
@@ -39,6 +40,8 @@ _HOP_BY_HOP = frozenset(
         "upgrade",
     }
 )
+#: A run's prefix on the proxy, ``/r/<token>``, and its token.
+_PREFIX = re.compile(r"/r/([0-9a-f]+)(?=[/?]|$)")
 #: Seconds a run's end waits for the proxy to write down a request still under way.
 SETTLE_SECONDS = 2.0
 #: Bytes read from the API before they are passed on: a streamed event is forwarded as
@@ -208,14 +211,15 @@ class _Relay(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
     def _relay(self) -> None:
-        _, _, rest = self.path.partition("/r/")
-        token, slash, tail = rest.partition("/")
-        channel = self.owner.channel(token) if self.path.startswith("/r/") else None
-        if channel is None:
+        found = _PREFIX.match(self.path)
+        channel = self.owner.channel(found.group(1)) if found else None
+        if found is None or channel is None:
+            # The body is left unread: this connection cannot carry another request.
+            self.close_connection = True
             self._refuse(404, "no run is recorded under this path (it ended, or never began)")
             return
-        path = slash + tail if slash else "/"
-        if path.startswith("?"):
+        path = self.path[found.end() :]
+        if not path.startswith("/"):
             path = "/" + path
         request = Message(tuple(self.headers.items()), self._request_body())
         with channel.request(self.command, path, request) as slot:

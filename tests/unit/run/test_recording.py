@@ -426,3 +426,28 @@ def test_the_http_proxy_of_the_environment(
     upstream: str, env: dict[str, str], via: str | None
 ) -> None:
     assert http_proxy(upstream, env) == via
+
+
+@pytest.mark.parametrize(
+    ("below", "upstream_path"),
+    [("", "/base/"), ("?alt=sse", "/base/?alt=sse"), ("/v1?x=1", "/base/v1?x=1")],
+)
+def test_the_path_below_the_prefix_is_the_upstreams(
+    api: Upstream, proxy: Proxy, below: str, upstream_path: str
+) -> None:
+    channel = proxy.open(api.url)
+
+    response, body = post(channel.url, below, b"")
+
+    assert response.status == 201
+    assert json.loads(body)["path"] == upstream_path
+
+
+def test_a_path_outside_any_run_is_refused(api: Upstream, proxy: Proxy) -> None:
+    channel = proxy.open(api.url)
+    root = channel.url.rsplit("/r/", 1)[0]
+
+    for path in ("/v1/messages", f"/r/{channel.token}x/v1", "/r/"):
+        response, _ = post(root, path, b"{}")
+        assert response.status == 404, path
+    assert api.seen == []
