@@ -57,3 +57,10 @@ CONCURRENCY = 1
 RATE_LIMIT_PAUSE = 5.0
 #: The longest pause after a rate limit, also for a longer delay the agent named.
 RATE_LIMIT_MAX_PAUSE = 120.0
+#: ``eval_record``: live runs of HTTP agents record their model traffic.
+RECORD = True
+#: Bytes of request and response bodies a run's recording holds at most
+#: (docs/replay.md, "Recording"): past it, exchanges are listed without their bodies.
+RECORDING_MAX_BYTES = 50 * 1000 * 1000
+#: A run's recording larger than this many bytes is stored gzip-compressed.
+RECORDING_GZIP_BYTES = 256 * 1000

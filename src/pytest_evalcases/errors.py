@@ -54,6 +54,9 @@ class RunError(EvalcasesError):
         self.retry_after: float | None = None
         #: Whether the back-off after rate limits has counted this error already.
         self.backed_off = False
+        #: The run's recorded exchange with the model API, relative to the results
+        #: file's directory (docs/replay.md); set by the runner.
+        self.recording: str | None = None
         super().__init__(message)
 
 

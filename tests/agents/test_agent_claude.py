@@ -507,3 +507,23 @@ def test_eval_transcript_asks_for_the_stream_without_tool_checks(
             *("--bare", "--add-dir", workspace, *PERMISSIONS),
         ]
     ]
+
+
+# --- the recording proxy (docs/replay.md) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "upstream"),
+    [
+        ({}, "https://api.anthropic.com"),
+        ({"ANTHROPIC_BASE_URL": "https://gateway.example"}, "https://gateway.example"),
+        ({"CLAUDE_CODE_USE_BEDROCK": "1"}, None),
+    ],
+)
+def test_the_model_api_is_the_base_url_the_environment_names(
+    env: dict[str, str], upstream: str | None
+) -> None:
+    api = ClaudeAgent(AgentSettings(name="claude")).model_api(env)
+    assert (api.upstream if api is not None else None) == upstream
+    if api is not None:
+        assert api.variable == "ANTHROPIC_BASE_URL"

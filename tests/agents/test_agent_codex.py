@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -320,3 +321,41 @@ def test_a_timeout_says_what_the_cli_said_last(tmp_path: Path) -> None:
         "last output: Falling back from WebSockets to HTTPS transport. stream disconnected "
         "before completion: failed to lookup address information: Name does not resolve"
     )
+
+
+# --- the recording proxy (docs/replay.md) ---------------------------------------------
+
+
+def test_a_recorded_run_is_pointed_at_the_proxy_after_the_users_arguments(
+    tmp_path: Path,
+) -> None:
+    given = ("-c", 'openai_base_url="https://llm.example/v1"')
+    req = dataclasses.replace(request(tmp_path, prompt="fix it"), base_url="http://127.0.0.1:9/r/t")
+    got = agent(args=given).invocation(req)
+    assert got.argv[-3:] == ("-c", 'openai_base_url="http://127.0.0.1:9/r/t"', "fix it")
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "upstream"),
+    [
+        ((), {"OPENAI_API_KEY": "k"}, "https://api.openai.com/v1"),
+        (("-c", "openai_base_url='https://llm.example/v1'"), {}, "https://llm.example/v1"),
+        (("-c", "model_provider=scripted"), {"OPENAI_API_KEY": "k"}, None),
+        (("--oss",), {}, None),
+    ],
+)
+def test_the_model_api_is_openais_unless_another_provider_is_chosen(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], upstream: str | None
+) -> None:
+    api = CodexAgent(AgentSettings(name="codex", args=args)).model_api(
+        {"HOME": str(tmp_path), **env}
+    )
+    assert (api.upstream if api is not None else None) == upstream
+
+
+def test_a_chatgpt_login_is_not_proxied(tmp_path: Path) -> None:
+    (tmp_path / "codex").mkdir()
+    (tmp_path / "codex" / "auth.json").write_text('{"tokens": {"access_token": "x"}}')
+    agent_ = CodexAgent(AgentSettings(name="codex"))
+    assert agent_.model_api({"CODEX_HOME": str(tmp_path / "codex")}) is None
+    assert agent_.model_api({"CODEX_HOME": str(tmp_path / "codex"), "OPENAI_API_KEY": "k"})

@@ -240,3 +240,23 @@ def test_tool_checks_through_pytest(
             "*needs tool inputs*",
         ]
     )
+
+
+# --- the recording proxy (docs/replay.md) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "upstream"),
+    [
+        ({}, "https://generativelanguage.googleapis.com"),
+        ({"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:1"}, "http://127.0.0.1:1"),
+        ({"GOOGLE_GENAI_USE_VERTEXAI": "true"}, None),
+    ],
+)
+def test_the_model_api_is_the_base_url_the_environment_names(
+    env: dict[str, str], upstream: str | None
+) -> None:
+    api = GeminiAgent(AgentSettings(name="gemini")).model_api(env)
+    assert (api.upstream if api is not None else None) == upstream
+    if api is not None:
+        assert api.variable == "GOOGLE_GEMINI_BASE_URL"

@@ -10,16 +10,19 @@ output format and error handling are the real ones.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_evalcases.run import recording
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
-from tests.helpers.results import only_results
+from tests.helpers.results import only_results, results_files
 from tests.helpers.sandbox import USER_CACHE, Hostile, hostile_targets, requires_bwrap
 
 pytestmark = pytest.mark.real_cli
@@ -531,3 +534,125 @@ def claude_hostile_session(
         (pytester.path / "evals").mkdir(exist_ok=True)
         (pytester.path / "evals" / f"{name}.yaml").write_text(case)
     return pytester.runpytest("-p", "no:cacheprovider")
+
+
+# --- recording ------------------------------------------------------------------------
+
+
+def stored_text(runs: Path) -> str:
+    """Every file below a ``.runs`` directory as text, compressed ones decompressed."""
+    texts = []
+    for path in sorted(runs.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            texts.append((gzip.decompress(data) if path.suffix == ".gz" else data).decode())
+    return "\n".join(texts)
+
+
+def test_claude_runs_through_the_recording_proxy_and_its_exchange_is_stored(
+    pytester: pytest.Pytester, claude_env: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "Vd8nR3tK6yQ1")
+    write_case(pytester, CLAUDE_INI)
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    [results] = results_files(pytester.path)
+    record = json.loads(results.read_text())["cases"][0]
+    assert record["recording"] == f"{results.stem}.runs/acts/exchange.jsonl"
+    header, *exchanges = recording.read(results.parent / record["recording"])
+    assert (header["agent"], header["case"], header["upstream"]) == (
+        "claude",
+        "acts",
+        claude_env.url,
+    )
+    # The scripted API got every request through the proxy, below its own path, with
+    # the key; the recording holds each of them and each streamed answer, in order.
+    turns = claude_env.conversation()
+    assert [r.tool_results for r in turns] == [0, 1]
+    assert all(not r.path.startswith("/r/") and r.headers.get("x-api-key") for r in turns)
+    messages = [e for e in exchanges if e["request"]["path"].startswith("/v1/messages?")]
+    assert len(messages) == len(turns)
+    assert [json.loads(e["request"]["body"]) for e in messages] == [r.body for r in turns]
+    assert all(e["response"]["status"] == 200 for e in messages)
+    streamed = [e["response"]["body"] for e in messages]
+    assert "event: message_start" in streamed[0]
+    assert '"name": "Bash"' in streamed[0]
+    assert "done: " in streamed[1]
+    assert streamed[1].rstrip().endswith('{"type": "message_stop"}')
+    names = {name for e in exchanges for name, _ in e["request"]["headers"]}
+    assert "anthropic-version" in names
+    assert "x-api-key" not in names
+    everything = stored_text(results.parent / f"{results.stem}.runs")
+    assert "Zq7xK2pW9mR4" not in everything
+
+
+def test_claude_is_not_proxied_with_recording_off(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    write_case(pytester, CLAUDE_INI + "eval_record = false\n")
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    [results] = results_files(pytester.path)
+    assert json.loads(results.read_text())["cases"][0]["recording"] is None
+    assert not list(results.parent.glob("*.runs"))
+
+
+def recorded_exchanges(pytester: pytest.Pytester, key: str) -> tuple[dict[str, Any], list[Any]]:
+    """The one run's recording header and exchanges; no file of the session's recordings
+    holds ``key``."""
+    [results] = results_files(pytester.path)
+    record = json.loads(results.read_text())["cases"][0]
+    assert record["recording"].startswith(f"{results.stem}.runs/acts/exchange.jsonl")
+    header, *exchanges = recording.read(results.parent / record["recording"])
+    assert key not in stored_text(results.parent / f"{results.stem}.runs")
+    return header, exchanges
+
+
+def test_gemini_runs_through_the_recording_proxy(
+    pytester: pytest.Pytester, gemini_server: ModelServer
+) -> None:
+    write_case(pytester, GEMINI_INI)
+    (pytester.path / "evals" / "acts.yaml").write_text(CASE.replace('input: "made\\\\.txt"', ""))
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    header, exchanges = recorded_exchanges(pytester, "Wb4yF9dS2kP7")
+    assert (header["agent"], header["upstream"]) == ("gemini", gemini_server.url)
+    streamed = [e for e in exchanges if ":streamGenerateContent" in e["request"]["path"]]
+    assert len(streamed) == len(gemini_server.conversation()) == 2
+    assert "run_shell_command" in streamed[0]["response"]["body"]
+    assert all(not r.path.startswith("/r/") for r in gemini_server.requests)
+
+
+def test_codex_runs_through_the_recording_proxy(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    program = cli("codex")
+    with model_server("openai", acts) as server:
+        monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-Jt5vN8cQ3hL6")
+        monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+        monkeypatch.setenv("XDG_CACHE_HOME", str(USER_CACHE))
+        (tmp_path / "codex-home").mkdir()
+        # The built-in OpenAI provider, at the scripted API: the proxy stands between.
+        args = f"-c 'openai_base_url=\"{server.url}/v1\"'"
+        ini = f"[pytest]\neval_agent = codex\neval_agent_args = {args}\n"
+        write_case(pytester, ini)
+
+        result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    header, exchanges = recorded_exchanges(pytester, "Jt5vN8cQ3hL6")
+    assert (header["agent"], header["upstream"]) == ("codex", f"{server.url}/v1")
+    # Its WebSocket is refused (recorded as such): Codex falls back to HTTPS.
+    upgrades = [e for e in exchanges if e["request"]["method"] == "GET"]
+    assert all(e["response"]["status"] == 501 for e in upgrades)
+    responses = [e for e in exchanges if e["request"]["method"] == "POST"]
+    assert [e["request"]["path"] for e in responses] == ["/responses", "/responses"]
+    assert len(server.conversation()) == 2
+    assert "response.completed" in responses[1]["response"]["body"]

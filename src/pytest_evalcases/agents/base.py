@@ -108,6 +108,23 @@ class RunRequest:
     writable: tuple[Path, ...] = ()
     #: What the timeout message suggests: the limit that ``timeout`` came from.
     timeout_hint: str = TIMEOUT_HINT
+    #: The base URL of the model API the CLI must use (the recording proxy's), for a
+    #: driver that passes it on the command line; ``None``: the CLI's own.
+    base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelAPI:
+    """How a CLI reaches its model API over HTTP, for the recording proxy
+    (docs/replay.md, "Recording"): where its requests would go, and how it is told to
+    send them elsewhere."""
+
+    #: The API's base URL for this run: the one the environment names, else the CLI's
+    #: default (``https://api.anthropic.com``).
+    upstream: str
+    #: The environment variable the CLI reads its base URL from; empty when the driver
+    #: passes it on the command line instead (:attr:`RunRequest.base_url`).
+    variable: str = ""
 
 
 @dataclass(frozen=True)
@@ -128,6 +145,17 @@ class Agent(Protocol):
 
     def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
         """Read the finished process; raise ``AgentError`` when there is no verdict."""
+
+
+def model_api(agent: Agent, env: Mapping[str, str]) -> ModelAPI | None:
+    """The model API ``agent`` talks to over HTTP in ``env``, as its driver says
+    (an optional ``model_api(env)`` method); ``None`` for an agent that does not say, or
+    that reaches its model otherwise in this environment (Bedrock, Vertex AI)."""
+    method = getattr(agent, "model_api", None)
+    if method is None:
+        return None
+    api = method(env)
+    return api if isinstance(api, ModelAPI) else None
 
 
 def run_agent(agent: Agent, request: RunRequest) -> AgentResult:

@@ -56,6 +56,9 @@ _PERMISSION_FLAGS = (
 #: Claude Code's user-level directory; ``.credentials.json`` holds a ``claude login``.
 HOME = home.Home("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",), beside=(".claude.json",))
 
+#: Variables that send the CLI's requests to another cloud than the model API's own.
+PROVIDERS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+
 #: What the session checks before the first run (docs/agents.md, "Before the first run").
 #: ``--bare`` skips the login and the keychain: a bare run reads ANTHROPIC_API_KEY only.
 REQUIREMENTS = preflight.Requirements(
@@ -63,11 +66,16 @@ REQUIREMENTS = preflight.Requirements(
     credentials=preflight.Credentials(
         variables=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
         home=HOME,
-        providers=("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"),
+        providers=PROVIDERS,
         bare_variables=("ANTHROPIC_API_KEY",),
         keychain=True,
     ),
 )
+
+
+#: Where Claude Code sends its requests, and the variable that moves it.
+BASE_URL = "ANTHROPIC_BASE_URL"
+API_URL = "https://api.anthropic.com"
 
 
 class ClaudeAgent:
@@ -114,6 +122,13 @@ class ClaudeAgent:
             argv += ["--model", self.settings.model]
         argv += self.args
         return base.Invocation(tuple(argv), stdin=stdin)
+
+    def model_api(self, env: Mapping[str, str]) -> base.ModelAPI | None:
+        """The Messages API at ``ANTHROPIC_BASE_URL`` (default Anthropic's); ``None``
+        when the CLI is told to use Bedrock, Vertex AI or Foundry instead."""
+        if any(env.get(name) for name in PROVIDERS):
+            return None
+        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL)
 
     def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Mapping
@@ -25,15 +26,25 @@ _PERMISSION_FLAGS = (
 #: Codex's user-level directory; ``auth.json`` holds a ``codex login`` or its API key.
 HOME = home.Home("CODEX_HOME", ".codex", ("auth.json",))
 
+#: The variables of an API key.
+KEY_VARIABLES = ("OPENAI_API_KEY", "CODEX_API_KEY")
+
 #: What the session checks before the first run (docs/agents.md, "Before the first run").
 REQUIREMENTS = preflight.Requirements(
     install="npm install -g @openai/codex",
     credentials=preflight.Credentials(
-        variables=("OPENAI_API_KEY", "CODEX_API_KEY"),
+        variables=KEY_VARIABLES,
         home=HOME,
         provider_args=("model_provider=", "--oss", "--local-provider"),
     ),
 )
+
+#: The configuration key of the built-in OpenAI provider's base URL (``-c KEY=URL``),
+#: and its default.
+BASE_URL_KEY = "openai_base_url"
+API_URL = "https://api.openai.com/v1"
+#: Extra arguments that send requests to another provider than OpenAI's.
+PROVIDER_ARGS = ("model_provider=", "model_providers.", "--oss", "--local-provider")
 
 _ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
 
@@ -71,10 +82,26 @@ class CodexAgent:
         if self.settings.model:
             argv += ["-m", self.settings.model]
         argv += self.args
+        if request.base_url is not None:
+            # After the user's own -c: the last override wins.
+            argv += ["-c", f"{BASE_URL_KEY}={json.dumps(request.base_url)}"]
         if request.prompt.startswith("-"):
             # It would be read as an option; "-" makes codex read the prompt from stdin.
             return base.Invocation((*argv, "-"), stdin=request.prompt)
         return base.Invocation((*argv, request.prompt))
+
+    def model_api(self, env: Mapping[str, str]) -> base.ModelAPI | None:
+        """The Responses API of the built-in OpenAI provider, at ``openai_base_url``
+        when the extra arguments set it (default OpenAI's); ``None`` when they choose
+        another provider, and with a ChatGPT login, whose requests go elsewhere."""
+        if any(arg.startswith(PROVIDER_ARGS) for arg in self.settings.args):
+            return None
+        keyed = any(env.get(name) for name in KEY_VARIABLES)
+        login = home.read_json(home.source_dir(HOME, env) / "auth.json")
+        if not keyed and login.get("tokens") and not login.get("OPENAI_API_KEY"):
+            return None
+        given = _config_value(self.settings.args, BASE_URL_KEY)
+        return base.ModelAPI(given or API_URL)
 
     def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""
@@ -140,6 +167,17 @@ class CodexAgent:
             exit_code=result.returncode,
             truncated=result.truncated,
         )
+
+
+def _config_value(args: tuple[str, ...], key: str) -> str | None:
+    """The value of the last ``-c KEY=VALUE`` among ``args``, a TOML string unquoted."""
+    found: str | None = None
+    for i, arg in enumerate(args[:-1]):
+        if arg in ("-c", "--config") and args[i + 1].startswith(key + "="):
+            found = args[i + 1][len(key) + 1 :].strip()
+    if found is not None and len(found) >= 2 and found[0] == found[-1] and found[0] in "\"'":
+        found = found[1:-1]
+    return found
 
 
 def _item_type(item: output.JSONObject) -> str:

@@ -21,6 +21,9 @@ HOME = home.Home(
     "GEMINI_CLI_HOME", ".gemini", ("oauth_creds.json", "google_accounts.json"), subdir=".gemini"
 )
 
+#: Variables that send the CLI's requests to another cloud than the model API's own.
+PROVIDERS = ("GOOGLE_GENAI_USE_VERTEXAI",)
+
 #: What the session checks before the first run (docs/agents.md, "Before the first run").
 #: Vertex AI (GOOGLE_GENAI_USE_VERTEXAI) may log in with gcloud's own credentials.
 REQUIREMENTS = preflight.Requirements(
@@ -30,7 +33,7 @@ REQUIREMENTS = preflight.Requirements(
         home=HOME,
         # google_accounts.json only names the account: the login is the OAuth file.
         login_files=("oauth_creds.json",),
-        providers=("GOOGLE_GENAI_USE_VERTEXAI",),
+        providers=PROVIDERS,
     ),
 )
 
@@ -57,6 +60,11 @@ _TRUST_HINT = (
     "Gemini CLI does not trust the workspace folder in headless mode; set "
     "GEMINI_CLI_TRUST_WORKSPACE=true in the environment or add --skip-trust to eval_agent_args"
 )
+
+
+#: Where Gemini CLI sends its requests, and the variable that moves it.
+BASE_URL = "GOOGLE_GEMINI_BASE_URL"
+API_URL = "https://generativelanguage.googleapis.com"
 
 
 class GeminiAgent:
@@ -90,6 +98,13 @@ class GeminiAgent:
             argv += ["-m", self.settings.model]
         argv += self.args
         return base.Invocation(tuple(argv))
+
+    def model_api(self, env: Mapping[str, str]) -> base.ModelAPI | None:
+        """The Gemini API at ``GOOGLE_GEMINI_BASE_URL`` (default Google's); ``None``
+        with Vertex AI, which has endpoints of its own."""
+        if any(env.get(name) for name in PROVIDERS):
+            return None
+        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL)
 
     def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""

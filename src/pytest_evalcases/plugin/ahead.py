@@ -147,7 +147,8 @@ def _work(item: EvalItem) -> Callable[[], AgentRun]:
     state = session_of(item.config)
     case, variant, context = item.case, item.variant, state.run_context
     workspace = state.workspaces.new(item.name)
-    return lambda: run_agent_phase(case, variant, context, workspace)
+    name = item.run_name()
+    return lambda: run_agent_phase(case, variant, context, workspace, record_as=name)
 
 
 def concurrency_of(config: pytest.Config) -> Ahead | None:

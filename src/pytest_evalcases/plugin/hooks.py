@@ -69,9 +69,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     try:
         state.keep = options.keep_place(config, settings, state.started)
+        state.record_place = options.record_place(config, settings, state.started)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = state
+    # The proxy, when a run started it, stops with the session (each xdist worker its own).
+    config.add_cleanup(state.stop_recording)
     interrupts = signals.Interrupts(on_interrupt=state.interrupt)
     interrupts.install()
     config.add_cleanup(interrupts.restore)

@@ -18,7 +18,8 @@ from pytest_evalcases.session.state import EvalSession
 class XdistHooks:
     """A crashed worker leaves the run incomplete; the results file says so. The
     workers collect, so the first to finish tells what part of the suite ran. Every
-    worker keeps workspaces where the controller's results file will be."""
+    worker keeps workspaces, and records runs, where the controller's results file will
+    be."""
 
     def __init__(self, state: EvalSession) -> None:
         self.state = state
@@ -26,6 +27,8 @@ class XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         keep = self.state.keep
         node.workerinput[options.KEEP_INPUT] = keep.to_dict() if keep is not None else None
+        place = self.state.record_place
+        node.workerinput[options.RECORD_INPUT] = place.to_dict() if place is not None else None
 
     def pytest_handlecrashitem(self, crashitem: str) -> None:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")

@@ -328,6 +328,7 @@ class EvalItem(pytest.Item):
                 new_workspace,
                 first,
                 limit=self.limit,
+                record_as=self.run_name(),
             )
         except RunError as exc:
             self.run_error = exc
@@ -397,6 +398,14 @@ class EvalItem(pytest.Item):
         report.workspace = workspace
         return note
 
+    def run_name(self) -> str:
+        """The run's name in the directories beside the results file: its kept
+        workspace's, and its recording's (docs/replay.md)."""
+        repeated = session_of(self.config).settings.repeat > 1
+        return keep.entry_name(
+            self.entry.id, self.variant.name, self.repetition if repeated else None
+        )
+
     def _keep(self, workspace: Path | str | None) -> tuple[Path | None, str]:
         """Where the workspace of a failed or errored run is kept (docs/agents.md,
         "Kept workspaces"), and why it stayed in pytest's temporary directory when it
@@ -405,11 +414,7 @@ class EvalItem(pytest.Item):
         path = Path(workspace) if workspace else None
         if path is None or place is None or self.variant.graded_dir is not None:
             return path, ""
-        repeated = session_of(self.config).settings.repeat > 1
-        name = keep.entry_name(
-            self.entry.id, self.variant.name, self.repetition if repeated else None
-        )
-        kept = keep.keep(path, name, place)
+        kept = keep.keep(path, self.run_name(), place)
         return kept.path, kept.note
 
     def _disposable(self, report: RunReport) -> bool:

@@ -29,6 +29,8 @@ from pytest_evalcases.kinds import (
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.run import keep, variants
 from pytest_evalcases.run.keep import KeepPlace
+from pytest_evalcases.run.recording import SUFFIX as RECORDING_SUFFIX
+from pytest_evalcases.run.recording import RecordPlace
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.session import shard
 from pytest_evalcases.session.state import SandboxSettings, Settings
@@ -44,6 +46,8 @@ _NUMBER: Any = (float | str) if pytest.version_tuple >= (9, 2) else "string"
 #: The key of ``workerinput`` by which the controller tells its xdist workers where
 #: to keep workspaces: one directory for the session, named after its results file.
 KEEP_INPUT = "evalcases_keep"
+#: The key of ``workerinput`` by which the controller tells its workers where to record.
+RECORD_INPUT = "evalcases_record"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -292,6 +296,12 @@ def add_options(parser: pytest.Parser) -> None:
         "Megabytes the kept workspaces take at most, the oldest removed first; 0 keeps none",
         type=_NUMBER,
         default=f"{defaults.KEEP_MAX_MB:g}",
+    )
+    parser.addini(
+        "eval_record",
+        "Record the model traffic of live runs beside the results file (docs/replay.md)",
+        type="bool",
+        default=defaults.RECORD,
     )
     parser.addini(
         "eval_baseline_tolerance",
@@ -593,6 +603,27 @@ def keep_place(config: pytest.Config, settings: Settings, started: datetime) -> 
         max_bytes=int(max_mb * keep.MB),
         replaces=replaced is not None,
     )
+
+
+def record_place(
+    config: pytest.Config, settings: Settings, started: datetime
+) -> RecordPlace | None:
+    """Where this session records its live runs: ``<stem>.runs`` beside its results file
+    (docs/replay.md, "Recording"). ``None`` with ``eval_record = false`` or without a
+    results file (``--eval-no-save``). An xdist worker records where its controller says."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and RECORD_INPUT in workerinput:
+        given = workerinput[RECORD_INPUT]
+        return RecordPlace.from_dict(given) if given else None
+    results = settings.results
+    if not config.getini("eval_record") or not results.save:
+        return None
+    if results.save_path is not None:
+        root, stem = results.save_path.parent, results.save_path.stem
+    else:
+        root = results.results_dir or settings.rootdir / defaults.RESULTS_DIR
+        stem = resultsfile.file_stem(started)
+    return RecordPlace(root=root, directory=root / f"{stem}{RECORDING_SUFFIX}")
 
 
 def _ini_paths(config: pytest.Config, name: str) -> tuple[Path, ...]:

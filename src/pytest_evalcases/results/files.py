@@ -588,6 +588,7 @@ def _read_record(f: _Fields) -> RunRecord:
         "one of " + ", ".join(SEVERITIES) + " or null",
         None,
     )
+    f.text_or_none("recording")
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)

@@ -82,6 +82,10 @@ class RunRecord:
     #: task directory's LOW checks failing alone: ``advisory``, the run ``xfailed``);
     #: ``None`` for a run that did not fail (docs/results.md).
     failure_severity: Severity | None = None
+    #: The run's exchange with the model API, relative to the results file's directory
+    #: (``<stem>.runs/<run>/exchange.jsonl``); ``None`` when it was not recorded
+    #: (docs/replay.md, "Recording").
+    recording: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a results file's case entry: the case's id is ``id``.

@@ -13,8 +13,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_evalcases import containment, defaults
 from pytest_evalcases.agents.base import (
@@ -23,6 +24,7 @@ from pytest_evalcases.agents.base import (
     AgentResult,
     RunRequest,
     ToolCall,
+    model_api,
     run_agent,
 )
 from pytest_evalcases.cases.loading import LoadedCase
@@ -34,6 +36,11 @@ from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.scheduler import Backoff
 from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
 from pytest_evalcases.sandbox import Sandbox
+
+if TYPE_CHECKING:
+    # The proxy's modules (http.server, http.client) load with the first recorded run.
+    from pytest_evalcases.run.proxy import Channel
+    from pytest_evalcases.run.recording import Recorder
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
 
@@ -50,6 +57,8 @@ class RunReport:
     #: The agent's final answer was empty and the workspace is as the run started it
     #: (after ``setup``): negative checks pass such a run by default (docs/results.md).
     did_nothing: bool = False
+    #: The run's recorded exchange, relative to the results file's directory.
+    recording: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -83,6 +92,8 @@ class RunContext:
     case_ids: frozenset[str] = frozenset()
     #: When the next run may start after rate limits; shared with the scheduler.
     backoff: Backoff = field(default_factory=Backoff)
+    #: Where live runs' model traffic is recorded (``eval_record``); ``None``: nowhere.
+    recorder: Recorder | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +127,7 @@ def execute(
     first: Callable[[], AgentRun] | None = None,
     *,
     limit: OuterLimit | None = None,
+    record_as: str | None = None,
 ) -> RunReport:
     """Run ``case`` for ``variant``; retry errored attempts up to ``ctx.retries`` times,
     all within ``limit`` when there is one.
@@ -123,7 +135,7 @@ def execute(
     ``first``, when given, hands over the first attempt's agent run, made ahead of time
     by the scheduler (:mod:`pytest_evalcases.run.scheduler`), outside ``limit``; it
     raises what :func:`run_agent_phase` raised. The checks always run here, in the
-    caller's thread.
+    caller's thread. ``record_as`` names the run's recording (:func:`run_agent_phase`).
     """
     start = time.monotonic()
     for attempt in range(1, ctx.retries + 2):
@@ -142,7 +154,7 @@ def execute(
                     start = min(start, ran.began)
                 else:
                     workspace = new_workspace()
-                    ran = run_agent_phase(case, variant, ctx, workspace, limit)
+                    ran = run_agent_phase(case, variant, ctx, workspace, limit, record_as=record_as)
                 workspace = ran.workspace
                 report = grade(case, ctx, ran)
         except RunError as exc:
@@ -189,6 +201,8 @@ class AgentRun:
     watch: containment.TreeState | None
     #: When the run started (``time.monotonic``).
     began: float = 0.0
+    #: The run's recorded exchange, relative to the results file's directory.
+    recording: str | None = None
 
 
 def run_agent_phase(
@@ -197,13 +211,19 @@ def run_agent_phase(
     ctx: RunContext,
     workspace: Path,
     limit: OuterLimit | None = None,
+    *,
+    record_as: str | None = None,
 ) -> AgentRun:
     """Populate ``workspace``, run the case's ``setup`` and the agent: all of a live run
     but the checks. Thread-safe: the scheduler runs it in threads of its own. A
-    :class:`RunError` it raises names ``workspace`` and the seconds the phase took."""
+    :class:`RunError` it raises names ``workspace`` and the seconds the phase took.
+
+    With a recorder in ``ctx`` and ``record_as`` (the run's name beside the results
+    file), an agent that talks HTTP to its model API goes through the recording proxy,
+    and its exchange is stored under that name (docs/replay.md, "Recording")."""
     began = time.monotonic()
     try:
-        return _run_agent(case, variant, ctx, workspace, began, limit)
+        return _run_agent(case, variant, ctx, workspace, began, limit, record_as)
     except RunError as exc:
         exc.workspace = str(workspace)
         exc.duration = time.monotonic() - began
@@ -217,6 +237,7 @@ def _run_agent(
     workspace: Path,
     began: float,
     limit: OuterLimit | None,
+    record_as: str | None,
 ) -> AgentRun:
     if ctx.agent is None:
         raise RunError("no agent configured (--eval-agent)", kind="no-agent")
@@ -253,10 +274,60 @@ def _run_agent(
             sandbox=ctx.sandbox,
             writable=home_paths,
         )
-        result = run_agent(ctx.agent, request)
+        result, recording = _run_recorded(ctx, request, case, variant, record_as)
     return AgentRun(
-        workspace=workspace, result=result, env=env, started=started, watch=watch, began=began
+        workspace=workspace,
+        result=result,
+        env=env,
+        started=started,
+        watch=watch,
+        began=began,
+        recording=recording,
     )
+
+
+def _run_recorded(
+    ctx: RunContext,
+    request: RunRequest,
+    case: LoadedCase,
+    variant: Variant,
+    record_as: str | None,
+) -> tuple[AgentResult, str | None]:
+    """Run the agent, through the recording proxy when the run is recorded: the CLI's
+    base URL points at the run's path on the proxy, which forwards to the API the
+    environment named. The exchange is stored when the agent ends, also when it
+    failed (the :class:`RunError` names it)."""
+    assert ctx.agent is not None
+    recorder = ctx.recorder
+    api = model_api(ctx.agent, request.env) if recorder is not None and record_as else None
+    if recorder is None or record_as is None or api is None:
+        return run_agent(ctx.agent, request), None
+    with recorder.channel(api.upstream, request.env) as channel:
+        if api.variable:
+            request = replace(request, env={**request.env, api.variable: channel.url})
+        else:
+            request = replace(request, base_url=channel.url)
+        header = {
+            "run": record_as,
+            "case": case.id,
+            "variant": variant.name,
+            "agent": ctx.agent.name,
+        }
+        try:
+            result = run_agent(ctx.agent, request)
+        except RunError as exc:
+            exc.recording = _store(recorder, channel, record_as, header)
+            raise
+        return result, _store(recorder, channel, record_as, header)
+
+
+def _store(recorder: Recorder, channel: Channel, name: str, header: dict[str, str]) -> str | None:
+    """Store a run's exchange; ``None`` when it cannot be written (a full disk costs
+    the recording, never the run's verdict)."""
+    try:
+        return recorder.store(channel, name, header)
+    except OSError:
+        return None
 
 
 def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
@@ -268,7 +339,13 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
     if ran.watch is not None:
         _check_tree(ctx, ran.watch)
     idle = not result.text.strip() and snapshot(workspace) == ran.started
-    return RunReport(checks=checks, agent=result, workspace=workspace, did_nothing=idle)
+    return RunReport(
+        checks=checks,
+        agent=result,
+        workspace=workspace,
+        did_nothing=idle,
+        recording=ran.recording,
+    )
 
 
 def _run_setup(

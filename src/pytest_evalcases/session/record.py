@@ -72,6 +72,7 @@ def run_record(
         rec.workspace = result.workspace
         rec.attempts = result.attempts
         rec.duration = result.duration
+        rec.recording = result.recording
     elif result is not None:
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         if outcome in ("failed", "xfailed"):
@@ -81,6 +82,7 @@ def run_record(
         rec.did_nothing = result.did_nothing
         if result.workspace is not None:
             rec.workspace = str(result.workspace)
+        rec.recording = result.recording
         agent = result.agent
         if agent is not None:
             rec.tokens_in = agent.usage.input_tokens

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from pytest_evalcases.results.document import ResultsDocument, SuiteSelection
     from pytest_evalcases.results.record import RunRecord
     from pytest_evalcases.run.keep import KeepPlace
+    from pytest_evalcases.run.recording import Recorder, RecordPlace
     from pytest_evalcases.run.runner import RunContext
     from pytest_evalcases.run.scheduler import Backoff
     from pytest_evalcases.session.changed import ChangedFiles
@@ -116,6 +117,8 @@ class EvalSession:
     #: Where the workspaces of failed and errored runs are kept; ``None``: in
     #: ``workspaces``, as pytest's temporary directory keeps them.
     keep: KeepPlace | None = None
+    #: Where live runs record their model traffic (``eval_record``); ``None``: nowhere.
+    record_place: RecordPlace | None = None
     #: The agent as the preflight found it (its version); ``None`` when none ran.
     preflight: Checked | None = None
     #: What part of the suite the run selected, once collection said (under xdist, as
@@ -170,6 +173,22 @@ class EvalSession:
 
         return Backoff()
 
+    @functools.cached_property
+    def recorder(self) -> Recorder | None:
+        """The recorder of this process's live runs; its proxy starts with the first
+        run that needs it (docs/replay.md, "Recording")."""
+        if self.record_place is None:
+            return None
+        from pytest_evalcases.run.recording import Recorder
+
+        return Recorder(self.record_place, self.redact)
+
+    def stop_recording(self) -> None:
+        """Stop the recording proxy, when a run started it."""
+        recorder = self.__dict__.get("recorder")
+        if recorder is not None:
+            recorder.close()
+
     @property
     def run_context(self) -> RunContext:
         from pytest_evalcases.run.runner import RunContext
@@ -186,10 +205,17 @@ class EvalSession:
             sandbox=sandbox,
             repository=None if sandbox.contained else self.repository,
             session_paths=tuple(
-                p for p in (results.results_dir, results.save_path) if p is not None
+                p
+                for p in (
+                    results.results_dir,
+                    results.save_path,
+                    self.record_place.directory if self.record_place is not None else None,
+                )
+                if p is not None
             ),
             case_ids=frozenset(self.ids),
             backoff=self.backoff,
+            recorder=self.recorder,
         )
 
     @property

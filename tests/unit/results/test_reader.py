@@ -87,6 +87,10 @@ def test_a_file_with_only_a_cases_list_reads_with_defaults(tmp_path: Path) -> No
             "r.json: not a results file: cases[0].tokens_in: expected a whole number, got 'many'",
         ),
         (
+            f'{{"cases": [{{"id": "a", "outcome": "passed", {_RUN}, "recording": 5}}]}}',
+            "r.json: not a results file: cases[0].recording: expected a string, got 5",
+        ),
+        (
             '{"cases": [], "mode": "practice"}',
             "r.json: not a results file: mode: expected one of run, red-first, got 'practice'",
         ),
