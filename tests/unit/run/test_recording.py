@@ -271,6 +271,9 @@ def test_the_proxy_stops_and_frees_its_port() -> None:
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", port)) != 0
     with socket.socket() as again:
+        # SO_REUSEADDR: the closed connection may linger in TIME_WAIT; only a socket
+        # still listening on the port would make this bind fail.
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         again.bind(("127.0.0.1", port))
 
 
