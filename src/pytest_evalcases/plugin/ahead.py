@@ -133,7 +133,7 @@ def _runs_agent(item: EvalItem) -> bool:
         return False
     try:
         case = item.case
-        state.run_context  # noqa: B018 - an unusable sandbox errors in the item's setup
+        state.sandbox  # noqa: B018 - an unusable sandbox errors in the item's setup
     except (CaseFileError, UsageError):
         return False
     return case.prompt is not None and not case.quarantine
