@@ -560,8 +560,8 @@ def test_claude_runs_through_the_recording_proxy_and_its_exchange_is_stored(
     result.assert_outcomes(passed=1)
     [results] = results_files(pytester.path)
     record = json.loads(results.read_text())["cases"][0]
-    assert record["recording"] == f"{results.stem}.runs/acts/exchange.jsonl"
-    header, *exchanges = recording.read(results.parent / record["recording"])
+    assert record["recording"] == f"{results.stem}.runs/acts"
+    header, *exchanges = recording.read(_exchange(results, record))
     assert (header["agent"], header["case"], header["upstream"]) == (
         "claude",
         "acts",
@@ -606,8 +606,8 @@ def recorded_exchanges(pytester: pytest.Pytester, key: str) -> tuple[dict[str, A
     holds ``key``."""
     [results] = results_files(pytester.path)
     record = json.loads(results.read_text())["cases"][0]
-    assert record["recording"].startswith(f"{results.stem}.runs/acts/exchange.jsonl")
-    header, *exchanges = recording.read(results.parent / record["recording"])
+    assert record["recording"] == f"{results.stem}.runs/acts"
+    header, *exchanges = recording.read(_exchange(results, record))
     assert key not in stored_text(results.parent / f"{results.stem}.runs")
     return header, exchanges
 
@@ -656,3 +656,10 @@ def test_codex_runs_through_the_recording_proxy(
     assert [e["request"]["path"] for e in responses] == ["/responses", "/responses"]
     assert len(server.conversation()) == 2
     assert "response.completed" in responses[1]["response"]["body"]
+
+
+def _exchange(results: Path, record: dict[str, Any]) -> Path:
+    """The stored exchange of a run's entry in ``results``."""
+    found = recording.exchange_file(results.parent / record["recording"])
+    assert found is not None, record["recording"]
+    return found

@@ -122,12 +122,12 @@ def test_each_run_is_recorded_beside_the_results_file_on_its_own(
     runs = results.parent / f"{results.stem}.runs"
     recorded = {(r["id"], r["repetition"]): r["recording"] for r in doc["cases"]}
     assert recorded == {
-        (case, rep): f"{results.stem}.runs/{case}.r{rep}/exchange.jsonl"
+        (case, rep): f"{results.stem}.runs/{case}.r{rep}"
         for case in ("alpha", "beta")
         for rep in (0, 1)
     }
     for (case, _), relative in recorded.items():
-        header, exchange = recording.read(results.parent / relative)
+        header, exchange = recording.read(results.parent / relative / recording.EXCHANGE)
         assert (header["agent"], header["case"], header["exchanges"]) == ("http", case, 1)
         assert header["upstream"] == api.url
         assert exchange["request"]["path"] == "/v1/messages?beta=true"
@@ -149,7 +149,7 @@ def test_a_run_that_errors_is_recorded_too(pytester: pytest.Pytester, api: Model
     results, doc = only_document(pytester.path)
     [record] = doc["cases"]
     assert record["error_kind"] == "authentication"
-    _, exchange = recording.read(results.parent / record["recording"])
+    _, exchange = recording.read(_exchange(results, record))
     assert exchange["response"]["status"] == 401
     assert "scripted bad key" in exchange["response"]["body"]
 
@@ -222,3 +222,10 @@ def test_the_proxy_starts_with_the_first_recorded_run_and_stops_with_the_session
     assert started == "True"
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", int(port))) != 0
+
+
+def _exchange(results: Path, record: dict[str, Any]) -> Path:
+    """The stored exchange of a run's entry in ``results``."""
+    found = recording.exchange_file(results.parent / record["recording"])
+    assert found is not None, record["recording"]
+    return found

@@ -205,6 +205,15 @@ def write(lines: list[str], directory: Path, gzip_above: int, mode: int = 0o600)
     return Stored(directory / name, len(data))
 
 
+def exchange_file(directory: Path) -> Path | None:
+    """The stored exchange in a run's directory (``exchange.jsonl`` or its ``.gz``);
+    ``None`` when the run's traffic was not recorded."""
+    for name in (EXCHANGE, EXCHANGE + ".gz"):
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
 def read(path: Path) -> list[dict[str, Any]]:
     """The lines of a stored exchange (``.jsonl`` or ``.jsonl.gz``) as JSON objects."""
     data = path.read_bytes()
@@ -285,16 +294,18 @@ class Recorder:
             proxy.release(channel)
 
     def store(self, channel: Channel, name: str, header: Mapping[str, Any]) -> str:
-        """Write ``channel``'s exchange as run ``name``; its path relative to the results
-        file's directory, with ``/`` between the parts (the run's ``recording``)."""
+        """Write ``channel``'s exchange as run ``name``; the run's directory relative to
+        the results file's directory, with ``/`` between the parts (the run's
+        ``recording``)."""
         lines = serialise(
             channel.recorded(),
             {**header, "upstream": channel.upstream},
             self.redact,
             self.max_bytes,
         )
-        stored = write(lines, self.place.directory / name, self.gzip_above, self.mode)
-        return stored.path.relative_to(self.place.root).as_posix()
+        directory = self.place.directory / name
+        write(lines, directory, self.gzip_above, self.mode)
+        return directory.relative_to(self.place.root).as_posix()
 
     def close(self) -> None:
         """Stop the proxy, when it started."""

@@ -187,8 +187,8 @@ def test_credentials_are_never_stored_and_secrets_are_redacted(
         relative = recorder.store(channel, "case.v.r0", {"case": "case"})
     recorder.close()
 
-    assert relative == "s.runs/case.v.r0/exchange.jsonl"
-    stored = (tmp_path / relative).read_text()
+    assert relative == "s.runs/case.v.r0"
+    stored = (tmp_path / relative / recording.EXCHANGE).read_text()
     for secret in (
         "Zq7xK2pW9mR4",
         "Lm5tG8hJ2kR9",
@@ -198,7 +198,7 @@ def test_credentials_are_never_stored_and_secrets_are_redacted(
         "Vd8nR3tK6yQ1",
     ):
         assert secret not in stored
-    header, entry = recording.read(tmp_path / relative)
+    header, entry = recording.read(tmp_path / relative / recording.EXCHANGE)
     assert header["version"] == recording.FORMAT_VERSION
     assert header["exchanges"] == 1
     names = [name for name, _ in entry["request"]["headers"]]
@@ -298,8 +298,11 @@ def test_a_large_recording_is_compressed_and_a_huge_one_bounded(
         relative = recorder.store(channel, "big", {})
     recorder.close()
 
-    assert relative == "s.runs/big/exchange.jsonl.gz"
-    header, *entries = recording.read(tmp_path / relative)
+    assert relative == "s.runs/big"
+    exchange = recording.exchange_file(tmp_path / relative)
+    assert exchange is not None
+    assert exchange.name == "exchange.jsonl.gz"
+    header, *entries = recording.read(exchange)
     assert header["truncated"] is True
     # Each exchange is about 12 kB of bodies: two fit within the limit.
     assert ["body" in e["request"] for e in entries] == [True, True, False]
@@ -354,7 +357,7 @@ def test_a_recording_gets_the_permissions_the_umask_allows(api: Upstream, tmp_pa
         relative = recorder.store(channel, "run", {})
     recorder.close()
 
-    assert stat.S_IMODE((tmp_path / relative).stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / relative / recording.EXCHANGE).stat().st_mode) == 0o644
 
 
 @contextmanager
