@@ -131,6 +131,7 @@ def test_eval_paths_not_reached_and_ignored_directories_are_part_of_the_suite(
     everything = saved(pytester)
     evals_only = saved(pytester, "evals/")
     ignored = saved(pytester, "--ignore", "evals/db")
+    globbed = saved(pytester, "--ignore-glob", "*/db/*")
 
     assert everything["complete_suite"] is True
     assert everything["selection"]["collected"] == 3
@@ -140,6 +141,9 @@ def test_eval_paths_not_reached_and_ignored_directories_are_part_of_the_suite(
     ]
     assert ignored["complete_suite"] is False
     assert ignored["selection"]["uncollected"] == ["evals/db ignored (--ignore)"]
+    assert globbed["complete_suite"] is False
+    assert globbed["selection"]["collected"] == 2
+    assert globbed["selection"]["uncollected"] == ["*/db/* ignored (--ignore-glob)"]
 
 
 def test_last_failed_narrows_the_suite(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> None:

@@ -49,6 +49,7 @@ class SuiteHooks:
             roots={item.parent.evals_root for item in collected},
             eval_paths=self.state.settings.eval_paths,
             ignored=[Path(p) for p in config.getoption("ignore", None) or []],
+            ignored_globs=[str(g) for g in config.getoption("ignore_glob", None) or []],
             last_failed=_last_failed(config),
         )
         self.state.selection = selection

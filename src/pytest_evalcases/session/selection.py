@@ -13,6 +13,7 @@ they run in every shard, as without the options.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -95,6 +96,7 @@ def suite_selection(
     roots: Iterable[Path] = (),
     eval_paths: Sequence[Path] = (),
     ignored: Sequence[Path] = (),
+    ignored_globs: Sequence[str] = (),
     last_failed: bool = False,
 ) -> SuiteSelection:
     """What part of the suite a run selected.
@@ -103,7 +105,9 @@ def suite_selection(
     ``paths``: pytest's path arguments (node ids too), relative to ``base``, the
     directory pytest started in; ``roots``: the evals roots the collected case files
     came from; ``eval_paths``: the configured ones, which a whole suite reaches too;
-    ``ignored``: ``--ignore`` paths; ``last_failed``: ``--lf`` narrowed the collection
+    ``ignored``: ``--ignore`` paths; ``ignored_globs``: ``--ignore-glob`` patterns (as
+    pytest matches them: against absolute paths, relative ones made absolute from
+    ``base``); ``last_failed``: ``--lf`` narrowed the collection
     to what failed last time.
     """
     selected: dict[str, bool] = {}
@@ -113,6 +117,7 @@ def suite_selection(
         deselected_runs += not chosen
         selected[case] = selected.get(case, False) or chosen
     uncollected = _unreached(paths, base, roots, eval_paths, ignored)
+    uncollected += _globbed(ignored_globs, base, roots, eval_paths)
     if last_failed:
         uncollected.append("--lf: only what failed last time")
     return SuiteSelection(
@@ -151,6 +156,33 @@ def _unreached(
         if any(_within(path, root) or _within(root, path) for root in every):
             out.append(f"{_show(path, base)} ignored (--ignore)")
     return out
+
+
+def _globbed(
+    globs: Sequence[str], base: Path, roots: Iterable[Path], eval_paths: Sequence[Path]
+) -> list[str]:
+    """Phrases for the ``--ignore-glob`` patterns that match a file or directory in an
+    evals root: pytest left it out, so the run is not the whole suite."""
+    if not globs:
+        return []
+    every = sorted({_absolute(base, r) for r in roots} | {_absolute(base, p) for p in eval_paths})
+    out: list[str] = []
+    for glob in globs:
+        pattern = _absolute(base, glob)
+        if any(_matches_below(root, pattern) for root in every):
+            out.append(f"{glob} ignored (--ignore-glob)")
+    return out
+
+
+def _matches_below(root: str, pattern: str) -> bool:
+    """Whether ``pattern`` matches ``root`` or a path below it."""
+    if fnmatch.fnmatch(root, pattern):
+        return True
+    for directory, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            if fnmatch.fnmatch(os.path.join(directory, name), pattern):
+                return True
+    return False
 
 
 def _target(text: str, base: Path) -> tuple[str, bool, str]:

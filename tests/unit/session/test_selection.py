@@ -142,6 +142,21 @@ def test_paths_below_an_evals_root_leave_part_of_it_uncollected(tmp_path: Path) 
     assert uncollected(".", ignored=("tests",)) == ()
 
 
+def test_an_ignore_glob_matching_a_case_file_leaves_the_suite_partial(tmp_path: Path) -> None:
+    (tmp_path / "evals" / "db").mkdir(parents=True)
+    (tmp_path / "evals" / "db" / "slow-migration.yaml").write_text("id: x\n")
+    (tmp_path / "tests").mkdir()
+
+    def uncollected(*globs: str) -> tuple[str, ...]:
+        return suite_selection(
+            [], paths=["."], base=tmp_path, roots=[tmp_path / "evals"], ignored_globs=globs
+        ).uncollected
+
+    assert uncollected("*slow*") == ("*slow* ignored (--ignore-glob)",)
+    assert uncollected("evals/db/*") == ("evals/db/* ignored (--ignore-glob)",)
+    assert uncollected("tests/*", "*.py") == ()
+
+
 def test_shards_balance_longest_first_to_the_least_loaded_shard() -> None:
     from pytest_evalcases.session.shard import balance
 
