@@ -319,17 +319,30 @@ class EvalItem(pytest.Item):
         ahead = concurrency_of(self.config)
         first = ahead.first_run(self) if ahead is not None else None
         try:
-            from pytest_evalcases.run.runner import execute
+            if state.regrading is not None:
+                from pytest_evalcases.run.regrade import regrade
 
-            self.run_report = execute(
-                self.case,
-                self.variant,
-                context,
-                new_workspace,
-                first,
-                limit=self.limit,
-                record_as=self.run_name(),
-            )
+                self.run_report = regrade(
+                    self.case,
+                    self.variant,
+                    self.repetition,
+                    context,
+                    state.regrading,
+                    new_workspace,
+                    state.results_root,
+                )
+            else:
+                from pytest_evalcases.run.runner import execute
+
+                self.run_report = execute(
+                    self.case,
+                    self.variant,
+                    context,
+                    new_workspace,
+                    first,
+                    limit=self.limit,
+                    record_as=self.run_name(),
+                )
         except RunError as exc:
             self.run_error = exc
         except pytest.fail.Exception as exc:
