@@ -5,12 +5,14 @@ grades the stored runs again with the current checks and no agent (docs/replay.m
 from __future__ import annotations
 
 import json
+import os
 import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_evalcases import cli
 from pytest_evalcases.run import artifacts
 from tests.helpers.results import results_files
 from tests.helpers.suite import SuiteBuilder
@@ -358,3 +360,72 @@ def test_a_recording_that_cannot_be_written_is_said_and_costs_no_verdict(
     result.stdout.fnmatch_lines(["*RecordingWarning: run fix: its recording could not be written*"])
     doc = json.loads((pytester.path / "results.json").read_text())
     assert doc["cases"][0]["recording"] is None
+
+
+def test_evalcases_clean_removes_the_recordings_beside_the_results_files(
+    make_suite: SuiteBuilder,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = suite(make_suite)
+    for _ in range(3):
+        pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    results = root / "evals" / "results"
+    runs = sorted(results.glob("*.runs"))
+    assert len(runs) == 3
+    # Not ours: a directory named alike that holds something else.
+    (results / "mine.runs" / "notes").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    capsys.readouterr()
+
+    assert cli.main(["clean", "--keep-last", "1"]) == 0
+    some = capsys.readouterr().out
+    assert sorted(results.glob("*.runs")) == [runs[-1], results / "mine.runs"]
+    assert cli.main(["clean"]) == 0
+    rest = capsys.readouterr().out
+
+    assert f"removed {os.path.relpath(runs[0])}" in some.splitlines()
+    assert "removed the recordings of 2 runs (" in some
+    assert rest.splitlines()[:2] == [
+        f"removed {os.path.relpath(runs[-1])}",
+        rest.splitlines()[1],
+    ]
+    assert rest.splitlines()[1].endswith("; 0 runs left")
+    assert sorted(results.glob("*.runs")) == [results / "mine.runs"]
+    assert len(list(results.glob("*.json"))) == 3
+
+
+def test_merged_shards_name_their_recordings_from_the_merged_file(
+    make_suite: SuiteBuilder,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = suite(
+        make_suite,
+        one=CASE.format(id="one", prompt="fix one", checks=CHECKS),
+        two=CASE.format(id="two", prompt="fix two", checks=CHECKS),
+    )
+    for k, case_id in ((1, "one"), (2, "two")):
+        save = f"shard{k}/results.json"
+        run = pytester.runpytest("-p", "no:cacheprovider", "-k", case_id, "--eval-save", save)
+        run.assert_outcomes(passed=1)
+    monkeypatch.chdir(root)
+
+    code = cli.main(
+        ["merge", "shard1/results.json", "shard2/results.json", "-o", "merged/all.json"]
+    )
+
+    assert code == 0
+    capsys.readouterr()
+    merged = json.loads((root / "merged" / "all.json").read_text())
+    recordings = sorted(r["recording"] for r in merged["cases"])
+    assert recordings == [
+        "../shard1/results.runs/" + recordings[0].rsplit("/", 1)[1],
+        "../shard2/results.runs/" + recordings[1].rsplit("/", 1)[1],
+    ]
+    rewrite_checks(root, "one", "  - {type: file_exists, path: old.txt}\n", prompt="fix one")
+    regraded = pytester.runpytest("-p", "no:cacheprovider", "--eval-regrade=merged/all.json")
+    regraded.assert_outcomes(passed=1, failed=1)
+    assert agent_runs(root) == 2

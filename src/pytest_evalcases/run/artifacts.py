@@ -324,6 +324,51 @@ def _write(path: Path, data: bytes, mode: int) -> None:
             os.unlink(tmp)
 
 
+# --- finding a session's recordings ------------------------------------------------------
+
+#: A file that says a directory holds a run's recording (any one of them).
+_RUN_FILES = (RUN_FILE, "exchange.jsonl", "exchange.jsonl.gz")
+
+
+def is_recording_dir(path: Path) -> bool:
+    """Whether ``path`` is a session's directory of recordings (``<stem>.runs``), ours
+    to remove: every directory in it holds a run's ``run.json`` or exchange, and it
+    holds no other file but hidden ones (temporary files of an interrupted write)."""
+    if not path.name.endswith(".runs") or path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return False
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            return False
+        if not any(os.path.isfile(os.path.join(entry.path, name)) for name in _RUN_FILES):
+            return False
+    return True
+
+
+def recording_dirs(root: Path) -> list[Path]:
+    """The directories of recordings in ``root``, oldest first."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return []
+    found = [
+        (_mtime(Path(e.path)), Path(e.path)) for e in entries if is_recording_dir(Path(e.path))
+    ]
+    return [path for _, path in sorted(found)]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 # --- reading back and restoring ----------------------------------------------------------
 
 
