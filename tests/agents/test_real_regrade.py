@@ -70,4 +70,3 @@ def test_regrade_of_a_claude_run_changes_the_verdict_without_starting_any_proces
     assert [c["passed"] for c in record["checks"]] == [False, True, True]
     assert record["turns"] == 2
     assert record["tokens_in"] == stored["usage"]["input_tokens"]
-
