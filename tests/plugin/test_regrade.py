@@ -14,6 +14,7 @@ import pytest
 
 from pytest_evalcases import cli
 from pytest_evalcases.run import artifacts
+from tests.helpers.git import git, make_repo
 from tests.helpers.results import results_files
 from tests.helpers.suite import SuiteBuilder
 
@@ -429,3 +430,50 @@ def test_merged_shards_name_their_recordings_from_the_merged_file(
     regraded = pytester.runpytest("-p", "no:cacheprovider", "--eval-regrade=merged/all.json")
     regraded.assert_outcomes(passed=1, failed=1)
     assert agent_runs(root) == 2
+
+
+#: Commits its change in the fixture's repository.
+COMMITTING_AGENT = r"""
+import os, pathlib, subprocess, sys
+pathlib.Path("app.py").write_text("print('fixed')\n")
+env = {**os.environ, "GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com",
+       "GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@example.com",
+       "GIT_CONFIG_GLOBAL": os.devnull}
+subprocess.run(["git", "commit", "-qam", "the agent's fix"], check=True, env=env)
+print("committed")
+"""
+
+GIT_CASE = """\
+id: commits
+defends: AGENTS.md
+cwd: fixtures/repo
+prompt: fix and commit
+checks:
+  - {type: command_succeeds, command: "git log --format=%s | grep -q \\"the agent's fix\\""}
+  - {type: command_succeeds, command: git diff --quiet HEAD}
+"""
+
+
+def test_a_commit_the_agent_made_is_restored_for_the_checks_that_read_the_history(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite(
+        COMMITTING_AGENT,
+        {"commits": GIT_CASE},
+        fixtures={"AGENTS.md": "Commit.\n"},
+        command="{python} {rootdir}/agent.py",
+        ini="eval_timeout = 60\n",
+    )
+    make_repo(root / "evals" / "fixtures" / "repo", {"app.py": "print('broken')\n"})
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    (root / "agent.py").write_text("raise SystemExit('the agent ran')\n")
+    # A new check on the history: only the stored .git answers it.
+    (root / "evals" / "commits.yaml").write_text(
+        GIT_CASE
+        + '  - {type: command_succeeds, command: "test $(git rev-list --count HEAD) = 2"}\n'
+    )
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-regrade")
+
+    result.assert_outcomes(passed=1)
+    assert git(root / "evals" / "fixtures" / "repo", "rev-list", "--count", "HEAD") == "1\n"
