@@ -15,7 +15,7 @@ from pytest_evalcases.run import artifacts
 from tests.agents.test_real_clis import CASE, CLAUDE_INI, claude_env  # noqa: F401 - a fixture
 from tests.helpers.model_server import ModelServer
 from tests.helpers.results import results_files
-from tests.plugin.test_regrade import AUDIT
+from tests.plugin.test_regrade import AUDIT, path_of_bwrap_only
 
 pytestmark = pytest.mark.real_cli
 
@@ -55,9 +55,7 @@ def test_regrade_of_a_claude_run_changes_the_verdict_without_starting_any_proces
     case.write_text(CHANGED)
     log = pytester.path / "processes.log"
     pytester.makeconftest(AUDIT.format(log=str(log)))
-    nothing = pytester.path / "empty-path"
-    nothing.mkdir()
-    monkeypatch.setenv("PATH", str(nothing))
+    monkeypatch.setenv("PATH", str(path_of_bwrap_only(pytester.path)))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--eval-regrade")
 
     result.assert_outcomes(failed=1)

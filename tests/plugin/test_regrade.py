@@ -91,6 +91,16 @@ def pytest_runtest_teardown(item):
 """
 
 
+def path_of_bwrap_only(root: Path) -> Path:
+    """A directory for ``PATH`` with nothing but a ``bwrap`` that fails: nothing else
+    can start by name, and the sandbox's trial of bubblewrap would start it."""
+    directory = root / "bwrap-only"
+    directory.mkdir()
+    (directory / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+    (directory / "bwrap").chmod(0o755)
+    return directory
+
+
 def suite(make_suite: SuiteBuilder, ini: str = "", **cases: str) -> Path:
     cases = cases or {"fix": CASE.format(id="fix", prompt="fix it", checks=CHECKS)}
     return make_suite(
@@ -163,9 +173,7 @@ def test_regrade_grades_the_stored_runs_with_the_current_checks_and_starts_no_pr
     )
     log = root / "processes.log"
     pytester.makeconftest(AUDIT.format(log=str(log)))
-    empty = root / "empty-path"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setenv("PATH", str(path_of_bwrap_only(root)))
 
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--eval-regrade")
 

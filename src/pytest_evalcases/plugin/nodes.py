@@ -299,7 +299,7 @@ class EvalItem(pytest.Item):
             return
         label = self.name
         try:
-            context = state.run_context
+            context = state.context(sandboxed=self._needs_sandbox(state))
         except UsageError as exc:
             # eval_sandbox = bwrap where it cannot run, in a session without an agent
             # (with one, the preflight stopped the session before the first case).
@@ -362,6 +362,15 @@ class EvalItem(pytest.Item):
             self.run_error.workspace = str(workspace) if workspace is not None else None
             text = messages.error_text(self._header(), self.run_error, state.redact, note=note)
             pytest.fail(text, pytrace=False)
+
+    def _needs_sandbox(self, state: EvalSession) -> bool:
+        """Whether the run needs the sandbox: always, but in a regrade whose checks
+        start no process (docs/replay.md, "Regrade")."""
+        if state.regrading is None:
+            return True
+        from pytest_evalcases.run.regrade import starts_processes
+
+        return starts_processes(self.case)
 
     def runtest(self) -> None:
         report = self.run_report

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
@@ -21,6 +22,23 @@ from pytest_evalcases.run import artifacts
 from pytest_evalcases.run.recorded import RecordedSession
 from pytest_evalcases.run.runner import RunContext, RunReport, case_env
 from pytest_evalcases.run.workspace import Variant, populate
+
+#: The built-in check types that start no process: a regrade of a case with no other
+#: check starts none, not even a trial of the sandbox.
+_IN_PROCESS = (
+    schema.OutputMatches,
+    schema.OutputNotMatches,
+    schema.FileExists,
+    schema.FileAbsent,
+    schema.DirectoryExists,
+    schema.FileMatches,
+    schema.FileNotMatches,
+    schema.FileContains,
+    schema.FileNotContains,
+    schema.FileUnchanged,
+    schema.ToolCalled,
+    schema.ToolNotCalled,
+)
 
 #: The error kind of a run with nothing stored to regrade or replay.
 MISSING = "replay-missing"
@@ -107,6 +125,12 @@ def regrade(
         did_nothing=not result.text.strip() and stored.workspace_unchanged,
         recording=recording,
     )
+
+
+def starts_processes(case: LoadedCase) -> bool:
+    """Whether a check of ``case`` may start a process: a command check, or a check
+    type of a plugin."""
+    return not all(isinstance(check, _IN_PROCESS) for check in case.checks)
 
 
 def _failed(error: RunError, began: float) -> RunError:

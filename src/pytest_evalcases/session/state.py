@@ -196,9 +196,14 @@ class EvalSession:
 
     @property
     def run_context(self) -> RunContext:
+        return self.context()
+
+    def context(self, *, sandboxed: bool = True) -> RunContext:
+        """The inputs of every run; without ``sandboxed``, for a regrade whose checks
+        start no process, no sandbox is chosen (choosing one may try bubblewrap)."""
         from pytest_evalcases.run.runner import RunContext
 
-        sandbox = self.sandbox
+        sandbox = self.sandbox if sandboxed else Sandbox(reason="no check starts a process")
         results = self.settings.results
         return RunContext(
             registry=self.registry,
