@@ -64,3 +64,6 @@ RECORD = True
 RECORDING_MAX_BYTES = 50 * 1000 * 1000
 #: A run's recording larger than this many bytes is stored gzip-compressed.
 RECORDING_GZIP_BYTES = 256 * 1000
+#: Bytes of file content a run's stored workspace changes hold at most (docs/replay.md,
+#: "What else is stored"): past it, the remaining files are listed without their content.
+CHANGES_MAX_BYTES = 50 * 1000 * 1000

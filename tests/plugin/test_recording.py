@@ -178,16 +178,19 @@ def test_nothing_is_recorded_when_recording_is_off(
     assert not list(pytester.path.rglob("*.runs"))
 
 
-def test_the_command_agent_is_never_recorded(pytester: pytest.Pytester, api: ModelServer) -> None:
+def test_the_command_agent_has_no_exchange_only_its_answer_and_changes(
+    pytester: pytest.Pytester, api: ModelServer
+) -> None:
     command = "python3 -c 'print(\"answer to MARK-alpha\")'"
     pytester.makefile(".ini", tox=f"[pytest]\neval_agent_command = {command}\n")
 
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "alpha")
 
     result.assert_outcomes(passed=1)
-    _, doc = only_document(pytester.path)
-    assert doc["cases"][0]["recording"] is None
-    assert not list(pytester.path.rglob("*.runs"))
+    results, doc = only_document(pytester.path)
+    directory = results.parent / doc["cases"][0]["recording"]
+    assert sorted(p.name for p in directory.iterdir()) == ["run.json"]
+    assert api.requests == []
 
 
 #: Writes, as each eval item ends, whether this process's proxy is running and its port.

@@ -93,16 +93,21 @@ def unordered(text: str) -> str:
 
 def normalised(doc: dict[str, Any]) -> dict[str, Any]:
     """A results file without what differs between two equal runs: the dates and
-    durations, the workspace paths (and their mentions in messages), the order of records."""
+    durations, the workspace and recording paths (and mentions of workspaces in
+    messages), the order of records."""
     doc = {k: v for k, v in doc.items() if k not in ("date", "finished", "duration")}
     cases = []
     for record in doc.get("cases", []):
         workspace = record.get("workspace")
-        skip = ("duration", "workspace", "repetition")
+        recording = record.get("recording")
+        skip = ("duration", "workspace", "repetition", "recording")
         text = unordered(json.dumps({k: v for k, v in record.items() if k not in skip}))
         if workspace:
             text = text.replace(workspace, "<workspace>")
-        cases.append({**json.loads(text), "workspace": bool(workspace)})
+        # Named after the results file's date and the run's repetition, as the workspace.
+        cases.append(
+            {**json.loads(text), "workspace": bool(workspace), "recording": bool(recording)}
+        )
     doc["cases"] = sorted(cases, key=lambda r: json.dumps(r, sort_keys=True))
     for variant in doc.get("variants", []):
         variant["cases"] = sorted(variant.get("cases", []), key=lambda c: c["id"])

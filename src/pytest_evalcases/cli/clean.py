@@ -1,5 +1,6 @@
 """``evalcases clean [DIR] [--keep-last N]``: remove kept workspaces (docs/agents.md,
-"Kept workspaces")."""
+"Kept workspaces") and the recordings of runs beside the results files (docs/replay.md,
+"How much space it takes")."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from pytest_evalcases import defaults
 from pytest_evalcases.cases.rootdir import find_config, results_dir
-from pytest_evalcases.run import keep
+from pytest_evalcases.run import artifacts, keep
 from pytest_evalcases.text import non_negative_int
 
 
@@ -20,15 +21,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         type=Path,
         default=None,
-        help="Where the workspaces are kept (default: the eval_keep_dir of the pytest "
-        f"configuration here, else its eval_results_dir, else {defaults.RESULTS_DIR})",
+        help="Where the workspaces are kept, and the recordings (default: the eval_keep_dir "
+        "of the pytest configuration here, else its eval_results_dir, else "
+        f"{defaults.RESULTS_DIR}; recordings: its eval_results_dir)",
     )
     parser.add_argument(
         "--keep-last",
         metavar="N",
         type=non_negative_int,
         default=0,
-        help="Keep the workspaces of the newest N runs (default: %(default)s, remove all)",
+        help="Keep the workspaces and recordings of the newest N runs (default: %(default)s, "
+        "remove all)",
     )
 
 
@@ -46,6 +49,9 @@ def default_dir(start: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     directory = args.directory or default_dir(Path.cwd())
+    # Recordings are beside the results files, wherever the workspaces are kept.
+    recordings = args.directory or results_dir(Path.cwd(), defaults.RESULTS_DIR)
+    _clean_recordings(recordings, args.keep_last)
     removed, freed = keep.clean(directory, args.keep_last)
     for path in removed:
         print(f"removed {_shown(path)}")
@@ -60,6 +66,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"no kept workspaces in {_shown(directory)}")
     return 0
+
+
+def _clean_recordings(directory: Path, keep_last: int) -> None:
+    """Remove the ``<stem>.runs`` directories of ``directory`` but the newest
+    ``keep_last``, saying what went; nothing is said where there are none."""
+    found = artifacts.recording_dirs(directory)
+    removed = found[: len(found) - keep_last] if keep_last else found
+    freed = 0
+    for path in removed:
+        freed += keep.tree_size(path)
+        keep.remove_tree(path)
+        print(f"removed {_shown(path)}")
+    if removed:
+        print(
+            f"removed the recordings of {_runs(len(removed))} ({keep.size_text(freed)})"
+            f"; {_runs(len(found) - len(removed))} left"
+        )
 
 
 def _runs(count: int) -> str:

@@ -30,7 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    docs = [resultsfile.load(path) for path in args.files]
+    # Paths in the files are relative to their directories: made relative to the merged
+    # file's (the current directory's, for standard output).
+    target = (args.output.parent if args.output is not None else Path()).absolute()
+    docs = [merge.rebase(resultsfile.load(p), p.parent.absolute(), target) for p in args.files]
     doc = merge.merge(docs, [str(path) for path in args.files])
     for warning in doc.merge_warnings or ():
         print(f"evalcases merge: warning: {warning}", file=sys.stderr)

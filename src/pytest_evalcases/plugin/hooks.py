@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -35,6 +36,9 @@ from pytest_evalcases.run import keep
 from pytest_evalcases.session.selection import Selection
 from pytest_evalcases.session.state import EvalSession
 
+if TYPE_CHECKING:
+    from pytest_evalcases.run.recorded import RecordedSession
+
 SEVERITY_HELP = {
     "critical": "eval case whose failure blocks a merge (pytest -m critical is the merge gate)",
     "normal": "eval case whose failure fails the run",
@@ -55,7 +59,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{severity}: {SEVERITY_HELP[severity]}")
     try:
         settings = options.build_settings(config)
-        agent = make_agent(settings.agent) if settings.agent is not None else None
+        # A regrade runs no agent: no preflight, no version asked (docs/replay.md).
+        wanted = settings.agent if settings.regrade is None else None
+        agent = make_agent(wanted) if wanted is not None else None
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     state = EvalSession(
@@ -70,6 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         state.keep = options.keep_place(config, settings, state.started)
         state.record_place = options.record_place(config, settings, state.started)
+        if settings.regrade is not None:
+            state.regrading = _regrading(settings.regrade)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = state
@@ -83,7 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
         reporting.SessionHooks(config, state, interrupts), "evalcases-session"
     )
     config.pluginmanager.register(suite.SuiteHooks(config, state), "evalcases-suite")
-    if settings.concurrency > 1:
+    if settings.concurrency > 1 and settings.regrade is None:
         # Registered after the session hooks, so that its sessionfinish runs first.
         from pytest_evalcases.plugin import ahead
 
@@ -131,6 +139,18 @@ def pytest_configure(config: pytest.Config) -> None:
             state.baseline_doc = resultsfile.load_baseline(baseline)
         except resultsfile.ResultsFileError as exc:
             raise pytest.UsageError(f"--eval-baseline: {exc}") from None
+
+
+def _regrading(path: Path) -> RecordedSession:
+    """The stored runs of ``--eval-regrade``'s results file; a :class:`UsageError`
+    names the file when it is not one."""
+    from pytest_evalcases.results.files import ResultsFileError
+    from pytest_evalcases.run.recorded import load_session
+
+    try:
+        return load_session(path)
+    except ResultsFileError as exc:
+        raise UsageError(f"--eval-regrade: {exc}") from None
 
 
 @pytest.hookimpl(trylast=True)

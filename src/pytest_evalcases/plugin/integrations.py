@@ -29,6 +29,8 @@ class XdistHooks:
         node.workerinput[options.KEEP_INPUT] = keep.to_dict() if keep is not None else None
         place = self.state.record_place
         node.workerinput[options.RECORD_INPUT] = place.to_dict() if place is not None else None
+        regrade = self.state.settings.regrade
+        node.workerinput[options.REGRADE_INPUT] = str(regrade) if regrade is not None else None
 
     def pytest_handlecrashitem(self, crashitem: str) -> None:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")

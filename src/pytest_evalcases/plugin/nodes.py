@@ -299,7 +299,7 @@ class EvalItem(pytest.Item):
             return
         label = self.name
         try:
-            context = state.run_context
+            context = state.context(sandboxed=self._needs_sandbox(state))
         except UsageError as exc:
             # eval_sandbox = bwrap where it cannot run, in a session without an agent
             # (with one, the preflight stopped the session before the first case).
@@ -319,17 +319,30 @@ class EvalItem(pytest.Item):
         ahead = concurrency_of(self.config)
         first = ahead.first_run(self) if ahead is not None else None
         try:
-            from pytest_evalcases.run.runner import execute
+            if state.regrading is not None:
+                from pytest_evalcases.run.regrade import regrade
 
-            self.run_report = execute(
-                self.case,
-                self.variant,
-                context,
-                new_workspace,
-                first,
-                limit=self.limit,
-                record_as=self.run_name(),
-            )
+                self.run_report = regrade(
+                    self.case,
+                    self.variant,
+                    self.repetition,
+                    context,
+                    state.regrading,
+                    new_workspace,
+                    state.results_root,
+                )
+            else:
+                from pytest_evalcases.run.runner import execute
+
+                self.run_report = execute(
+                    self.case,
+                    self.variant,
+                    context,
+                    new_workspace,
+                    first,
+                    limit=self.limit,
+                    record_as=self.run_name(),
+                )
         except RunError as exc:
             self.run_error = exc
         except pytest.fail.Exception as exc:
@@ -349,6 +362,15 @@ class EvalItem(pytest.Item):
             self.run_error.workspace = str(workspace) if workspace is not None else None
             text = messages.error_text(self._header(), self.run_error, state.redact, note=note)
             pytest.fail(text, pytrace=False)
+
+    def _needs_sandbox(self, state: EvalSession) -> bool:
+        """Whether the run needs the sandbox: always, but in a regrade whose checks
+        start no process (docs/replay.md, "Regrade")."""
+        if state.regrading is None:
+            return True
+        from pytest_evalcases.run.regrade import starts_processes
+
+        return starts_processes(self.case)
 
     def runtest(self) -> None:
         report = self.run_report

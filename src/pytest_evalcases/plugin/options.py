@@ -48,6 +48,12 @@ _NUMBER: Any = (float | str) if pytest.version_tuple >= (9, 2) else "string"
 KEEP_INPUT = "evalcases_keep"
 #: The key of ``workerinput`` by which the controller tells its workers where to record.
 RECORD_INPUT = "evalcases_record"
+#: The key of ``workerinput`` by which the controller tells its workers which results
+#: file ``--eval-regrade`` regrades (the newest when the controller started).
+REGRADE_INPUT = "evalcases_regrade"
+#: The options that run the agent against a recording: never with ``--eval-regrade``,
+#: which runs none (docs/replay.md).
+_REPLAY_OPTIONS = {"eval_replay": "--eval-replay", "eval_reuse": "--eval-reuse"}
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -179,6 +185,16 @@ def add_options(parser: pytest.Parser) -> None:
         "since REF (default: the "
         "merge base with origin/HEAD, main or master, else HEAD), uncommitted changes "
         "included; write --eval-changed=REF",
+    )
+    group.addoption(
+        "--eval-regrade",
+        dest="eval_regrade",
+        metavar="RESULTS_FILE",
+        nargs="?",
+        const="",
+        default=None,
+        help="Run no agent: grade each run stored with RESULTS_FILE (default: the newest "
+        "in eval_results_dir) again with the current checks; write --eval-regrade=FILE",
     )
     group.addoption(
         "--eval-lint",
@@ -428,6 +444,7 @@ def build_settings(config: pytest.Config) -> Settings:
         changed=_changed(config, defends_root),
         lint=config.getoption("eval_lint"),
         results=_results_settings(config),
+        regrade=_regrade(config),
     )
 
 
@@ -443,6 +460,40 @@ def _concurrency(config: pytest.Config) -> int:
     if value < 1:
         raise UsageError(f"ini option eval_concurrency expects a whole number >= 1, got {raw!r}")
     return value
+
+
+def _regrade(config: pytest.Config) -> Path | None:
+    """``--eval-regrade``'s results file: the one given (relative to the invocation
+    directory), else the newest of the results directory; ``None`` without the option.
+    An xdist worker regrades the file its controller chose."""
+    given: str | None = config.getoption("eval_regrade")
+    if given is None:
+        return None
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and workerinput.get(REGRADE_INPUT):
+        return Path(workerinput[REGRADE_INPUT])
+    others = [
+        flag
+        for dest, flag in _REPLAY_OPTIONS.items()
+        if getattr(config.option, dest, None) not in (None, False)
+    ]
+    if others:
+        raise UsageError(f"--eval-regrade and {' and '.join(others)} cannot be combined")
+    if config.getoption("eval_workspace") or config.getini("eval_workspaces"):
+        raise UsageError(
+            "--eval-regrade and --eval-workspace (or eval_workspaces) cannot be combined"
+        )
+    if given:
+        path = config.invocation_params.dir / given
+        if not path.is_file():
+            raise UsageError(f"--eval-regrade: no such results file: {path}")
+        return path
+    from pytest_evalcases.run.recorded import newest_results_file
+
+    try:
+        return newest_results_file(config.rootpath / config.getini("eval_results_dir"))
+    except resultsfile.ResultsFileError as exc:
+        raise UsageError(f"--eval-regrade: {exc}") from None
 
 
 def _changed(config: pytest.Config, defends_root: Path) -> ChangedFiles | None:
@@ -616,7 +667,8 @@ def record_place(
         given = workerinput[RECORD_INPUT]
         return RecordPlace.from_dict(given) if given else None
     results = settings.results
-    if not config.getini("eval_record") or not results.save:
+    if not config.getini("eval_record") or not results.save or settings.regrade is not None:
+        # A regrade runs no agent: its runs name the recordings they were graded from.
         return None
     if results.save_path is not None:
         root, stem = results.save_path.parent, results.save_path.stem

@@ -80,6 +80,9 @@ def header(state: EvalSession) -> str:
     """The ``evalcases:`` line of pytest's header."""
     settings = state.settings
     agent = settings.agent.name if settings.agent else None
+    if settings.regrade is not None:
+        # No agent runs: each run is graded from what the results file stored.
+        agent = f"none (regrading {messages.display_path(settings.regrade, Path.cwd())})"
     sandbox = ""
     if state.agent is not None:
         try:

@@ -265,6 +265,9 @@ class ResultsDocument:
     #: What part of the suite the run selected; ``None`` in files written before it
     #: was recorded.
     selection: SuiteSelection | None = None
+    #: ``--eval-regrade``: the results file whose stored runs were graded again,
+    #: relative to this file's directory (docs/results.md).
+    regraded_from: str | None = None
 
     @property
     def is_red_first(self) -> bool:
@@ -301,6 +304,8 @@ class ResultsDocument:
         }
         if self.baseline is not None:
             data["baseline"] = self.baseline
+        if self.regraded_from is not None:
+            data["regraded_from"] = self.regraded_from
         if self.merged_from is not None:
             data["merged_from"] = [m.to_dict() for m in self.merged_from]
         if self.merge_warnings is not None:

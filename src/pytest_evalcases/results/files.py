@@ -664,4 +664,5 @@ def from_dict(data: Any) -> ResultsDocument:
         selection=_read_selection(_Fields(selection, "selection"))
         if selection is not None
         else None,
+        regraded_from=f.text_or_none("regraded_from"),
     )

@@ -10,8 +10,11 @@ and exits with the merged verdict.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from pytest_evalcases.errors import UsageError
@@ -88,13 +91,33 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
         # The suite did not run whole: say so wherever the merged file goes.
         reasons.append(f"shards not merged: {', '.join(missing)}")
         warnings.append(f"shards not merged: {', '.join(missing)}")
+    regraded = {doc.regraded_from for doc in docs}
     return merged.with_changes(
+        regraded_from=regraded.pop() if len(regraded) == 1 else None,
         complete=merged.complete and not missing,
         complete_suite=merged.complete_suite and not missing,
         incomplete_reasons=tuple(reasons),
         merged_from=tuple(MergedFrom(doc.date, doc.shard, doc.complete) for doc in docs),
         merge_warnings=tuple(warnings),
     )
+
+
+def rebase(doc: ResultsDocument, source: Path, target: Path) -> ResultsDocument:
+    """``doc``, read from a file in directory ``source``, with the paths it holds
+    relative to its own directory (each run's ``recording``, ``regraded_from``) made
+    relative to ``target``, where the merged file goes (docs/results.md, "Shards and
+    evalcases merge")."""
+
+    def moved(path: str | None) -> str | None:
+        if path is None or os.path.isabs(path):
+            return path
+        try:
+            return Path(os.path.relpath(source / path, target)).as_posix()
+        except ValueError:
+            return (source / path).as_posix()
+
+    cases = tuple(replace(r, recording=moved(r.recording)) for r in doc.cases)
+    return doc.with_changes(cases=cases, regraded_from=moved(doc.regraded_from))
 
 
 def _selection(

@@ -251,6 +251,8 @@ def _run_agent(
     env = case_env(ctx.base_env, case, variant, workspace)
     populate(workspace, case.fixture, variant.overlays)
     watch = _watch(ctx)
+    # What the run's stored changes are relative to: the fixture as populated.
+    populated = snapshot(workspace) if ctx.recorder is not None and record_as else None
     if case.setup:
         _run_setup(case.setup, workspace, env, ctx, limit)
     started = snapshot(workspace)
@@ -274,10 +276,27 @@ def _run_agent(
             sandbox=ctx.sandbox,
             writable=home_paths,
         )
-        result, recording = _run_recorded(ctx, request, case, variant, record_as)
+        ran: AgentResult | None = None
+        recording: str | None = None
+        error: RunError | None = None
+        try:
+            ran, recording = _run_recorded(ctx, request, case, variant, record_as)
+        except RunError as exc:
+            error = exc
+    if populated is not None and record_as is not None:
+        stored = _store_run(
+            ctx, case, variant, record_as, workspace, populated, started, ran, error
+        )
+        if error is not None:
+            error.recording = error.recording or stored
+        else:
+            recording = recording or stored
+    if error is not None:
+        raise error
+    assert ran is not None
     return AgentRun(
         workspace=workspace,
-        result=result,
+        result=ran,
         env=env,
         started=started,
         watch=watch,
@@ -328,6 +347,48 @@ def _store(recorder: Recorder, channel: Channel, name: str, header: dict[str, st
         return recorder.store(channel, name, header)
     except OSError:
         return None
+
+
+def _store_run(
+    ctx: RunContext,
+    case: LoadedCase,
+    variant: Variant,
+    name: str,
+    workspace: Path,
+    populated: Mapping[str, EntryState],
+    started: Mapping[str, EntryState],
+    result: AgentResult | None,
+    error: RunError | None,
+) -> str | None:
+    """Store what a recorded run left (docs/replay.md, "What else is stored"): its
+    answer, transcript and error, and its workspace's changes relative to the fixture.
+    The run's directory relative to the results file's; ``None`` when it could not be
+    written (a warning says so; the run keeps its verdict)."""
+    from pytest_evalcases.run import artifacts
+
+    recorder = ctx.recorder
+    assert recorder is not None
+    assert ctx.agent is not None
+    directory = recorder.place.directory / name
+    header = {"run": name, "case": case.id, "variant": variant.name, "agent": ctx.agent.name}
+
+    def write() -> None:
+        artifacts.store(
+            directory,
+            workspace,
+            populated,
+            started,
+            header,
+            None if error is not None else result,
+            (error.kind, str(error)) if error is not None else None,
+            tool_inputs=bool(getattr(ctx.agent, "tool_inputs", True)),
+            redact=recorder.redact,
+            mode=recorder.mode,
+        )
+
+    if not artifacts.store_quietly(directory, name, write):
+        return None
+    return directory.relative_to(recorder.place.root).as_posix()
 
 
 def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:

@@ -76,6 +76,8 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     else:
         directory = options.results_dir or settings.rootdir / defaults.RESULTS_DIR
         target, replace = directory / f"{resultsfile.file_stem(state.started)}.json", False
+    if settings.regrade is not None:
+        doc = doc.with_changes(regraded_from=_relative(settings.regrade, target.parent))
     try:
         written = resultsfile.write(doc, target, replace=replace)
     except (OSError, EvalcasesError) as exc:
@@ -117,6 +119,14 @@ def _version(state: EvalSession) -> str | None:
     return preflight.read_version(
         program, os.environ, state.settings.rootdir, preflight.VERSION_TIMEOUT
     )
+
+
+def _relative(path: Path, start: Path) -> str:
+    """``path`` relative to ``start``, with ``/`` between the parts."""
+    try:
+        return Path(os.path.relpath(path, start)).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def _absolute(base: Path, path: str) -> Path:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from pytest_evalcases.results.document import ResultsDocument, SuiteSelection
     from pytest_evalcases.results.record import RunRecord
     from pytest_evalcases.run.keep import KeepPlace
+    from pytest_evalcases.run.recorded import RecordedSession
     from pytest_evalcases.run.recording import Recorder, RecordPlace
     from pytest_evalcases.run.runner import RunContext
     from pytest_evalcases.run.scheduler import Backoff
@@ -84,6 +85,8 @@ class Settings:
     #: --eval-lint: lint the collected case files in the same run.
     lint: bool = False
     results: ResultsSettings = field(default_factory=ResultsSettings)
+    #: --eval-regrade: the results file whose stored runs are graded again, no agent run.
+    regrade: Path | None = None
 
 
 @dataclass
@@ -124,6 +127,8 @@ class EvalSession:
     #: What part of the suite the run selected, once collection said (under xdist, as
     #: a worker reported it); ``None`` before.
     selection: SuiteSelection | None = None
+    #: ``--eval-regrade``: the stored runs of the results file it regrades.
+    regrading: RecordedSession | None = None
 
     @functools.cached_property
     def discovery(self) -> Discovery:
@@ -191,9 +196,14 @@ class EvalSession:
 
     @property
     def run_context(self) -> RunContext:
+        return self.context()
+
+    def context(self, *, sandboxed: bool = True) -> RunContext:
+        """The inputs of every run; without ``sandboxed``, for a regrade whose checks
+        start no process, no sandbox is chosen (choosing one may try bubblewrap)."""
         from pytest_evalcases.run.runner import RunContext
 
-        sandbox = self.sandbox
+        sandbox = self.sandbox if sandboxed else Sandbox(reason="no check starts a process")
         results = self.settings.results
         return RunContext(
             registry=self.registry,
@@ -203,7 +213,8 @@ class EvalSession:
             transcript=self.settings.transcript,
             agent_home=self.settings.agent_home,
             sandbox=sandbox,
-            repository=None if sandbox.contained else self.repository,
+            # Watched around agent runs only: a regrade runs none (and starts no git).
+            repository=None if sandbox.contained or self.regrading is not None else self.repository,
             session_paths=tuple(
                 p
                 for p in (
@@ -231,7 +242,17 @@ class EvalSession:
             self.incomplete.append(INTERRUPTED)
 
     def needs_agent(self, variant: Variant) -> bool:
-        return variant.graded_dir is None and self.agent is None
+        return variant.graded_dir is None and self.agent is None and self.regrading is None
+
+    @property
+    def results_root(self) -> Path | None:
+        """The directory of the results file this session writes; ``None`` without one."""
+        results = self.settings.results
+        if not results.save:
+            return None
+        if results.save_path is not None:
+            return results.save_path.parent
+        return results.results_dir or self.settings.rootdir / defaults.RESULTS_DIR
 
     def report(self) -> gate.GateReport:
         order = [v.name for v in self.settings.variants]

@@ -1,0 +1,508 @@
+"""What a recorded run left besides its model traffic (docs/replay.md, "What else is
+stored"): ``run.json`` (the final answer, the transcript, usage, the error) and
+``changes.tar.gz`` (the files the run added or changed in its workspace, relative to the
+fixture as populated), in the run's directory beside the results file. What
+``--eval-regrade`` restores and grades again (:mod:`pytest_evalcases.run.regrade`).
+
+The changes are found by comparing the workspace with a :func:`snapshot` taken right
+after the fixture and the variant's overlays were copied in, before the case's
+``setup``: restoring them over a fresh copy of the fixture needs no setup run. ``.git``
+is a directory like any other: a commit the agent made is stored, so that a command
+check that reads the history sees it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_evalcases import defaults
+from pytest_evalcases.agents.base import AgentResult, ToolCall, Usage
+from pytest_evalcases.redact import Redactor
+from pytest_evalcases.run.workspace import EntryState, snapshot
+
+#: The version of ``run.json``'s format.
+FORMAT_VERSION = 1
+#: The format's name, the first key of ``run.json``.
+FORMAT = "pytest-evalcases run"
+#: The file of a run's answer, transcript and outcome in its directory.
+RUN_FILE = "run.json"
+#: The archive of the files a run added or changed.
+CHANGES = "changes.tar.gz"
+
+
+class RecordingWarning(UserWarning):
+    """A run's recording could not be written (a full disk): the run keeps its verdict."""
+
+
+class CorruptRecording(Exception):
+    """A stored run that cannot be read back: the message names the file."""
+
+
+@dataclass(frozen=True)
+class Omitted:
+    """A changed path left out of the archive, and why."""
+
+    path: str
+    bytes: int
+    #: ``size``, ``not a regular file or symlink``, ``unreadable``, ``its name holds a
+    #: secret``.
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "bytes": self.bytes, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a run changed in its workspace, as stored."""
+
+    #: The archive's name in the run's directory; ``None`` when nothing was added or changed.
+    archive: str | None = None
+    #: Files, symlinks and directories in the archive.
+    entries: int = 0
+    #: Bytes of file content in the archive, before compression.
+    bytes: int = 0
+    #: Paths of the fixture as populated that the run removed (a removed directory
+    #: alone, not its contents).
+    deleted: tuple[str, ...] = ()
+    omitted: tuple[Omitted, ...] = ()
+    #: Files whose content held a secret of the environment, stored redacted.
+    redacted: tuple[str, ...] = ()
+
+    @property
+    def truncated(self) -> bool:
+        return any(o.reason == "size" for o in self.omitted)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "archive": self.archive,
+            "entries": self.entries,
+            "bytes": self.bytes,
+            "deleted": list(self.deleted),
+            "truncated": self.truncated,
+            "omitted": [o.to_dict() for o in self.omitted],
+            "redacted": list(self.redacted),
+        }
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run's ``run.json`` read back: what regrading needs."""
+
+    directory: Path
+    result: AgentResult | None
+    #: Whether the driver's transcript carries tool inputs (tool checks need to know).
+    tool_inputs: bool = True
+    #: The error the run's agent ended in, as kind and message.
+    error: tuple[str, str] | None = None
+    #: The workspace was as the run started it (after ``setup``) when the agent ended.
+    workspace_unchanged: bool = False
+    changes: Changes = field(default_factory=Changes)
+
+
+# --- storing ---------------------------------------------------------------------------
+
+
+def store(
+    directory: Path,
+    workspace: Path,
+    populated: Mapping[str, EntryState],
+    started: Mapping[str, EntryState],
+    header: Mapping[str, Any],
+    result: AgentResult | None,
+    error: tuple[str, str] | None,
+    *,
+    tool_inputs: bool,
+    redact: Redactor,
+    max_bytes: int = defaults.CHANGES_MAX_BYTES,
+    mode: int = 0o600,
+) -> None:
+    """Write ``run.json`` and ``changes.tar.gz`` of a run into ``directory``, each
+    through a temporary file renamed into place; an :class:`OSError` when they cannot be
+    written. ``populated`` is the workspace as populated (before ``setup``), ``started``
+    as the agent found it."""
+    now = snapshot(workspace)
+    directory.mkdir(parents=True, exist_ok=True)
+    archive, changes = _archive(workspace, populated, now, redact, max_bytes)
+    if archive is not None:
+        _write(directory / CHANGES, archive, mode)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            (directory / CHANGES).unlink()
+    document = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        **header,
+        **_result_dict(result),
+        "tool_inputs": tool_inputs,
+        "error": {"kind": error[0], "message": error[1]} if error is not None else None,
+        "workspace_unchanged": now == dict(started),
+        "changes": changes.to_dict(),
+    }
+    data = json.dumps(redact.data(document), ensure_ascii=False, indent=1) + "\n"
+    _write(directory / RUN_FILE, data.encode("utf-8"), mode)
+
+
+def store_quietly(directory: Path, name: str, write: Callable[[], None]) -> bool:
+    """Run ``write``; a failure to write (a full disk) costs the run's recording, never
+    its verdict, and is said as a :class:`RecordingWarning` (pytest's warnings summary)."""
+    try:
+        write()
+    except OSError as exc:
+        warnings.warn(
+            RecordingWarning(
+                f"run {name}: its recording could not be written to {directory}: "
+                f"{exc.strerror or exc}"
+            ),
+            stacklevel=2,
+        )
+        return False
+    return True
+
+
+def _result_dict(result: AgentResult | None) -> dict[str, Any]:
+    if result is None:
+        return {"answer": None, "tool_calls": None}
+    calls = result.tool_calls
+    return {
+        "answer": result.text,
+        "tool_calls": (
+            [{"name": c.name, "kind": c.kind, "input": c.input} for c in calls]
+            if calls is not None
+            else None
+        ),
+        "usage": {
+            "input_tokens": result.usage.input_tokens,
+            "output_tokens": result.usage.output_tokens,
+            "cache_read_tokens": result.usage.cache_read_tokens,
+            "cache_write_tokens": result.usage.cache_write_tokens,
+        },
+        "cost_usd": result.cost_usd,
+        "models": list(result.models),
+        "duration_ms": result.duration_ms,
+        "num_turns": result.num_turns,
+        "exit_code": result.exit_code,
+        "truncated": result.truncated,
+        "denials": list(result.denials),
+        "refused_writes": list(result.refused_writes),
+    }
+
+
+def _archive(
+    workspace: Path,
+    before: Mapping[str, EntryState],
+    after: Mapping[str, EntryState],
+    redact: Redactor,
+    max_bytes: int,
+) -> tuple[bytes | None, Changes]:
+    """The archive of what was added or changed (``None`` when nothing was), and its
+    description."""
+    buffer = io.BytesIO()
+    entries = 0
+    budget = max_bytes
+    omitted: list[Omitted] = []
+    redacted: list[str] = []
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
+        for rel in sorted(after):
+            state = after[rel]
+            if not _changed(before.get(rel), state):
+                continue
+            if redact(rel) != rel:
+                # Names are listed in clear in the archive: a name is never redacted.
+                omitted.append(Omitted(rel, state[1], "its name holds a secret"))
+                continue
+            info = _info(rel, state)
+            info.linkname = redact(info.linkname)
+            path = workspace / rel
+            if stat.S_ISDIR(state[0]) or stat.S_ISLNK(state[0]):
+                tar.addfile(info)
+                entries += 1
+                continue
+            if not stat.S_ISREG(state[0]):
+                omitted.append(Omitted(rel, state[1], "not a regular file or symlink"))
+                continue
+            if state[1] > budget:
+                omitted.append(Omitted(rel, state[1], "size"))
+                continue
+            try:
+                data = _read(path)
+            except OSError:
+                omitted.append(Omitted(rel, state[1], "unreadable"))
+                continue
+            scrubbed = _redacted(data, redact)
+            if scrubbed != data:
+                redacted.append(rel)
+            budget -= len(data)
+            info.size = len(scrubbed)
+            tar.addfile(info, io.BytesIO(scrubbed))
+            entries += 1
+    deleted = _deleted(before, after)
+    changes = Changes(
+        archive=CHANGES if entries else None,
+        entries=entries,
+        bytes=max_bytes - budget,
+        deleted=tuple(deleted),
+        omitted=tuple(omitted),
+        redacted=tuple(redacted),
+    )
+    return (buffer.getvalue() if entries else None), changes
+
+
+def _changed(before: EntryState | None, after: EntryState) -> bool:
+    """Whether an entry is stored: new, or changed. A directory that was there is
+    stored only when its mode or kind changed (its mtime changes with its contents,
+    which are stored on their own)."""
+    if before is None:
+        return True
+    if stat.S_ISDIR(after[0]) and stat.S_ISDIR(before[0]):
+        return before[0] != after[0]
+    return before != after
+
+
+def _deleted(before: Mapping[str, EntryState], after: Mapping[str, EntryState]) -> list[str]:
+    """The paths that went, a directory alone without its contents; a path whose kind
+    changed (a directory became a file) is restored from the archive instead."""
+    gone = sorted(rel for rel in before if rel not in after)
+    top: list[str] = []
+    for rel in gone:
+        if top and rel.startswith(top[-1] + os.sep):
+            continue
+        top.append(rel)
+    return [rel.replace(os.sep, "/") for rel in top]
+
+
+def _info(rel: str, state: EntryState) -> tarfile.TarInfo:
+    mode, _, mtime_ns, target = state
+    info = tarfile.TarInfo(rel.replace(os.sep, "/"))
+    info.mode = stat.S_IMODE(mode)
+    info.mtime = mtime_ns // 1_000_000_000
+    if stat.S_ISDIR(mode):
+        info.type = tarfile.DIRTYPE
+    elif stat.S_ISLNK(mode):
+        info.type = tarfile.SYMTYPE
+        info.linkname = target
+    return info
+
+
+def _read(path: Path) -> bytes:
+    """A regular file's bytes, never through a symlink (one swapped in since the walk)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def _redacted(data: bytes, redact: Redactor) -> bytes:
+    """``data`` with the environment's secrets redacted; bytes that are not UTF-8 pass
+    through as they are."""
+    text = data.decode("utf-8", "surrogateescape")
+    scrubbed = redact(text)
+    return data if scrubbed == text else scrubbed.encode("utf-8", "surrogateescape")
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        # As the results file beside it: what the umask allows (mkstemp's is private).
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+# --- finding a session's recordings ------------------------------------------------------
+
+#: A file that says a directory holds a run's recording (any one of them).
+_RUN_FILES = (RUN_FILE, "exchange.jsonl", "exchange.jsonl.gz")
+
+
+def is_recording_dir(path: Path) -> bool:
+    """Whether ``path`` is a session's directory of recordings (``<stem>.runs``), ours
+    to remove: every directory in it holds a run's ``run.json`` or exchange, and it
+    holds no other file but hidden ones (temporary files of an interrupted write)."""
+    if not path.name.endswith(".runs") or path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return False
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            return False
+        if not any(os.path.isfile(os.path.join(entry.path, name)) for name in _RUN_FILES):
+            return False
+    return True
+
+
+def recording_dirs(root: Path) -> list[Path]:
+    """The directories of recordings in ``root``, oldest first."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return []
+    found = [
+        (_mtime(Path(e.path)), Path(e.path)) for e in entries if is_recording_dir(Path(e.path))
+    ]
+    return [path for _, path in sorted(found)]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+# --- reading back and restoring ----------------------------------------------------------
+
+
+def load(directory: Path) -> StoredRun | None:
+    """The run stored in ``directory``; ``None`` when it has no ``run.json``, a
+    :class:`CorruptRecording` naming the file when it does not read."""
+    path = directory / RUN_FILE
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CorruptRecording(f"{path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError(f'not a stored run (no "format": "{FORMAT}")')
+        if data.get("version") != FORMAT_VERSION:
+            raise ValueError(f"version {data.get('version')!r}, this plugin reads {FORMAT_VERSION}")
+        return _stored_run(directory, data)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise CorruptRecording(f"{path}: {exc}") from None
+
+
+def _stored_run(directory: Path, data: dict[str, Any]) -> StoredRun:
+    error = data.get("error")
+    result = None
+    if data.get("answer") is not None:
+        usage = data.get("usage") or {}
+        calls = data.get("tool_calls")
+        result = AgentResult(
+            text=str(data["answer"]),
+            tool_calls=(
+                tuple(ToolCall(str(c["name"]), str(c["kind"]), str(c["input"])) for c in calls)
+                if calls is not None
+                else None
+            ),
+            usage=Usage(
+                input_tokens=usage.get("input_tokens"),
+                output_tokens=usage.get("output_tokens"),
+                cache_read_tokens=usage.get("cache_read_tokens"),
+                cache_write_tokens=usage.get("cache_write_tokens"),
+            ),
+            cost_usd=data.get("cost_usd"),
+            models=tuple(data.get("models") or ()),
+            duration_ms=data.get("duration_ms"),
+            num_turns=data.get("num_turns"),
+            exit_code=data.get("exit_code"),
+            truncated=bool(data.get("truncated", False)),
+            denials=tuple(data.get("denials") or ()),
+            refused_writes=tuple(data.get("refused_writes") or ()),
+        )
+    changes = data.get("changes") or {}
+    return StoredRun(
+        directory=directory,
+        result=result,
+        tool_inputs=bool(data.get("tool_inputs", True)),
+        error=(str(error["kind"]), str(error["message"])) if error else None,
+        workspace_unchanged=bool(data.get("workspace_unchanged", False)),
+        changes=Changes(
+            archive=changes.get("archive"),
+            entries=int(changes.get("entries", 0)),
+            bytes=int(changes.get("bytes", 0)),
+            deleted=tuple(str(p) for p in changes.get("deleted", ())),
+            omitted=tuple(
+                Omitted(str(o["path"]), int(o["bytes"]), str(o["reason"]))
+                for o in changes.get("omitted", ())
+            ),
+            redacted=tuple(str(p) for p in changes.get("redacted", ())),
+        ),
+    )
+
+
+def restore(run: StoredRun, workspace: Path) -> None:
+    """Lay a stored run's changes over ``workspace`` (a fresh copy of the fixture with
+    the variant's overlays): the deleted paths go, the archive's entries are written.
+    Nothing is written outside ``workspace`` nor through a symlink; a
+    :class:`CorruptRecording` names the archive when an entry would be."""
+    for rel in run.changes.deleted:
+        target = _target(workspace, rel, run.directory / RUN_FILE)
+        _remove(target)
+    if run.changes.archive is None:
+        return
+    path = run.directory / run.changes.archive
+    modes: list[tuple[Path, int]] = []
+    try:
+        with tarfile.open(path, mode="r:gz") as tar:
+            for info in tar:
+                target = _target(workspace, info.name, path)
+                _remove(target, keep_dir=info.isdir())
+                if info.isdir():
+                    target.mkdir(exist_ok=True)
+                    # Set at the end: a read-only directory would refuse its contents.
+                    modes.append((target, info.mode))
+                elif info.issym():
+                    os.symlink(info.linkname, target)
+                elif info.isfile():
+                    source = tar.extractfile(info)
+                    assert source is not None
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                    with os.fdopen(os.open(target, flags, 0o600), "wb") as f:
+                        shutil.copyfileobj(source, f)
+                    os.chmod(target, info.mode)
+                else:
+                    raise CorruptRecording(f"{path}: {info.name}: not a file, link or directory")
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise CorruptRecording(f"{path}: {exc}") from None
+    for directory, mode in reversed(modes):
+        os.chmod(directory, mode)
+
+
+def _target(workspace: Path, rel: str, source: Path) -> Path:
+    """``workspace/rel``, refused when ``rel`` leaves the workspace or goes through a
+    symlink in it."""
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts:
+        raise CorruptRecording(f"{source}: {rel!r} is not a path inside the workspace")
+    here = workspace
+    for part in parts[:-1]:
+        here = here / part
+        if os.path.islink(here) or not here.is_dir():
+            raise CorruptRecording(f"{source}: {rel!r}: {here} is not a directory")
+    return workspace.joinpath(*parts)
+
+
+def _remove(path: Path, *, keep_dir: bool = False) -> None:
+    """Whatever is at ``path``, not following a symlink; a directory stays when
+    ``keep_dir`` (a directory is restored over it)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        if not keep_dir:
+            shutil.rmtree(path)
+    else:
+        path.unlink()

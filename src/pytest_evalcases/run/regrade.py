@@ -1,0 +1,149 @@
+"""``--eval-regrade``: a stored run graded again with the current checks, with no agent
+(docs/replay.md, "Regrade").
+
+The run's workspace is rebuilt from a fresh copy of the fixture, with the variant's
+overlays, and the changes the run left (:mod:`pytest_evalcases.run.artifacts`); its
+final answer and transcript are the stored ones. No process starts but those the
+checks start themselves (command checks).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pytest_evalcases.cases import schema
+from pytest_evalcases.cases.loading import LoadedCase
+from pytest_evalcases.cases.registry import CheckContext
+from pytest_evalcases.errors import RunError
+from pytest_evalcases.run import artifacts
+from pytest_evalcases.run.recorded import RecordedSession
+from pytest_evalcases.run.runner import RunContext, RunReport, case_env
+from pytest_evalcases.run.workspace import Variant, populate
+
+#: The built-in check types that start no process: a regrade of a case with no other
+#: check starts none, not even a trial of the sandbox.
+_IN_PROCESS = (
+    schema.OutputMatches,
+    schema.OutputNotMatches,
+    schema.FileExists,
+    schema.FileAbsent,
+    schema.DirectoryExists,
+    schema.FileMatches,
+    schema.FileNotMatches,
+    schema.FileContains,
+    schema.FileNotContains,
+    schema.FileUnchanged,
+    schema.ToolCalled,
+    schema.ToolNotCalled,
+)
+
+#: The error kind of a run with nothing stored to regrade or replay.
+MISSING = "replay-missing"
+#: The error kind of a stored run that does not read back.
+CORRUPT = "replay-corrupt"
+
+
+def regrade(
+    case: LoadedCase,
+    variant: Variant,
+    repetition: int,
+    ctx: RunContext,
+    source: RecordedSession,
+    new_workspace: Callable[[], Path],
+    results_root: Path | None,
+) -> RunReport:
+    """The verdict of the current checks on the stored run of ``case`` (``variant``,
+    ``repetition``) in ``source``. A run with nothing stored is a ``replay-missing``
+    :class:`RunError` naming the results file; a run whose agent ended in an error
+    raises that error again. ``results_root`` is the directory of the results file
+    being written: the report's ``recording`` is relative to it."""
+    began = time.monotonic()
+    found = source.find(case.id, variant.name, repetition)
+    where = f"case {case.id}" + (f", variant {variant.name}" if variant.name else "")
+    where += f", repetition {repetition}"
+    if found is None:
+        raise RunError(f"{source.path} has no run of {where} to regrade", kind=MISSING)
+    if found.directory is None:
+        raise RunError(
+            f"{source.path}: the run of {where} was not recorded (recording: null)",
+            kind=MISSING,
+        )
+    try:
+        stored = artifacts.load(found.directory)
+    except artifacts.CorruptRecording as exc:
+        raise _failed(RunError(f"stored run unreadable: {exc}", kind=CORRUPT), began) from None
+    if stored is None:
+        raise RunError(
+            f"{source.path}: the run of {where} stored no {artifacts.RUN_FILE} in "
+            f"{found.directory} (recorded before regrade existed?)",
+            kind=MISSING,
+        )
+    recording = _relative(found.directory, results_root)
+    if stored.error is not None:
+        kind, message = stored.error
+        error = RunError(f"{message} (from the recording {found.directory})", kind=kind)
+        error.recording = recording
+        raise _failed(error, began)
+    workspace = new_workspace()
+    try:
+        populate(workspace, case.fixture, variant.overlays)
+        artifacts.restore(stored, workspace)
+    except artifacts.CorruptRecording as exc:
+        error = RunError(f"stored run unreadable: {exc}", kind=CORRUPT)
+        error.workspace = str(workspace)
+        raise _failed(error, began) from None
+    except RunError as exc:
+        exc.workspace = str(workspace)
+        raise _failed(exc, began) from None
+    result = stored.result
+    if result is None:
+        path = found.directory / artifacts.RUN_FILE
+        raise _failed(RunError(f"{path}: neither an answer nor an error", kind=CORRUPT), began)
+    check_ctx = CheckContext(
+        workspace=workspace,
+        fixture=case.fixture,
+        output=result.text,
+        tool_calls=result.tool_calls,
+        env=case_env(ctx.base_env, case, variant, workspace),
+        tool_inputs=stored.tool_inputs,
+        sandbox=ctx.sandbox,
+    )
+    try:
+        checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]
+    except RunError as exc:
+        exc.workspace = str(workspace)
+        exc.recording = recording
+        raise _failed(exc, began) from None
+    return RunReport(
+        checks=checks,
+        agent=result,
+        workspace=workspace,
+        duration=time.monotonic() - began,
+        did_nothing=not result.text.strip() and stored.workspace_unchanged,
+        recording=recording,
+    )
+
+
+def starts_processes(case: LoadedCase) -> bool:
+    """Whether a check of ``case`` may start a process: a command check, or a check
+    type of a plugin."""
+    return not all(isinstance(check, _IN_PROCESS) for check in case.checks)
+
+
+def _failed(error: RunError, began: float) -> RunError:
+    error.duration = time.monotonic() - began
+    return error
+
+
+def _relative(directory: Path, root: Path | None) -> str | None:
+    """``directory`` relative to ``root`` with ``/`` between the parts (a results
+    file's ``recording``); ``None`` without a results file."""
+    if root is None:
+        return None
+    try:
+        return Path(os.path.relpath(directory, root)).as_posix()
+    except ValueError:
+        return directory.as_posix()
