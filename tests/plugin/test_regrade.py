@@ -232,6 +232,26 @@ def test_regrade_of_a_named_file_follows_repeats_variants_and_xdist(
     assert agent_runs(root) == 4
 
 
+def test_regrade_under_concurrency_starts_nothing_ahead(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = {name: CASE.format(id=name, prompt="fix it", checks=CHECKS) for name in "abcd"}
+    root = suite(make_suite, **cases)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=4)
+    log = root / "processes.log"
+    pytester.makeconftest(AUDIT.format(log=str(log)))
+    monkeypatch.setenv("PATH", str(path_of_bwrap_only(root)))
+
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--eval-regrade", "--eval-concurrency", "4"
+    )
+
+    result.assert_outcomes(passed=4)
+    assert agent_runs(root) == 4
+    # Neither an agent nor a case's setup was started ahead for a run it regrades.
+    assert not log.exists(), log.read_text()
+
+
 def test_a_run_with_nothing_stored_is_an_error_naming_the_results_file(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -153,9 +153,11 @@ def _work(item: EvalItem) -> Callable[[], AgentRun]:
 
 def concurrency_of(config: pytest.Config) -> Ahead | None:
     """The session's :class:`Ahead`, made when first asked for; ``None`` without
-    ``--eval-concurrency`` above 1 or in a session that runs no case."""
+    ``--eval-concurrency`` above 1, in a session that runs no case, and under
+    ``--eval-regrade``, which runs no agent."""
     state = session_of(config)
-    if state.settings.concurrency <= 1 or not runs_cases(config):
+    settings = state.settings
+    if settings.concurrency <= 1 or settings.regrade is not None or not runs_cases(config):
         return None
     ahead = config.stash.get(AHEAD_KEY, None)
     if ahead is None:
