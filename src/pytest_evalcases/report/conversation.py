@@ -349,9 +349,11 @@ def _split(
 def _turns(main: list[_Exchange], reader: _Reader) -> tuple[Turn, ...]:
     turns: list[Turn] = []
     for i, x in enumerate(main):
-        answer = reader.response(x.response_text or "") if x.response_text is not None else None
+        # An HTTP error's body is the error, said on the status line; no answer.
+        failed = x.status >= 400
+        answer = None if x.response_text is None or failed else reader.response(x.response_text)
         errors = list(answer.errors) if answer else []
-        if x.status and x.status >= 400:
+        if failed:
             errors.insert(0, f"HTTP {x.status} {x.reason}".rstrip() + _error_body(x))
         if x.error:
             errors.append(x.error)

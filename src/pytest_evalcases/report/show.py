@@ -22,8 +22,6 @@ from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run import recording
 from pytest_evalcases.run.recorded import RecordedRun, load_session
 
-#: The agents whose runs the plugin records (docs/replay.md, "Recording").
-_RECORDED_AGENTS = ("claude", "codex", "gemini")
 #: Errors that end a run before its agent starts: nothing was sent to a model.
 _BEFORE_THE_AGENT = ("case", "no-agent", "setup", "missing", "sandbox", "workspace")
 
@@ -68,9 +66,10 @@ def run_name(record: RunRecord, repeated: bool) -> str:
     return f"{record.case_id}[{'-'.join(params)}]" if params else record.case_id
 
 
-def find(results: Path, name: str) -> RecordedRun:
-    """The run of the results file at ``results`` that ``name`` names; a
-    :class:`ShowError` lists the close matches or the runs to choose from."""
+def find(results: Path, name: str) -> tuple[RecordedRun, str]:
+    """The run of the results file at ``results`` that ``name`` names, and its name as
+    pytest named its item; a :class:`ShowError` lists the close matches or the runs to
+    choose from."""
     session = load_session(results)
     runs = list(session.runs.values())
     wanted = parse_name(name)
@@ -93,7 +92,7 @@ def find(results: Path, name: str) -> RecordedRun:
             and (want.repetition is None or r.record.repetition == want.repetition)
         ]
         if len(found) == 1:
-            return found[0]
+            return found[0], run_name(found[0].record, repeated)
         if found:
             raise ShowError(f"{results}: {name} names {len(found)} runs: say which ({names})")
     raise ShowError(f"{results}: no run {name}; the runs of {case_id} are {names}")
@@ -103,42 +102,37 @@ def _ordered(runs: Sequence[RecordedRun]) -> list[RecordedRun]:
     return sorted(runs, key=lambda r: (r.record.variant, r.record.repetition))
 
 
-def exchange_of(results: Path, run: RecordedRun) -> Path:
-    """The run's stored exchange; a :class:`ShowError` says why there is none."""
-    record = run.record
+def exchange_of(results: Path, run: RecordedRun, name: str) -> Path:
+    """The stored exchange of ``run`` (called ``name``); a :class:`ShowError` says why
+    there is none."""
     if run.directory is None:
-        raise ShowError(f"{results}: {_label(record)} was not recorded: {_why(results, record)}")
+        raise ShowError(f"{results}: {name} was not recorded: {_why(results, run.record)}")
     found = recording.exchange_file(run.directory)
     if found is None:
         raise ShowError(
-            f"{results}: {_label(record)} was recorded in {run.directory}, which holds no "
+            f"{results}: {name} was recorded in {run.directory}, which holds no "
             f"{recording.EXCHANGE} (was it removed?)"
         )
     return found
 
 
-def _label(record: RunRecord) -> str:
-    label = record.case_id + (f"[{record.variant}]" if record.variant else "")
-    return label + (f" repetition {record.repetition}" if record.repetition else "")
-
-
 def _why(results: Path, record: RunRecord) -> str:
     if record.outcome == "error" and record.error_kind in _BEFORE_THE_AGENT:
         return f"it ended before its agent started ({record.error_kind}: {record.error})"
-    agent = load(results).pins.get("agent")
-    if agent and agent not in _RECORDED_AGENTS:
-        return f"its agent {agent!r} does not talk to a model API through the recording proxy"
+    if load(results).pins.get("agent") == "command":
+        return "the command agent talks to no model API through the proxy: never recorded"
     return (
         "recording was off (eval_record = false), or its agent's model traffic was not "
-        "proxied (Bedrock, Vertex AI, a model provider of its own), or the file was "
-        "written before recordings existed (see docs/replay.md, Recording)"
+        "proxied (an agent of your own without model_api, Bedrock, Vertex AI, a model "
+        "provider of your own), or the file was written before recordings existed "
+        "(docs/replay.md, Recording)"
     )
 
 
 def show(results: Path, name: str, *, full: bool = False) -> str:
     """The transcript of run ``name`` of the results file at ``results``."""
-    run = find(results, name)
-    path = exchange_of(results, run)
+    run, name = find(results, name)
+    path = exchange_of(results, run, name)
     read = conversation.read(path)
     source = transcript.Source(results=str(results), recording=str(path))
-    return transcript.text(read, run.record, source=source, full=full)
+    return transcript.text(read, run.record, source=source, name=name, full=full)

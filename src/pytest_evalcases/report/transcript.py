@@ -41,12 +41,14 @@ def lines(
     record: RunRecord | None = None,
     *,
     source: Source | None = None,
+    name: str = "",
     full: bool = False,
 ) -> list[str]:
     """The transcript of ``conversation``; ``record`` (the run's entry in its results
-    file) adds the verdict, the tokens the CLI reported and the cost."""
+    file) adds the verdict, the tokens the CLI reported and the cost; ``name`` is the
+    run's as pytest names its item."""
     out: list[str] = []
-    out += _head(conversation, record, source)
+    out += _head(conversation, record, source, name)
     if conversation.dialect == "other":
         out += _raw(conversation, full)
     else:
@@ -70,17 +72,18 @@ def text(
     record: RunRecord | None = None,
     *,
     source: Source | None = None,
+    name: str = "",
     full: bool = False,
 ) -> str:
-    return "\n".join(lines(conversation, record, source=source, full=full)) + "\n"
+    """:func:`lines` as one text."""
+    return "\n".join(lines(conversation, record, source=source, name=name, full=full)) + "\n"
 
 
-def _head(conversation: Conversation, record: RunRecord | None, source: Source | None) -> list[str]:
+def _head(
+    conversation: Conversation, record: RunRecord | None, source: Source | None, name: str
+) -> list[str]:
     header = conversation.header
-    label = str(header.get("run") or header.get("case") or "")
-    if record is not None:
-        label = record.case_id + (f"[{record.variant}]" if record.variant else "")
-        label += f" · repetition {record.repetition}" if record.repetition else ""
+    label = name or str(header.get("run") or header.get("case") or "")
     head = [label, f"agent {header.get('agent') or '?'}"]
     if record is not None:
         head.append(record.outcome + (f" ({record.error_kind})" if record.error_kind else ""))
