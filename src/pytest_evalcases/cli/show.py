@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", metavar="RESULTS_FILE", type=Path, help="A results file")
     parser.add_argument(
         "run",
-        metavar="CASE-ID[VARIANT]",
+        metavar="RUN",
         help="The run, named as pytest names its item: case-id, case-id[variant], "
         "case-id[r1] or case-id[variant-r1]",
     )

@@ -342,8 +342,8 @@ def _split(
         threads.values(),
         key=lambda xs: (len(reader.tools(xs[0].request)), len(xs), -xs[0].seq),
     )
-    chosen = {x.seq for x in main}
-    return main, [x for x in exchanges if x.seq not in chosen]
+    chosen = set(map(id, main))
+    return main, [x for x in exchanges if id(x) not in chosen]
 
 
 def _turns(main: list[_Exchange], reader: _Reader) -> tuple[Turn, ...]:

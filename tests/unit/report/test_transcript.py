@@ -277,3 +277,40 @@ def test_a_corrupt_compressed_recording_names_its_file(tmp_path: Path) -> None:
         conversation.read(path)
 
     assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_a_side_question_on_the_whole_conversation_is_not_a_turn(tmp_path: Path) -> None:
+    # Gemini CLI asks whether it should speak next with the conversation so far and a
+    # JSON schema; Claude Code checks its quota with a one-token request.
+    lines = entries("gemini")
+    side = json.loads(json.dumps(lines[3]))
+    body = json.loads(side["request"]["body"])
+    body["generationConfig"]["responseJsonSchema"] = {"properties": {"next_speaker": {}}}
+    side["request"]["body"] = json.dumps(body)
+    quota = json.loads(json.dumps(entries("claude")[3]))
+    quota["request"]["body"] = json.dumps(
+        {
+            "model": "claude-haiku",
+            "max_tokens": 1,
+            "messages": [{"role": "user", "content": "quota"}],
+        }
+    )
+    lines = [*lines[:4], side, *lines[4:]]
+    for seq, line in enumerate(lines[1:]):
+        line["seq"] = seq
+
+    read = conversation.read(write(tmp_path / "exchange.jsonl", lines))
+    claude_lines = entries("claude")
+    claude_lines.insert(2, quota)
+    for seq, line in enumerate(claude_lines[1:]):
+        line["seq"] = seq
+    claude = conversation.read(write(tmp_path / "claude.jsonl", claude_lines))
+
+    assert len(read.turns) == 3
+    assert [o.kind for o in read.others] == [
+        "structured answer: complexity_reasoning, complexity_score",
+        "structured answer: next_speaker",
+    ]
+    assert read.turns[1].calls[0].result is not None
+    assert len(claude.turns) == 3
+    assert [o.kind for o in claude.others] == ["", "quota check", "structured answer: title"]
