@@ -380,16 +380,10 @@ def _with_results(calls: list[ToolCall], reader: Reader, before: Any, after: Any
 
 
 def _other(x: _Exchange, reader: Reader | None) -> Other:
-    base = {
-        "seq": x.seq,
-        "method": x.method,
-        "path": x.path,
-        "status": x.status,
-        "reason": x.reason,
-        "error": x.error,
-    }
+    """A request apart from the conversation; ``reader`` when it is of the
+    conversation's dialect."""
     if reader is None:
-        return Other(**base)  # type: ignore[arg-type]
+        return Other(x.seq, x.method, x.path, x.status, x.reason, error=x.error)
     answer = reader.response(x.response_text or "") if x.response_text is not None else None
     answered = ""
     if answer is not None:
@@ -399,12 +393,18 @@ def _other(x: _Exchange, reader: Reader | None) -> Other:
             answered = "tool call " + ", ".join(c.name for c in answer.calls)
     texts = reader.user_texts(x.request)
     return Other(
-        **base,  # type: ignore[arg-type]
+        x.seq,
+        x.method,
+        x.path,
+        x.status,
+        x.reason,
         kind=reader.kind(x.request),
-        model=(answer.model if answer else "") or reader.model(x.path, x.request),
+        # The model asked: a side question often goes to a smaller one than the turns.
+        model=reader.model(x.path, x.request) or (answer.model if answer else ""),
         asked=" ".join(texts[-1].split()) if texts else "",
         answered=answered,
         usage=answer.usage if answer else Usage(),
+        error=x.error,
     )
 
 

@@ -100,7 +100,7 @@ def test_the_cli_helpers_are_apart_from_the_conversation() -> None:
     # Gemini CLI asks a small model how complex the task is, with a JSON schema.
     [helper] = gemini.others
     assert helper.kind == "structured answer: complexity_reasoning, complexity_score"
-    assert helper.path == "/v1beta/models/gemini-3.5-flash-lite:generateContent"
+    assert helper.model == "gemini-3.5-flash-lite"
     assert (helper.usage.input, helper.usage.output) == (100, 10)
     assert "run_shell_command" in gemini.tools
 
