@@ -1,7 +1,7 @@
 """A run's recorded exchange read back as a conversation and printed (docs/replay.md,
 "Reading a run"), on real recordings of the three agent CLIs: each ran one case through
 the plugin against the scripted model server (two shell commands, then the answer;
-``tests/agent_samples/recordings/record.py`` records them again)."""
+``tests/recordings/record.py`` records them again)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pytest_evalcases.report import conversation, transcript
 from pytest_evalcases.report.conversation import RecordingError
 from pytest_evalcases.results.record import RunRecord
 
-SAMPLES = Path(__file__).parents[2] / "agent_samples" / "recordings"
+SAMPLES = Path(__file__).parents[2] / "recordings"
 PROMPT = "Write made.txt, then count the lines of made.txt"
 ANSWER = "done: made.txt has 1 line"
 

@@ -3,7 +3,7 @@ through the plugin against the scripted model server of ``tests/helpers/model_se
 (two shell commands, then an answer), and the run's ``exchange.jsonl`` and results entry
 are copied here. Run from the repository's root with the CLIs installed:
 
-    EVALCASES_AGENT_CLIS=.../node_modules/.bin python -m tests.agent_samples.recordings.record
+    EVALCASES_AGENT_CLIS=.../node_modules/.bin python -m tests.recordings.record
 """
 
 from __future__ import annotations
