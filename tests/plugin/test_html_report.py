@@ -321,7 +321,7 @@ CLICK_SCRIPT = """
 # --- transcripts of recorded runs (docs/replay.md, "Reading a run") -------------------
 
 
-def recorded_report(pytester: pytest.Pytester) -> tuple[Path, str]:
+def recorded_report(pytester: pytest.Pytester, *args: str) -> tuple[Path, str]:
     """A saved run of the recording tests' agent (one request to the scripted Messages
     API per run, through the recording proxy), one case of which echoes markup."""
     (pytester.path / "evals" / "markup.yaml").write_text(
@@ -329,17 +329,19 @@ def recorded_report(pytester: pytest.Pytester) -> tuple[Path, str]:
         "checks: [{type: output_matches, pattern: 'answer to'}]\n"
     )
     result = pytester.runpytest(
-        "--eval-agent", "http", "-p", "no:cacheprovider", "--eval-html", "report.html"
+        "--eval-agent", "http", "-p", "no:cacheprovider", "--eval-html", "report.html", *args
     )
     result.assert_outcomes(passed=3)
     return pytester.path / "report.html", (pytester.path / "report.html").read_text("utf-8")
 
 
+@pytest.mark.parametrize("options", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_each_recorded_run_links_to_its_transcript(
     pytester: pytest.Pytester,
     api: ModelServer,  # noqa: F811
+    options: list[str],
 ) -> None:
-    _, page = recorded_report(pytester)
+    _, page = recorded_report(pytester, *options)
 
     [results] = results_files(pytester.path)
     for case_id in ("alpha", "beta", "markup"):
