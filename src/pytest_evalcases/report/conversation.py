@@ -141,7 +141,11 @@ def read(path: Path) -> Conversation:
     """The conversation stored at ``path`` (``exchange.jsonl`` or its ``.gz``); a
     :class:`RecordingError` names the file and line that do not read."""
     header, entries = _lines(path)
-    return build(path, header, entries)
+    try:
+        return build(path, header, entries)
+    except (TypeError, ValueError, AttributeError) as exc:
+        # A line that is JSON but not of the stored format (a field of the wrong type).
+        raise RecordingError(f"{path}: not a recording this version reads: {exc}") from None
 
 
 def _lines(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

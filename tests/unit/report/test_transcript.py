@@ -255,6 +255,11 @@ def test_a_recording_of_no_known_api_is_listed_as_stored(tmp_path: Path) -> None
             ":1: recording format version 99",
         ),
         (b'{"format": "pytest-evalcases exchange", "version": 1}\n[1]\n', ":2: not a JSON object"),
+        (
+            b'{"format": "pytest-evalcases exchange", "version": 1}\n'
+            b'{"seq": "x", "request": {}, "response": {}}\n',
+            ": not a recording this version reads: ",
+        ),
     ],
 )
 def test_a_corrupt_recording_names_its_file_and_line(
