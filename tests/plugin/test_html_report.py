@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.report import html as html_report
+from tests.helpers.model_server import ModelServer
+from tests.helpers.results import results_files
 from tests.helpers.suite import SuiteBuilder
+from tests.plugin.test_recording import api  # noqa: F401  (a fixture)
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -313,3 +316,65 @@ CLICK_SCRIPT = """
 })();
 </script>
 """
+
+
+# --- transcripts of recorded runs (docs/replay.md, "Reading a run") -------------------
+
+
+def recorded_report(pytester: pytest.Pytester, *args: str) -> tuple[Path, str]:
+    """A saved run of the recording tests' agent (one request to the scripted Messages
+    API per run, through the recording proxy), one case of which echoes markup."""
+    (pytester.path / "evals" / "markup.yaml").write_text(
+        "id: markup\ndefends: AGENTS.md\nprompt: MARK-<i>slanted</i>\n"
+        "checks: [{type: output_matches, pattern: 'answer to'}]\n"
+    )
+    result = pytester.runpytest(
+        "--eval-agent", "http", "-p", "no:cacheprovider", "--eval-html", "report.html", *args
+    )
+    result.assert_outcomes(passed=3)
+    return pytester.path / "report.html", (pytester.path / "report.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize("options", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_each_recorded_run_links_to_its_transcript(
+    pytester: pytest.Pytester,
+    api: ModelServer,  # noqa: F811
+    options: list[str],
+) -> None:
+    _, page = recorded_report(pytester, *options)
+
+    [results] = results_files(pytester.path)
+    for case_id in ("alpha", "beta", "markup"):
+        # The run's details link to its transcript, which is on the page, closed.
+        assert f'<p class="tr"><a href="#transcript-{case_id}">transcript</a></p>' in page
+        assert f'<details class="transcript" id="transcript-{case_id}"><summary>' in page
+        assert f"$ evalcases show {results} &#x27;{case_id}&#x27;" in page
+    transcript = page[page.index('id="transcript-alpha"') :].split("</details>")[0]
+    assert "\nprompt\n  MARK-alpha\n" in transcript
+    assert "\nanswer\n  answer to MARK-alpha\n" in transcript
+    assert "verdict: passed · 1 of 1 check passed" in transcript
+    # What the agent and the model said is escaped.
+    assert "<i>slanted</i>" not in page
+    assert "answer to MARK-&lt;i&gt;slanted&lt;/i&gt;" in page
+
+
+def test_no_transcripts_without_recordings(make_suite: SuiteBuilder) -> None:
+    _, page = run(make_suite)
+
+    assert 'class="transcript"' not in page
+    assert "Transcripts</h2>" not in page
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless)")
+def test_a_transcript_link_opens_its_transcript_in_chromium(
+    pytester: pytest.Pytester,
+    api: ModelServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    report, _ = recorded_report(pytester)
+
+    dom = dump_dom(f"{report.as_uri()}#transcript-beta", tmp_path)
+
+    assert not re.search(r"<html[^>]*data-js-errors", dom)
+    assert re.search(r'<details class="transcript" id="transcript-beta" open="">', dom)
+    assert re.search(r'<details class="transcript" id="transcript-alpha">', dom)

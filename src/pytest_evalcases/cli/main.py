@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from pytest_evalcases import __version__
-from pytest_evalcases.cli import clean, compare, lint, merge, new, schema, trend
+from pytest_evalcases.cli import clean, compare, lint, merge, new, schema, show, trend
 from pytest_evalcases.errors import EvalcasesError
 
 #: The subcommands, in the order ``--help`` lists them: name, module, help, description.
@@ -57,6 +57,14 @@ SUBCOMMANDS: tuple[tuple[str, ModuleType, str, str], ...] = (
         "Pass rate, flaky and saturated cases, time, tokens and cost over runs",
         "Read the results files of DIR (default: where pytest run here writes them) and "
         "report over the last K runs.",
+    ),
+    (
+        "show",
+        show,
+        "Print a recorded run's exchange with its model as a conversation",
+        "Read the recording of one run of RESULTS_FILE and print its prompt, each turn's "
+        "text and tool calls with their results, the final answer, tokens and cost. "
+        "Exit status 2 when the run is not in the file or was not recorded.",
     ),
     (
         "merge",

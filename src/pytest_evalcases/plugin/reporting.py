@@ -18,6 +18,7 @@ from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
 from pytest_evalcases.report import messages, summary
 from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.run import recording
 from pytest_evalcases.sandbox import INSTALL_HINT
 from pytest_evalcases.session.state import EvalSession
 
@@ -211,11 +212,22 @@ class HtmlHooks:
                 html_report.read_trend(results_dir),
                 title=f"eval gate: {self.config.rootpath.name}",
                 selection=self.state.selection,
+                results_file=self._results_file(),
             )
         except OSError as exc:
             self.line = f"html report not written: {self.path}: {exc}"
         else:
             self.line = f"html report: {self.path}"
+
+    def _results_file(self) -> Path | None:
+        """The results file whose ``.runs`` directory holds this session's recordings."""
+        place = self.state.record_place
+        if place is None:
+            return None
+        saved = self.state.settings.results.save_path
+        if saved is not None:
+            return saved
+        return place.root / (place.directory.name.removesuffix(recording.SUFFIX) + ".json")
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.line:

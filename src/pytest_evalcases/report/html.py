@@ -15,11 +15,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pytest_evalcases.atomic import write_atomic
+from pytest_evalcases.report import conversation, transcript
+from pytest_evalcases.report.show import run_name
 from pytest_evalcases.report.summary import mcnemar
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.results.files import Headline, read_headlines
 from pytest_evalcases.results.gate import CaseVerdict, GateReport
 from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.run import recording
 from pytest_evalcases.text import plural, ratio
 
 #: Results files read for the trend, newest last; older ones are left out.
@@ -44,9 +47,10 @@ def write(
     *,
     title: str = "",
     selection: SuiteSelection | None = None,
+    results_file: Path | None = None,
 ) -> Path:
     """Render and write the report atomically (a reader never sees half a file)."""
-    text = render(report, trend, title=title, selection=selection)
+    text = render(report, trend, title=title, selection=selection, results_file=results_file)
     write_atomic(path, text)
     return path
 
@@ -62,15 +66,19 @@ def render(
     title: str = "",
     generated: datetime | None = None,
     selection: SuiteSelection | None = None,
+    results_file: Path | None = None,
 ) -> str:
     """The whole page. ``selection``: the part of the suite this run selected, said
-    when it is not the whole; the trend draws whole-suite runs only."""
+    when it is not the whole; the trend draws whole-suite runs only. ``results_file``:
+    where the run's results are saved; each run recorded beside it gets its transcript
+    embedded (docs/replay.md, "Reading a run")."""
     when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     verdict = report.verdict
     verdict_text: str = verdict.status if verdict.status != "NONE" else "nothing was graded"
     if verdict.reason:
         verdict_text += f" ({verdict.reason})"
     heading = title or "eval gate"
+    transcripts = _transcripts(report.records, results_file)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -83,19 +91,20 @@ def render(
         f'<p class="meta">Generated {_e(when)}. Click a cell for the runs behind it.</p>',
         _scope(selection),
         _notes(report.notes),
-        _matrix(report),
+        _matrix(report, transcripts),
         '<section id="details" aria-live="polite"><p class="hint">'
         "Select a cell to see its failed checks.</p></section>",
         _comparisons(report),
         "<h2>Pass rate over time</h2>",
         _trend_svg(trend),
+        _transcripts_section(transcripts),
         f"<script>{_JS}</script>",
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"
 
 
-def _matrix(report: GateReport) -> str:
+def _matrix(report: GateReport, transcripts: dict[str, tuple[str, str]]) -> str:
     variants = report.variants
     if not variants:
         return '<p class="empty">No eval case was run.</p>'
@@ -132,7 +141,8 @@ def _matrix(report: GateReport) -> str:
                 f"{_e(_cell_text(verdict))}</td>"
             )
             templates.append(
-                f'<template id="d-{key}">{_details(case_id, v.name, verdict, case_runs)}</template>'
+                f'<template id="d-{key}">'
+                f"{_details(case_id, v.name, verdict, case_runs, transcripts)}</template>"
             )
         severity = next((c.severity for v in variants for c in v.cases if c.case_id == case_id), "")
         rows.append(
@@ -162,7 +172,13 @@ def _cell_text(c: CaseVerdict) -> str:
     return {"passed": "pass", "failed": "fail", "error": "error"}.get(c.outcome, c.outcome)
 
 
-def _details(case_id: str, variant: str, verdict: CaseVerdict, runs: list[RunRecord]) -> str:
+def _details(
+    case_id: str,
+    variant: str,
+    verdict: CaseVerdict,
+    runs: list[RunRecord],
+    transcripts: dict[str, tuple[str, str]],
+) -> str:
     label = f"{case_id} [{variant}]" if variant else case_id
     out = [f"<h2>{_e(label)}: {_e(verdict.outcome)}</h2>"]
     if verdict.graded_runs and verdict.runs > 1:
@@ -194,8 +210,55 @@ def _details(case_id: str, variant: str, verdict: CaseVerdict, runs: list[RunRec
             out.append(f'<pre class="err">no verdict{_e(kind)}: {_e(r.error)}</pre>')
         if r.workspace and r.outcome != "passed":
             out.append(f'<p class="ws">workspace: <code>{_e(r.workspace)}</code></p>')
+        if r.recording and r.recording in transcripts:
+            out.append(f'<p class="tr"><a href="#{_e(_anchor(r.recording))}">transcript</a></p>')
         out.append("</div>")
     return "".join(out)
+
+
+def _anchor(relative: str) -> str:
+    """The id of a run's transcript: ``transcript-`` and its recording directory's name
+    (``case-id.variant.r0``), the same for every report of the run."""
+    return "transcript-" + relative.rstrip("/").rpartition("/")[2]
+
+
+def _transcripts(
+    records: Sequence[RunRecord], results_file: Path | None
+) -> dict[str, tuple[str, str]]:
+    """Each recorded run's summary line and transcript (as ``evalcases show`` prints
+    it), by its ``recording``; a recording that does not read says why instead."""
+    if results_file is None:
+        return {}
+    repeated = {(r.case_id, r.variant) for r in records if r.repetition}
+    out: dict[str, tuple[str, str]] = {}
+    for r in records:
+        if not r.recording or r.kind == "file":
+            continue
+        found = recording.exchange_file(results_file.parent / r.recording)
+        if found is None:
+            continue
+        name = run_name(r, (r.case_id, r.variant) in repeated)
+        try:
+            text = transcript.text(conversation.read(found), r, name=name)
+        except conversation.RecordingError as exc:
+            text = f"{exc}\n"
+        out[r.recording] = (
+            f"{name}: {r.outcome}",
+            f"$ evalcases show {results_file} '{name}'\n\n{text}",
+        )
+    return out
+
+
+def _transcripts_section(transcripts: dict[str, tuple[str, str]]) -> str:
+    if not transcripts:
+        return ""
+    out = ['<h2 id="transcripts">Transcripts</h2>']
+    for relative, (summary, text) in transcripts.items():
+        out.append(
+            f'<details class="transcript" id="{_e(_anchor(relative))}">'
+            f"<summary>{_e(summary)}</summary><pre>{_e(text)}</pre></details>"
+        )
+    return "\n".join(out)
 
 
 def _comparisons(report: GateReport) -> str:
@@ -331,6 +394,8 @@ td.selected{outline:3px solid #1b6ac9;outline-offset:-3px}
 #details{margin-top:16px;padding:8px 12px;border:1px solid #ddd;border-radius:4px;max-width:1000px}
 .run{border-top:1px solid #eee;padding:4px 0}.o-passed h3{color:#2e9e4f}
 .o-failed h3,.o-xfailed h3{color:#d93a3a}.o-error h3{color:#666}
+details.transcript{margin:4px 0}details.transcript pre{background:#f7f7f7;padding:8px;
+white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace;font-size:12px}
 .msg,pre.err{white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace}
 li.regressed{color:#a61b1b}li.improved{color:#1b7a3a}
 #trend .grid{stroke:#ddd}#trend text{font-size:11px;fill:#666}#trend .point{fill:#222}
@@ -365,6 +430,13 @@ _JS = """
   var first = wanted ? document.querySelector('td.cell[data-cell="' + wanted[1] + '"]')
     : document.querySelector('td.cell.fail[data-cell], td.cell.error[data-cell]');
   if (first) { show(first); }
+  function openTranscript() {
+    var id = window.location.hash.slice(1);
+    var target = id.indexOf('transcript-') === 0 ? document.getElementById(id) : null;
+    if (target) { target.open = true; target.scrollIntoView(); }
+  }
+  window.addEventListener('hashchange', openTranscript);
+  openTranscript();
   document.body.classList.add('js-ready');
   document.body.setAttribute('data-cells', String(cells.length));
 })();
