@@ -107,7 +107,7 @@ def test_show_says_why_a_run_was_not_recorded(
         "evalcases: off.json: alpha was not recorded: recording was off "
         "(eval_record = false), or its agent's model traffic was not proxied"
     )
-    stored = pytester.path / by_command.parent / f"{by_command.stem}.runs" / "alpha"
+    stored = by_command.parent / f"{by_command.stem}.runs" / "alpha"
     assert command_said.stderr == (
         f"evalcases: {by_command}: alpha: the command agent talks to no model API through "
         f"the proxy: only its answer and the files it changed are stored, in {stored}\n"
