@@ -27,6 +27,11 @@ CaseOutcome = Literal["passed", "failed", "error", "skipped"]
 #: not load (``file``).
 RecordKind = Literal["case", "task", "file"]
 
+#: How a run went through the replaying proxy (docs/replay.md): every request answered
+#: from the recording, some (then live), none (live), or a replay that diverged.
+ReplayHow = Literal["full", "partial", "live", "diverged"]
+REPLAY_HOWS: tuple[ReplayHow, ...] = ("full", "partial", "live", "diverged")
+
 #: ``eval_agent_home``: a fresh agent home per run, or the operator's own.
 AgentHome = Literal["isolated", "inherit"]
 AGENT_HOMES: tuple[AgentHome, ...] = ("isolated", "inherit")

@@ -70,6 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         state.keep = options.keep_place(config, settings, state.started)
         state.record_place = options.record_place(config, settings, state.started)
+        state.replay_plan = options.replay_plan(config, settings, state.record_place)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = state
