@@ -13,17 +13,17 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.run import recording
-from tests.agents.test_real_clis import (  # noqa: F401 - fixtures
-    claude_env,
-    cli,
-    gemini_server,
-    stored_text,
-)
+from tests.agents import test_real_clis as real_clis
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 from tests.helpers.results import results_files
 from tests.helpers.sandbox import USER_CACHE
 
 pytestmark = pytest.mark.real_cli
+
+# The real CLIs pointed at the scripted servers, as their own tests have them.
+claude_env = real_clis.claude_env
+gemini_server = real_clis.gemini_server
+cli, stored_text = real_clis.cli, real_clis.stored_text
 
 CLAUDE_INI = "[pytest]\neval_agent = claude\n"
 
@@ -157,7 +157,7 @@ def test_claude_reuse_goes_live_at_the_diverging_turn_and_records_anew(
     diverged = run(pytester, "replay", f"--eval-replay={recorded}")
     diverged.assert_outcomes(errors=1)
     error = newest(pytester)[1]["cases"][0]["error"]
-    assert "replay diverged at turn 2: the tool result (message 3) differs" in error
+    assert "replay diverged at turn 2: the tool result in message 3 differs" in error
     before = len(claude_env.requests)
 
     result = run(pytester, "reuse", f"--eval-reuse={recorded}")
@@ -239,7 +239,7 @@ def test_claude_runs_replay_their_own_recordings(
     recorded, live = newest(pytester)
     sent = len(claude_env.requests)
 
-    result = run(pytester, "replay", "--eval-replay", *options)
+    run(pytester, "replay", "--eval-replay", *options)
 
     path, doc = newest(pytester)
     assert [r["outcome"] for r in doc["cases"]] == ["passed"] * 2, [

@@ -258,11 +258,11 @@ _CLI_CONTEXT = re.compile(
 def _describe_message(index: int, message: Any, conv: Conversation) -> str:
     text = json.dumps(message, ensure_ascii=False)
     if _TOOL_RESULT.search(text):
-        return f"tool result (message {index + 1})"
+        return f"the tool result in message {index + 1}"
     first_turn = not any(_from_model(m, conv.dialect) for m in conv.messages[:index])
     role = message.get("role") if isinstance(message, dict) else None
     if first_turn and (role in ("developer", "system") or _CLI_CONTEXT.search(text)):
-        return f"system prompt (the CLI's context in message {index + 1})"
+        return f"the system prompt (the CLI's context in message {index + 1})"
     return f"message {index + 1}"
 
 
@@ -499,7 +499,7 @@ def _difference(
         return "the tool list differs", then.tools, now.tools
     for index, (x, y) in enumerate(zip(then.messages, now.messages, strict=False)):
         if x != y:
-            return f"the {_describe_message(index, y, now)} differs", x, y
+            return f"{_describe_message(index, y, now)} differs", x, y
     if len(then.messages) != len(now.messages):
         return (
             f"the number of messages differs (recorded {len(then.messages)}, now "
@@ -523,14 +523,21 @@ def _lines(value: Any) -> list[str]:
 
 
 def _diff(before: Any, after: Any) -> tuple[str, ...]:
-    """A short unified diff (recorded, now): a few lines, long ones cut."""
+    """A short unified diff (recorded, now): a few lines, long ones cut. Past
+    :data:`DIFF_LINES`, the first lines removed and the first added are shown."""
     lines = list(
         difflib.unified_diff(_lines(before), _lines(after), "recorded", "now", n=1, lineterm="")
     )
-    shown = [line if len(line) <= DIFF_WIDTH else line[: DIFF_WIDTH - 1] + "…" for line in lines]
-    if len(shown) > DIFF_LINES:
-        shown = [*shown[:DIFF_LINES], f"… ({len(shown) - DIFF_LINES} more lines)"]
-    return tuple(shown)
+    head, body = lines[:2], lines[2:]
+    if len(body) > DIFF_LINES:
+        half = (DIFF_LINES - 1) // 2
+        removed = [line for line in body if line.startswith("-")][:half]
+        added = [line for line in body if line.startswith("+")][: DIFF_LINES - 1 - len(removed)]
+        shown = [body[0], *removed, *added]
+        body = [*shown, f"… ({len(body) - len(shown)} more lines)"]
+    return tuple(
+        line if len(line) <= DIFF_WIDTH else line[: DIFF_WIDTH - 1] + "…" for line in head + body
+    )
 
 
 @dataclass(frozen=True)
