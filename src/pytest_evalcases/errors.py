@@ -7,10 +7,7 @@ and never a traceback of our internals.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from pytest_evalcases.run.replay import Replayed
+from pytest_evalcases.kinds import Replayed
 
 
 class EvalcasesError(Exception):

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode
 
-from pytest_evalcases.kinds import ReplayHow
+from pytest_evalcases.kinds import Replayed, ReplayHow
 from pytest_evalcases.results.files import ResultsFileError
 from pytest_evalcases.run import recording
 from pytest_evalcases.run.recorded import RecordedSession, load_session
@@ -538,18 +538,6 @@ def _diff(before: Any, after: Any) -> tuple[str, ...]:
     return tuple(
         line if len(line) <= DIFF_WIDTH else line[: DIFF_WIDTH - 1] + "…" for line in head + body
     )
-
-
-@dataclass(frozen=True)
-class Replayed:
-    """How one run went through the replaying proxy, and what replaying saved."""
-
-    how: ReplayHow
-    #: Tokens of the responses answered from the recording.
-    saved_tokens: int = 0
-    #: The part of the recorded run's cost that was not spent again; ``None`` when the
-    #: recorded run did not say what it cost.
-    saved_usd: float | None = None
 
 
 def outcome(replay: Replay | None, diverged: bool, reuse: bool) -> Replayed:

@@ -30,7 +30,7 @@ from pytest_evalcases.agents.base import (
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError, SetupError
-from pytest_evalcases.kinds import AgentHome
+from pytest_evalcases.kinds import AgentHome, Replayed
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.scheduler import Backoff
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     # The proxy's modules (http.server, http.client) load with the first recorded run.
     from pytest_evalcases.run.proxy import Channel
     from pytest_evalcases.run.recording import Recorder
-    from pytest_evalcases.run.replay import Replay, Replayed, ReplaySource
+    from pytest_evalcases.run.replay import Replay, ReplaySource
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
 

@@ -22,7 +22,7 @@ from pytest_evalcases.run.workspace import Variant
 
 if TYPE_CHECKING:
     from pytest_evalcases.cases.loading import LoadedCase
-    from pytest_evalcases.run.replay import Replayed
+    from pytest_evalcases.kinds import Replayed
     from pytest_evalcases.run.runner import RunReport
 
 
