@@ -9,6 +9,11 @@ real model's would be. Every round runs the suite live (recorded), then again wi
 ``--eval-reuse`` of that recording, unchanged: every request is answered from the
 recording, none reaches the server. The ratio reuse / live is what a re-run of an
 unchanged suite costs. Target: at most 0.1.
+
+Beside them, the suite runs live against the server answering at once: the CLI's own
+time (start-up, its agent loop, its tool calls), which a replay cannot save, since the
+CLI runs again and re-executes its tools. reuse / that floor shows what the replaying
+proxy adds.
 """
 
 from __future__ import annotations
@@ -37,9 +42,9 @@ checks:
 """
 
 
-def script(turns: int, delay: float):  # type: ignore[no-untyped-def]
+def script(turns: int, delay: dict[str, float]):  # type: ignore[no-untyped-def]
     def answer(request: Request) -> Reply:
-        time.sleep(delay)
+        time.sleep(delay["seconds"])
         step = request.tool_results
         if step < turns:
             return Reply(shell=f"echo step {step} >> log.txt", input_tokens=2000)
@@ -66,8 +71,8 @@ def run(root: Path, env: dict[str, str], *options: str) -> tuple[float, dict[str
     took = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
-    [results] = set((root / "evals" / "results").glob("*.json")) - before
-    return took, json.loads(results.read_text())
+    written = set((root / "evals" / "results").glob("*.json")) - before
+    return took, json.loads(written.pop().read_text()) if written else {}
 
 
 def main() -> None:
@@ -90,7 +95,8 @@ def main() -> None:
         root.mkdir()
         build(root, args.count, args.turns)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        with model_server("anthropic", script(args.turns, args.delay)) as server:
+        delay = {"seconds": args.delay}
+        with model_server("anthropic", script(args.turns, delay)) as server:
             env.update(
                 PATH=f"{clis}{os.pathsep}{env['PATH']}",
                 ANTHROPIC_BASE_URL=server.url,
@@ -102,7 +108,11 @@ def main() -> None:
             )
             live: list[float] = []
             reuse: list[float] = []
+            floor: list[float] = []
             for i in range(args.repeat):
+                delay["seconds"] = 0.0
+                floor.append(run(root, env, "--eval-no-save")[0])
+                delay["seconds"] = args.delay
                 took, _ = run(root, env)
                 live.append(took)
                 sent = len(server.requests)
@@ -113,12 +123,13 @@ def main() -> None:
                 how = sorted({str(c["replay"]) for c in cases})
                 went = len(server.requests) - sent
                 print(
-                    f"  round {i + 1}/{args.repeat}: live {live[-1]:.2f}s, "
+                    f"  round {i + 1}/{args.repeat}: no delay {floor[-1]:.2f}s, "
+                    f"live {live[-1]:.2f}s, "
                     f"--eval-reuse {reuse[-1]:.2f}s (runs replayed: {', '.join(how)}; "
                     f"requests to the server: {went})",
                     flush=True,
                 )
-    one, two = statistics.median(live), statistics.median(reuse)
+    one, two, cli = statistics.median(live), statistics.median(reuse), statistics.median(floor)
     responses = args.turns + 1
     print(
         f"\n{args.count} cases of claude, {responses} model responses each, "
@@ -126,6 +137,8 @@ def main() -> None:
     )
     print(f"  live, recorded          {one:7.2f}s")
     print(f"  --eval-reuse, unchanged {two:7.2f}s   ratio {two / one:4.2f}")
+    print(f"  live, no model delay    {cli:7.2f}s   (the CLI's own time)")
+    print(f"  --eval-reuse / no delay {two / cli:7.2f}    (what the replaying proxy adds)")
     print("  target: ratio <= 0.1")
 
 

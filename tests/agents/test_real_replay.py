@@ -274,7 +274,9 @@ def test_codex_replays_its_recording(
 
         result.assert_outcomes(passed=1)
         assert len(server.requests) == sent
-    assert newest(pytester)[1]["cases"][0]["replay"] == "full"
+        assert newest(pytester)[1]["cases"][0]["replay"] == "full"
+        diverges_at_the_tool_result(pytester, "codex")
+        assert len(server.requests) == sent
 
 
 def test_gemini_replays_its_recording(
@@ -290,3 +292,19 @@ def test_gemini_replays_its_recording(
     result.assert_outcomes(passed=1)
     assert len(gemini_server.requests) == sent
     assert newest(pytester)[1]["cases"][0]["replay"] == "full"
+    diverges_at_the_tool_result(pytester, "gemini")
+    assert len(gemini_server.requests) == sent
+
+
+def diverges_at_the_tool_result(pytester: pytest.Pytester, cli: str) -> None:
+    """A changed data.txt reaches the model in turn 2's tool result: the replay of the
+    first results file stops there, whatever the CLI makes of the refusal."""
+    first = results_files(pytester.path)[0]
+    (pytester.path / "evals" / "fixtures" / "repo" / "data.txt").write_text("data-v1 MARK-new\n")
+
+    run(pytester, "diverged", f"--eval-replay={first}").assert_outcomes(errors=1)
+
+    [record] = newest(pytester)[1]["cases"]
+    assert record["error_kind"] == "replay-diverged", (cli, record["error"])
+    assert "replay diverged at turn 2: the tool result in message " in record["error"]
+    assert "MARK-new" in record["error"]
