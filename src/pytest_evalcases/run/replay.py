@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import difflib
+import functools
 import json
 import re
 import threading
@@ -76,9 +77,8 @@ _VARYING: tuple[tuple[re.Pattern[str], str], ...] = (
     # Milliseconds since the epoch, also inside ids (Gemini CLI's run_shell_command_<ms>_0).
     (re.compile(r"(?<![0-9])1[5-9]\d{11}(?![0-9])"), "<time>"),
     # What a tool's result says of the process that ran it (Gemini CLI, Codex).
-    (re.compile(r"(Process Group PGID|PID|pid): \d+"), r"\1: <pid>"),
+    (re.compile(r"(Process Group PGID): \d+"), r"\1: <pid>"),
     (re.compile(r"(\"wall_time_seconds\"\s*:\s*)[0-9.eE+-]+"), r"\1<seconds>"),
-    (re.compile(r"(Wall time:\s*)[0-9.]+( seconds)?"), r"\1<seconds>\2"),
     (re.compile(r"(\"chunk_id\"\s*:\s*)\"[^\"]*\""), r'\1"<id>"'),
 )
 
@@ -300,8 +300,9 @@ class Recording:
     #: What the recorded run cost, as its results file says (``cost_usd``).
     cost_usd: float | None = None
 
-    @property
+    @functools.cached_property
     def tokens(self) -> int:
+        """The tokens all its responses report."""
         return sum(e.tokens for e in self.exchanges)
 
 
@@ -454,7 +455,7 @@ class Replay:
     @property
     def saved_usd(self) -> float | None:
         """The recorded run's cost times the share of its tokens replayed: an
-        approximation (docs/replay.md, "Reuse")."""
+        approximation (docs/replay.md, "What replay saves")."""
         cost, total = self.recording.cost_usd, self.recording.tokens
         if cost is None:
             return None
