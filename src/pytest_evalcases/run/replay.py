@@ -79,6 +79,7 @@ _VARYING: tuple[tuple[re.Pattern[str], str], ...] = (
     # What a tool's result says of the process that ran it (Gemini CLI, Codex).
     (re.compile(r"(Process Group PGID): \d+"), r"\1: <pid>"),
     (re.compile(r"(\"wall_time_seconds\"\s*:\s*)[0-9.eE+-]+"), r"\1<seconds>"),
+    (re.compile(r"(Wall time:?\s*)[0-9.]+(\s*seconds)"), r"\1<seconds>\2"),
     (re.compile(r"(\"chunk_id\"\s*:\s*)\"[^\"]*\""), r'\1"<id>"'),
 )
 

@@ -202,12 +202,14 @@ def test_what_always_varies_is_normalised() -> None:
         "on Wednesday, December 2, 2026; id 69652f8f-a1d6-44b7-bb99-9dc6ab2f6eac, "
         "toolu_01AbCdEf23, call_Xy12ab34, run_shell_command_1796217588074_0, "
         "/home/u/.cache/h-1/skills, /x/.cache/pytest-evalcases/agent-homes/home-ab_12/y, "
-        'Process Group PGID: 6732, {"chunk_id":"57b127","wall_time_seconds":0.00004}'
+        'Process Group PGID: 6732, {"chunk_id":"57b127","wall_time_seconds":0.00004}, '
+        "Script completed\nWall time 0.2 seconds"
     )
     assert normal.text(text) == (
         "CWD: <workspace>\nDate: <date> at <date>, <time> on <date>; id <uuid>, "
         "toolu_<id>, call_<id>, run_shell_command_<time>_0, <home>/skills, <home>/y, "
-        'Process Group PGID: <pid>, {"chunk_id":"<id>","wall_time_seconds":<seconds>}'
+        'Process Group PGID: <pid>, {"chunk_id":"<id>","wall_time_seconds":<seconds>}, '
+        "Script completed\nWall time <seconds> seconds"
     )
 
 
