@@ -7,6 +7,8 @@ and never a traceback of our internals.
 
 from __future__ import annotations
 
+from pytest_evalcases.kinds import Replayed
+
 
 class EvalcasesError(Exception):
     """Base class: a message meant for the user, shown without a traceback."""
@@ -57,6 +59,8 @@ class RunError(EvalcasesError):
         #: The run's recorded exchange with the model API, relative to the results
         #: file's directory (docs/replay.md); set by the runner.
         self.recording: str | None = None
+        #: How the run was replayed (``--eval-replay``, ``--eval-reuse``); set by the runner.
+        self.replayed: Replayed | None = None
         super().__init__(message)
 
 

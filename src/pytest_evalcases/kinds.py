@@ -6,6 +6,7 @@ layer imports them from here, and this module imports nothing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 #: A case's ``severity``, and the pytest marker of its items.
@@ -26,6 +27,24 @@ CaseOutcome = Literal["passed", "failed", "error", "skipped"]
 #: What a record stands for: a case file, a task directory, or a case file that does
 #: not load (``file``).
 RecordKind = Literal["case", "task", "file"]
+
+#: How a run went through the replaying proxy (docs/replay.md): every request answered
+#: from the recording, some (then live), none (live), or a replay that diverged.
+ReplayHow = Literal["full", "partial", "live", "diverged"]
+REPLAY_HOWS: tuple[ReplayHow, ...] = ("full", "partial", "live", "diverged")
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """How one run went through the replaying proxy, and what replaying saved."""
+
+    how: ReplayHow
+    #: Tokens of the responses answered from the recording.
+    saved_tokens: int = 0
+    #: The part of the recorded run's cost that was not spent again; ``None`` when the
+    #: recorded run did not say what it cost.
+    saved_usd: float | None = None
+
 
 #: ``eval_agent_home``: a fresh agent home per run, or the operator's own.
 AgentHome = Literal["isolated", "inherit"]

@@ -78,6 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.record_place = options.record_place(config, settings, state.started)
         if settings.regrade is not None:
             state.regrading = _regrading(settings.regrade)
+        state.replay_plan = options.replay_plan(config, settings, state.record_place)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = state

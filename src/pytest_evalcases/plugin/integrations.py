@@ -19,7 +19,7 @@ class XdistHooks:
     """A crashed worker leaves the run incomplete; the results file says so. The
     workers collect, so the first to finish tells what part of the suite ran. Every
     worker keeps workspaces, and records runs, where the controller's results file will
-    be."""
+    be, and replays from the results file the controller chose."""
 
     def __init__(self, state: EvalSession) -> None:
         self.state = state
@@ -31,6 +31,8 @@ class XdistHooks:
         node.workerinput[options.RECORD_INPUT] = place.to_dict() if place is not None else None
         regrade = self.state.settings.regrade
         node.workerinput[options.REGRADE_INPUT] = str(regrade) if regrade is not None else None
+        plan = self.state.replay_plan
+        node.workerinput[options.REPLAY_INPUT] = plan.to_dict() if plan is not None else None
 
     def pytest_handlecrashitem(self, crashitem: str) -> None:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")

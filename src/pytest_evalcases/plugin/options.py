@@ -37,6 +37,7 @@ from pytest_evalcases.session.state import SandboxSettings, Settings
 from pytest_evalcases.text import non_negative_int, positive_int
 
 if TYPE_CHECKING:
+    from pytest_evalcases.run.replay import ReplayPlan
     from pytest_evalcases.session.changed import ChangedFiles
 
 #: The type of numeric ini options: from pytest 9.2 a number or a string, so that native
@@ -54,6 +55,8 @@ REGRADE_INPUT = "evalcases_regrade"
 #: The options that run the agent against a recording: never with ``--eval-regrade``,
 #: which runs none (docs/replay.md).
 _REPLAY_OPTIONS = {"eval_replay": "--eval-replay", "eval_reuse": "--eval-reuse"}
+#: The key of ``workerinput`` by which the controller tells its workers what to replay.
+REPLAY_INPUT = "evalcases_replay"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -195,6 +198,27 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="Run no agent: grade each run stored with RESULTS_FILE (default: the newest "
         "in eval_results_dir) again with the current checks; write --eval-regrade=FILE",
+    )
+    group.addoption(
+        "--eval-replay",
+        dest="eval_replay",
+        metavar="RESULTS_FILE",
+        nargs="?",
+        const="",
+        default=None,
+        help="Run every case again with its model requests answered from the recordings "
+        "of RESULTS_FILE (default: the newest results file); a request that differs is "
+        "an error; write --eval-replay=RESULTS_FILE",
+    )
+    group.addoption(
+        "--eval-reuse",
+        dest="eval_reuse",
+        metavar="RESULTS_FILE",
+        nargs="?",
+        const="",
+        default=None,
+        help="As --eval-replay, but from the first request that differs the run goes live "
+        "and is recorded anew; write --eval-reuse=RESULTS_FILE",
     )
     group.addoption(
         "--eval-lint",
@@ -676,6 +700,49 @@ def record_place(
         root = results.results_dir or settings.rootdir / defaults.RESULTS_DIR
         stem = resultsfile.file_stem(started)
     return RecordPlace(root=root, directory=root / f"{stem}{RECORDING_SUFFIX}")
+
+
+def replay_plan(
+    config: pytest.Config, settings: Settings, record: RecordPlace | None
+) -> ReplayPlan | None:
+    """What ``--eval-replay`` / ``--eval-reuse`` replay from (docs/replay.md): the
+    results file given, else the newest of the results directory, read here once to say
+    at the start when it is not one. An xdist worker replays what its controller says."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and REPLAY_INPUT in workerinput:
+        given = workerinput[REPLAY_INPUT]
+        if not given:
+            return None
+        from pytest_evalcases.run.replay import ReplayPlan
+
+        return ReplayPlan.from_dict(given)
+    replay, reuse = config.getoption("eval_replay"), config.getoption("eval_reuse")
+    # (--eval-regrade with either was refused with the settings.)
+    if replay is not None and reuse is not None:
+        raise UsageError("--eval-replay and --eval-reuse cannot be used together: choose one")
+    if replay is None and reuse is None:
+        return None
+    option = "--eval-replay" if replay is not None else "--eval-reuse"
+    if reuse is not None and record is None:
+        raise UsageError(
+            "--eval-reuse records the runs that go live, and this session records nothing "
+            "(--eval-no-save or eval_record = false): use --eval-replay, or record"
+        )
+    from pytest_evalcases.run.recorded import load_session, newest_results_file
+    from pytest_evalcases.run.replay import ReplayPlan
+
+    given = replay if replay is not None else reuse
+    try:
+        if given:
+            path = config.invocation_params.dir / given
+        else:
+            path = newest_results_file(
+                settings.results.results_dir or settings.rootdir / defaults.RESULTS_DIR
+            )
+        load_session(path)
+    except resultsfile.ResultsFileError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+    return ReplayPlan(mode="replay" if replay is not None else "reuse", results=path)
 
 
 def _ini_paths(config: pytest.Config, name: str) -> tuple[Path, ...]:

@@ -93,6 +93,9 @@ def lines(
             out.append(f"  improved: {case_id} / {check_id}")
     for broken in report.broken_files:
         out.append(f"case file error: {broken.file}")
+    replayed = replay_line(report.records)
+    if replayed:
+        out.append(replayed)
     retried = [r for r in report.records if r.attempts > 1 and r.reached_verdict]
     if retried:
         # A verdict reached only after errored attempts (--eval-retry-errors): the agent
@@ -111,6 +114,30 @@ def lines(
             f"eval gate: {verdict.status}" + (f" ({verdict.reason})" if verdict.reason else "")
         )
     return out
+
+
+def replay_line(records: Sequence[RunRecord]) -> str:
+    """``replay: 6 runs replayed in full, 1 in part, 1 live, 0 diverged · saved 24,690
+    tokens, $0.1234``: how the runs of ``--eval-replay`` / ``--eval-reuse`` went and what
+    replaying saved (docs/replay.md); empty when no run was replayed."""
+    runs = [r for r in records if r.replay is not None]
+    if not runs:
+        return ""
+    count = {how: sum(r.replay == how for r in runs) for how in ("full", "partial", "live")}
+    parts = [
+        f"{plural(count['full'], 'run')} replayed in full",
+        f"{count['partial']} in part",
+        f"{count['live']} live",
+    ]
+    diverged = sum(r.replay == "diverged" for r in runs)
+    if diverged:
+        parts.append(f"{diverged} diverged")
+    tokens = sum(r.saved_tokens or 0 for r in runs)
+    costs = [r.saved_usd for r in runs if r.saved_usd is not None]
+    saved = f"saved {tokens:,} tokens"
+    if costs:
+        saved += f", {usd(sum(costs))}"
+    return "replay: " + ", ".join(parts) + " · " + saved
 
 
 def usage_line(records: Sequence[RunRecord]) -> str:

@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 from pytest_evalcases import defaults
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.errors import EvalcasesError
-from pytest_evalcases.kinds import OUTCOMES, SEVERITIES
+from pytest_evalcases.kinds import OUTCOMES, REPLAY_HOWS, SEVERITIES
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import gate
 from pytest_evalcases.results.document import (
@@ -589,6 +589,14 @@ def _read_record(f: _Fields) -> RunRecord:
         None,
     )
     f.text_or_none("recording")
+    f.get(
+        "replay",
+        lambda v: v is None or v in REPLAY_HOWS,
+        "one of " + ", ".join(REPLAY_HOWS) + " or null",
+        None,
+    )
+    f.get("saved_tokens", lambda v: v is None or _is_int(v), "a whole number", None)
+    f.number_or_none("saved_usd")
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)

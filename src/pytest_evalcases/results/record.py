@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from pytest_evalcases import defaults
-from pytest_evalcases.kinds import GRADED, OUTCOMES, Outcome, RecordKind, Severity
+from pytest_evalcases.kinds import GRADED, OUTCOMES, Outcome, RecordKind, ReplayHow, Severity
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,13 @@ class RunRecord:
     #: (``<stem>.runs/<run>/exchange.jsonl``); ``None`` when it was not recorded
     #: (docs/replay.md, "Recording").
     recording: str | None = None
+    #: How the run was replayed (``--eval-replay``, ``--eval-reuse``): ``full``,
+    #: ``partial``, ``live`` or ``diverged``; ``None`` when it was not (docs/replay.md).
+    replay: ReplayHow | None = None
+    #: Replayed: the tokens of the responses answered from the recording, and the part
+    #: of the recorded run's cost they stand for (an approximation, docs/replay.md).
+    saved_tokens: int | None = None
+    saved_usd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a results file's case entry: the case's id is ``id``.

@@ -8,6 +8,12 @@ A request is forwarded to the channel's API below the API's own path, and the re
 streamed back chunk by chunk as it arrives. What is stored of it, and where, is
 :mod:`pytest_evalcases.run.recording`'s.
 
+A channel given a recording (a :class:`~pytest_evalcases.run.replay.Replay`) answers
+from it instead (docs/replay.md, "Replay", "Reuse"): a request that matches a recorded one
+gets the recorded response and never reaches the API. One that does not ends the replay:
+refused with a ``400`` the CLI does not retry (``--eval-replay``), or forwarded, with all
+after it, as a live run's (``--eval-reuse``).
+
 Standard library only: :class:`http.server.ThreadingHTTPServer` to the CLI,
 :mod:`http.client` to the API.
 """
@@ -23,10 +29,14 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pytest_evalcases import defaults
+from pytest_evalcases.run.replay import Divergence, RecordedExchange
+
+if TYPE_CHECKING:
+    from pytest_evalcases.run.replay import Replay
 
 #: Headers of one connection, not of the exchange (RFC 9110, 7.6.1): never forwarded.
 _HOP_BY_HOP = frozenset(
@@ -71,6 +81,9 @@ class Exchange:
     response: Message
     #: Why the API could not be reached or the response was cut; empty when it was not.
     error: str = ""
+    #: On a replaying channel, where the response came from: ``replay`` (the
+    #: recording) or ``live`` (the API); empty on a channel that only records.
+    source: str = ""
 
 
 @dataclass
@@ -86,6 +99,7 @@ class _Slot:
     headers: tuple[tuple[str, str], ...] = ()
     received: list[bytes] = field(default_factory=list)
     exchange: Exchange | None = None
+    source: str = ""
 
     def snapshot(self) -> Exchange:
         if self.exchange is not None:
@@ -99,6 +113,7 @@ class _Slot:
             self.reason,
             Message(self.headers, body),
             "the run ended before the response did",
+            self.source,
         )
 
 
@@ -115,6 +130,14 @@ class Channel:
     #: The HTTP proxy (``host:port``) that requests to the upstream go through, as the
     #: run's environment names one (``HTTPS_PROXY``); ``None``: straight there.
     via: str | None = None
+    #: The recording that answers the run's requests; ``None``: all go to the API.
+    replay: Replay | None = None
+    #: With a recording: forward what does not match (``--eval-reuse``) rather than
+    #: refuse it (``--eval-replay``).
+    reuse: bool = False
+    #: The first request the recording had no answer to (it and all after it went to
+    #: the API under reuse, were refused under replay); ``None`` while all matched.
+    diverged: Divergence | None = None
     _slots: list[_Slot] = field(default_factory=list)
     _pending: int = 0
     _changed: threading.Condition = field(default_factory=threading.Condition)
@@ -132,6 +155,24 @@ class Channel:
             with self._changed:
                 self._pending -= 1
                 self._changed.notify_all()
+
+    def answer(self, slot: _Slot) -> RecordedExchange | Divergence | None:
+        """The recorded answer to ``slot``'s request; a divergence when there is none
+        (the first of the run is kept); ``None`` when the request goes to the API: the
+        channel replays nothing, or went live at an earlier divergence."""
+        with self._changed:
+            replay, diverged = self.replay, self.diverged
+        if replay is None or (diverged is not None and self.reuse):
+            return None
+        if diverged is not None:
+            return diverged
+        found = replay.answer(slot.method, slot.path, slot.request.body)
+        if isinstance(found, Divergence):
+            with self._changed:
+                if self.diverged is None:
+                    self.diverged = found
+            return None if self.reuse else found
+        return found
 
     def recorded(self, wait: float = SETTLE_SECONDS) -> list[Exchange]:
         """The exchanges so far, in order. Waits up to ``wait`` seconds for requests
@@ -159,11 +200,19 @@ class Proxy:
         )
         self._thread.start()
 
-    def open(self, upstream: str, via: str | None = None) -> Channel:
-        """A new channel to ``upstream`` for one run, through the HTTP proxy ``via``."""
+    def open(
+        self,
+        upstream: str,
+        via: str | None = None,
+        *,
+        replay: Replay | None = None,
+        reuse: bool = False,
+    ) -> Channel:
+        """A new channel to ``upstream`` for one run, through the HTTP proxy ``via``;
+        answering from ``replay`` while requests match, when given."""
         token = secrets.token_hex(8)
         url = f"http://127.0.0.1:{self.port}/r/{token}"
-        channel = Channel(token, upstream.rstrip("/"), url, via)
+        channel = Channel(token, upstream.rstrip("/"), url, via, replay, reuse)
         with self._lock:
             self._channels[token] = channel
         return channel
@@ -232,12 +281,76 @@ class _Relay(BaseHTTPRequestHandler):
             self._refuse(501, "the recording proxy does not relay protocol upgrades")
             slot.exchange = _failed(slot, 501, "protocol upgrade refused")
             return
+        found = channel.answer(slot)
+        if isinstance(found, Divergence):
+            self._diverged(slot, found.message)
+            return
+        if isinstance(found, RecordedExchange):
+            self._replay(slot, found)
+            return
+        if channel.replay is not None or channel.reuse:
+            slot.source = "live"
         try:
             self._forward(channel, slot)
         except (OSError, http.client.HTTPException) as exc:
             slot.exchange = _failed(slot, 502, f"the API failed: {exc}")
             with contextlib.suppress(OSError):
                 self._refuse(502, f"the recording proxy could not reach {channel.upstream}")
+
+    def _replay(self, slot: _Slot, found: RecordedExchange) -> None:
+        """Send the recorded response at once, as the API sent it (its framing aside)."""
+        headers = tuple(
+            (name, value)
+            for name, value in found.headers
+            if name.lower() not in _HOP_BY_HOP and name.lower() != "content-length"
+        )
+        bodiless = self.command == "HEAD" or found.status in (204, 304) or found.status < 200
+        self.send_response_only(found.status, found.reason or None)
+        for name, value in headers:
+            self.send_header(name, value)
+        if not bodiless:
+            self.send_header("Content-Length", str(len(found.response)))
+        self.end_headers()
+        if not bodiless:
+            self.wfile.write(found.response)
+        self.wfile.flush()
+        slot.exchange = Exchange(
+            slot.method,
+            slot.path,
+            slot.request,
+            found.status,
+            found.reason,
+            Message(headers, found.response),
+            source="replay",
+        )
+
+    def _diverged(self, slot: _Slot, message: str) -> None:
+        """Refuse a request the recording has no answer to, with a status the CLIs do
+        not retry, and close the connection: the run is over (``--eval-replay``)."""
+        self.close_connection = True
+        data = json.dumps(
+            {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": message},
+            }
+        ).encode()
+        self.send_response_only(400, "Bad Request")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        slot.exchange = Exchange(
+            slot.method,
+            slot.path,
+            slot.request,
+            400,
+            "Bad Request",
+            Message((("content-type", "application/json"),), data),
+            "replay diverged: refused",
+            "replay",
+        )
 
     def _request_body(self) -> bytes:
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
@@ -318,6 +431,7 @@ class _Relay(BaseHTTPRequestHandler):
             reason=response.reason,
             response=Message(headers, b"".join(received)),
             error=error,
+            source=slot.source,
         )
 
     def _refuse(self, status: int, message: str) -> None:
@@ -358,7 +472,9 @@ def _exempts(entry: str, host: str) -> bool:
 
 
 def _failed(slot: _Slot, status: int, error: str) -> Exchange:
-    return Exchange(slot.method, slot.path, slot.request, status, "", Message((), b""), error)
+    return Exchange(
+        slot.method, slot.path, slot.request, status, "", Message((), b""), error, slot.source
+    )
 
 
 def _read_chunked(stream: Any) -> bytes:

@@ -38,6 +38,7 @@ from pytest_evalcases.redact import MIN_SECRET, Redactor
 if TYPE_CHECKING:
     # The proxy (http.server, http.client) loads with the first recorded run.
     from pytest_evalcases.run.proxy import Channel, Exchange, Proxy
+    from pytest_evalcases.run.replay import Replay
 
 #: The version of the stored format, in the first line of every ``exchange.jsonl``.
 FORMAT_VERSION = 1
@@ -118,6 +119,8 @@ def serialise(
         }
         if exchange.error:
             entry["error"] = scrub(exchange.error)
+        if exchange.source:
+            entry["source"] = exchange.source
         lines.append(json.dumps(entry, ensure_ascii=False))
     first = {
         "format": "pytest-evalcases exchange",
@@ -244,12 +247,13 @@ class RecordPlace:
 
 class Recorder:
     """The recording of one pytest process: its proxy, started by the first run that
-    needs it (:meth:`channel`), and where the exchanges go. Thread-safe: runs started
+    needs it (:meth:`channel`), and where the exchanges go (nowhere: ``place`` is
+    ``None`` when a session replays without recording). Thread-safe: runs started
     ahead (``--eval-concurrency``) open channels from the scheduler's threads."""
 
     def __init__(
         self,
-        place: RecordPlace,
+        place: RecordPlace | None,
         redact: Redactor,
         *,
         max_bytes: int = defaults.RECORDING_MAX_BYTES,
@@ -281,22 +285,32 @@ class Recorder:
         return self._proxy is not None
 
     @contextlib.contextmanager
-    def channel(self, upstream: str, env: Mapping[str, str]) -> Iterator[Channel]:
+    def channel(
+        self,
+        upstream: str,
+        env: Mapping[str, str],
+        *,
+        replay: Replay | None = None,
+        reuse: bool = False,
+    ) -> Iterator[Channel]:
         """A channel for one run to ``upstream``, through the HTTP proxy ``env`` names
-        for it; the proxy forgets the channel when the block ends."""
+        for it, answering from ``replay`` while it can (docs/replay.md, "Replay"); the
+        proxy forgets the channel when the block ends."""
         from pytest_evalcases.run.proxy import http_proxy
 
         proxy = self.proxy
-        channel = proxy.open(upstream, http_proxy(upstream, env))
+        channel = proxy.open(upstream, http_proxy(upstream, env), replay=replay, reuse=reuse)
         try:
             yield channel
         finally:
             proxy.release(channel)
 
-    def store(self, channel: Channel, name: str, header: Mapping[str, Any]) -> str:
+    def store(self, channel: Channel, name: str, header: Mapping[str, Any]) -> str | None:
         """Write ``channel``'s exchange as run ``name``; the run's directory relative to
         the results file's directory, with ``/`` between the parts (the run's
-        ``recording``)."""
+        ``recording``); ``None`` when the session records nothing."""
+        if self.place is None:
+            return None
         lines = serialise(
             channel.recorded(),
             {**header, "upstream": channel.upstream},

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases import containment, defaults
 from pytest_evalcases.agents.base import (
@@ -30,7 +30,7 @@ from pytest_evalcases.agents.base import (
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError, SetupError
-from pytest_evalcases.kinds import AgentHome
+from pytest_evalcases.kinds import AgentHome, Replayed
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.scheduler import Backoff
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     # The proxy's modules (http.server, http.client) load with the first recorded run.
     from pytest_evalcases.run.proxy import Channel
     from pytest_evalcases.run.recording import Recorder
+    from pytest_evalcases.run.replay import Replay, ReplaySource
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
 
@@ -59,6 +60,8 @@ class RunReport:
     did_nothing: bool = False
     #: The run's recorded exchange, relative to the results file's directory.
     recording: str | None = None
+    #: How the run was replayed (``--eval-replay``, ``--eval-reuse``); ``None``: it was not.
+    replayed: Replayed | None = None
 
     @property
     def passed(self) -> bool:
@@ -94,6 +97,8 @@ class RunContext:
     backoff: Backoff = field(default_factory=Backoff)
     #: Where live runs' model traffic is recorded (``eval_record``); ``None``: nowhere.
     recorder: Recorder | None = None
+    #: The recordings that runs are answered from (``--eval-replay``, ``--eval-reuse``).
+    replay: ReplaySource | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +208,7 @@ class AgentRun:
     began: float = 0.0
     #: The run's recorded exchange, relative to the results file's directory.
     recording: str | None = None
+    replayed: Replayed | None = None
 
 
 def run_agent_phase(
@@ -252,7 +258,9 @@ def _run_agent(
     populate(workspace, case.fixture, variant.overlays)
     watch = _watch(ctx)
     # What the run's stored changes are relative to: the fixture as populated.
-    populated = snapshot(workspace) if ctx.recorder is not None and record_as else None
+    # (A recorder with nowhere to store, replaying with recording off, stores nothing.)
+    storing = ctx.recorder is not None and ctx.recorder.place is not None and record_as
+    populated = snapshot(workspace) if storing else None
     if case.setup:
         _run_setup(case.setup, workspace, env, ctx, limit)
     started = snapshot(workspace)
@@ -278,9 +286,10 @@ def _run_agent(
         )
         ran: AgentResult | None = None
         recording: str | None = None
+        replayed: Replayed | None = None
         error: RunError | None = None
         try:
-            ran, recording = _run_recorded(ctx, request, case, variant, record_as)
+            ran, recording, replayed = _run_recorded(ctx, request, case, variant, record_as)
         except RunError as exc:
             error = exc
     if populated is not None and record_as is not None:
@@ -302,6 +311,7 @@ def _run_agent(
         watch=watch,
         began=began,
         recording=recording,
+        replayed=replayed,
     )
 
 
@@ -311,36 +321,86 @@ def _run_recorded(
     case: LoadedCase,
     variant: Variant,
     record_as: str | None,
-) -> tuple[AgentResult, str | None]:
-    """Run the agent, through the recording proxy when the run is recorded: the CLI's
-    base URL points at the run's path on the proxy, which forwards to the API the
-    environment named. The exchange is stored when the agent ends, also when it
-    failed (the :class:`RunError` names it)."""
+) -> tuple[AgentResult, str | None, Replayed | None]:
+    """Run the agent, through the recording proxy when the run is recorded or
+    replayed: the CLI's base URL points at the run's path on the proxy, which forwards
+    to the API the environment named, or answers from the run's recording
+    (docs/replay.md). The exchange is stored when the agent ends, also when it failed
+    (the :class:`RunError` names it)."""
     assert ctx.agent is not None
-    recorder = ctx.recorder
+    recorder, source = ctx.recorder, ctx.replay
     api = model_api(ctx.agent, request.env) if recorder is not None and record_as else None
+    replay = None
+    if source is not None and record_as is not None:
+        replay = _replay_for(source, request, case, variant, record_as, api is not None)
     if recorder is None or record_as is None or api is None:
-        return run_agent(ctx.agent, request), None
-    with recorder.channel(api.upstream, request.env) as channel:
+        return run_agent(ctx.agent, request), None, None
+    reuse = source is not None and source.mode == "reuse"
+    with recorder.channel(api.upstream, request.env, replay=replay, reuse=reuse) as channel:
         if api.variable:
             request = replace(request, env={**request.env, api.variable: channel.url})
         else:
             request = replace(request, base_url=channel.url)
-        header = {
+        header: dict[str, Any] = {
             "run": record_as,
             "case": case.id,
             "variant": variant.name,
             "agent": ctx.agent.name,
+            # What the requests quote of this run, for a replay to normalise.
+            "workspace": str(request.workspace),
+            "homes": [str(path) for path in request.writable],
         }
+        error: RunError | None = None
         try:
             result = run_agent(ctx.agent, request)
         except RunError as exc:
-            exc.recording = _store(recorder, channel, record_as, header)
-            raise
-        return result, _store(recorder, channel, record_as, header)
+            error = exc
+        replayed = None
+        if source is not None:
+            from pytest_evalcases.run.replay import outcome
+
+            replayed = outcome(replay, channel.diverged is not None, reuse)
+        stored = _store(recorder, channel, record_as, header)
+        if channel.diverged is not None and not reuse:
+            # Whatever the CLI made of the refusal, the run ended there.
+            error = RunError(channel.diverged.message, kind="replay-diverged")
+        if error is not None:
+            error.recording = stored
+            error.replayed = replayed
+            raise error
+        return result, stored, replayed
 
 
-def _store(recorder: Recorder, channel: Channel, name: str, header: dict[str, str]) -> str | None:
+def _replay_for(
+    source: ReplaySource,
+    request: RunRequest,
+    case: LoadedCase,
+    variant: Variant,
+    record_as: str,
+    proxied: bool,
+) -> Replay | None:
+    """The recording that answers the run (repetition i replays recording i); ``None``
+    under ``--eval-reuse`` when there is none. Under ``--eval-replay`` a run without one
+    is an error before its CLI starts."""
+    from pytest_evalcases.run.replay import Places, Replay, repetition_of
+
+    if not proxied:
+        why = "its agent does not talk to a model API through the proxy (docs/replay.md)"
+        found = None
+    else:
+        repetition = repetition_of(record_as, case.id, variant.name)
+        look = source.find(case.id, variant.name, repetition)
+        found, why = look.recording, look.missing
+    if found is None:
+        if source.mode == "replay":
+            raise RunError(f"nothing to replay: {why}", kind="replay-missing")
+        return None
+    redact = source.redact
+    places = Places(str(request.workspace), tuple(str(p) for p in request.writable))
+    return Replay(found, places, redact)
+
+
+def _store(recorder: Recorder, channel: Channel, name: str, header: dict[str, Any]) -> str | None:
     """Store a run's exchange; ``None`` when it cannot be written (a full disk costs
     the recording, never the run's verdict)."""
     try:
@@ -368,8 +428,10 @@ def _store_run(
 
     recorder = ctx.recorder
     assert recorder is not None
+    assert recorder.place is not None
     assert ctx.agent is not None
-    directory = recorder.place.directory / name
+    place = recorder.place
+    directory = place.directory / name
     header = {"run": name, "case": case.id, "variant": variant.name, "agent": ctx.agent.name}
 
     def write() -> None:
@@ -388,7 +450,7 @@ def _store_run(
 
     if not artifacts.store_quietly(directory, name, write):
         return None
-    return directory.relative_to(recorder.place.root).as_posix()
+    return directory.relative_to(place.root).as_posix()
 
 
 def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
@@ -406,6 +468,7 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
         workspace=workspace,
         did_nothing=idle,
         recording=ran.recording,
+        replayed=ran.replayed,
     )
 
 
@@ -442,7 +505,8 @@ ESCAPED = "escaped-workspace"
 #: Errors that another attempt cannot mend: a run that changed the repository (the next
 #: attempt would start from the changed tree and might pass), and an account that cannot
 #: log in or pay, which seconds later still cannot (docs/agents.md, "Failures and errors").
-NOT_RETRIED = frozenset({ESCAPED, "authentication", "billing"})
+#: A replay that diverged, or had nothing to replay, would do the same again.
+NOT_RETRIED = frozenset({ESCAPED, "authentication", "billing", "replay-diverged", "replay-missing"})
 
 
 def _watch(ctx: RunContext) -> containment.TreeState | None:

@@ -22,6 +22,7 @@ from pytest_evalcases.run.workspace import Variant
 
 if TYPE_CHECKING:
     from pytest_evalcases.cases.loading import LoadedCase
+    from pytest_evalcases.kinds import Replayed
     from pytest_evalcases.run.runner import RunReport
 
 
@@ -73,6 +74,7 @@ def run_record(
         rec.attempts = result.attempts
         rec.duration = result.duration
         rec.recording = result.recording
+        _replayed(rec, result.replayed)
     elif result is not None:
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         if outcome in ("failed", "xfailed"):
@@ -83,6 +85,7 @@ def run_record(
         if result.workspace is not None:
             rec.workspace = str(result.workspace)
         rec.recording = result.recording
+        _replayed(rec, result.replayed)
         agent = result.agent
         if agent is not None:
             rec.tokens_in = agent.usage.input_tokens
@@ -93,6 +96,13 @@ def run_record(
             rec.turns = agent.num_turns
             rec.model = redact(", ".join(agent.models)) or None
     return rec
+
+
+def _replayed(rec: RunRecord, replayed: Replayed | None) -> None:
+    if replayed is not None:
+        rec.replay = replayed.how
+        rec.saved_tokens = replayed.saved_tokens
+        rec.saved_usd = replayed.saved_usd
 
 
 def file_record(

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pytest_evalcases.run.keep import KeepPlace
     from pytest_evalcases.run.recorded import RecordedSession
     from pytest_evalcases.run.recording import Recorder, RecordPlace
+    from pytest_evalcases.run.replay import ReplayPlan, ReplaySource
     from pytest_evalcases.run.runner import RunContext
     from pytest_evalcases.run.scheduler import Backoff
     from pytest_evalcases.session.changed import ChangedFiles
@@ -122,6 +123,8 @@ class EvalSession:
     keep: KeepPlace | None = None
     #: Where live runs record their model traffic (``eval_record``); ``None``: nowhere.
     record_place: RecordPlace | None = None
+    #: ``--eval-replay`` / ``--eval-reuse``: the results file runs replay from.
+    replay_plan: ReplayPlan | None = None
     #: The agent as the preflight found it (its version); ``None`` when none ran.
     preflight: Checked | None = None
     #: What part of the suite the run selected, once collection said (under xdist, as
@@ -181,12 +184,22 @@ class EvalSession:
     @functools.cached_property
     def recorder(self) -> Recorder | None:
         """The recorder of this process's live runs; its proxy starts with the first
-        run that needs it (docs/replay.md, "Recording")."""
-        if self.record_place is None:
+        run that needs it (docs/replay.md, "Recording"). A session that replays has one
+        also when it records nothing: its proxy answers from the recordings."""
+        if self.record_place is None and self.replay_plan is None:
             return None
         from pytest_evalcases.run.recording import Recorder
 
         return Recorder(self.record_place, self.redact)
+
+    @functools.cached_property
+    def replay_source(self) -> ReplaySource | None:
+        """The recordings this process's runs replay (docs/replay.md, "Replay")."""
+        if self.replay_plan is None:
+            return None
+        from pytest_evalcases.run.replay import ReplaySource
+
+        return ReplaySource(self.replay_plan, self.redact)
 
     def stop_recording(self) -> None:
         """Stop the recording proxy, when a run started it."""
@@ -227,6 +240,7 @@ class EvalSession:
             case_ids=frozenset(self.ids),
             backoff=self.backoff,
             recorder=self.recorder,
+            replay=self.replay_source,
         )
 
     @property

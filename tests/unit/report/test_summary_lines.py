@@ -109,3 +109,24 @@ def test_each_variant_says_the_tokens_and_cost_its_runs_reported() -> None:
 
     assert lines[1] == "  tokens 3,500 (1,750 per run) · cost $0.0400 ($0.0200 per run)"
     assert lines[3] == ("  tokens 600 (600 per run; 1 of 2 runs reported it) · cost not reported")
+
+
+def test_a_replaying_session_says_how_its_runs_went_and_what_it_saved() -> None:
+    records = [run(name, "passed") for name in ("a", "b", "c", "d", "e")]
+    for record, how, tokens, usd in zip(
+        records,
+        ("full", "full", "partial", "live", "diverged"),
+        (1000, 2000, 500, 0, 20),
+        (0.01, 0.02, 0.005, None, 0.0),
+        strict=True,
+    ):
+        record.replay, record.saved_tokens, record.saved_usd = how, tokens, usd  # type: ignore[assignment]
+
+    line = summary.replay_line(records)
+
+    assert line == (
+        "replay: 2 runs replayed in full, 1 in part, 1 live, 1 diverged · "
+        "saved 3,520 tokens, $0.0350"
+    )
+    assert line in summary.lines(gate.evaluate(records, 0.9))
+    assert summary.replay_line([run("a", "passed")]) == ""

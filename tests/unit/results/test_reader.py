@@ -91,6 +91,15 @@ def test_a_file_with_only_a_cases_list_reads_with_defaults(tmp_path: Path) -> No
             "r.json: not a results file: cases[0].recording: expected a string, got 5",
         ),
         (
+            f'{{"cases": [{{"id": "a", "outcome": "passed", {_RUN}, "replay": "some"}}]}}',
+            "r.json: not a results file: cases[0].replay: expected one of full, partial, live, "
+            "diverged or null, got 'some'",
+        ),
+        (
+            f'{{"cases": [{{"id": "a", "outcome": "passed", {_RUN}, "saved_tokens": 1.5}}]}}',
+            "r.json: not a results file: cases[0].saved_tokens: expected a whole number, got 1.5",
+        ),
+        (
             '{"cases": [], "mode": "practice"}',
             "r.json: not a results file: mode: expected one of run, red-first, got 'practice'",
         ),
