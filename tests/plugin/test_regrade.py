@@ -342,20 +342,6 @@ def test_regrade_without_a_results_file_is_a_usage_error(
     assert agent_runs(pytester.path) == 0
 
 
-#: Stands for the replay options of the same release, when they are not there yet.
-REPLAY_OPTIONS = """
-def pytest_addoption(parser):
-    for flag, kwargs in (
-        ("--eval-replay", {"nargs": "?", "const": "", "default": None}),
-        ("--eval-reuse", {"action": "store_true", "default": False}),
-    ):
-        try:
-            parser.addoption(flag, dest=flag[2:].replace("-", "_"), **kwargs)
-        except ValueError:
-            pass  # the plugin has it
-"""
-
-
 @pytest.mark.parametrize(
     ("options", "named"),
     [
@@ -368,7 +354,6 @@ def test_regrade_cannot_be_combined_with_a_mode_that_runs_the_agent(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, options: list[str], named: str
 ) -> None:
     suite(make_suite)
-    pytester.makeconftest(REPLAY_OPTIONS)
 
     result = pytester.runpytest("-p", "no:cacheprovider", "--eval-regrade=x.json", *options)
 
