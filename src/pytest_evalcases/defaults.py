@@ -67,3 +67,7 @@ RECORDING_GZIP_BYTES = 256 * 1000
 #: Bytes of file content a run's stored workspace changes hold at most (docs/replay.md,
 #: "What else is stored"): past it, the remaining files are listed without their content.
 CHANGES_MAX_BYTES = 50 * 1000 * 1000
+#: When the commits of a run's ``setup`` and agent are made, unless the environment says
+#: (``GIT_AUTHOR_DATE``, ``GIT_COMMITTER_DATE``): the same on every run, so that their
+#: ids are too (docs/agents.md, "How every agent runs").
+COMMIT_DATE = "2001-01-01T00:00:00+0000"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -308,3 +309,48 @@ def diverges_at_the_tool_result(pytester: pytest.Pytester, cli: str) -> None:
     assert record["error_kind"] == "replay-diverged", (cli, record["error"])
     assert "replay diverged at turn 2: the tool result in message " in record["error"]
     assert "MARK-new" in record["error"]
+
+
+#: The fixture is a repository committed by the case's setup, and the agent commits too:
+#: commit ids depend on the time, and Claude Code's system prompt quotes the fixture's.
+GIT_CASE = """
+id: commits
+defends: CLAUDE.md
+cwd: fixtures/repo
+setup: git init -q && git add -A && git -c user.name=Fixture -c user.email=f@example.com commit -qm init
+prompt: Commit made.txt
+checks:
+  - {type: command_succeeds, command: "git log --format=%s | grep -x made"}
+"""
+
+
+def commits(request: Request) -> Reply:
+    if request.tool_results == 0:
+        return Reply(
+            shell="echo made > made.txt && git add made.txt && "
+            "git -c user.name=Agent -c user.email=a@example.com commit -m made && git log",
+            input_tokens=120,
+            output_tokens=9,
+        )
+    return Reply(text="done", input_tokens=150, output_tokens=4)
+
+
+def test_claude_replays_a_repository_committed_by_setup_and_by_the_agent(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    claude_env.script = commits
+    suite(pytester)
+    (pytester.path / "evals" / "reads.yaml").unlink()
+    (pytester.path / "evals" / "commits.yaml").write_text(GIT_CASE)
+    run(pytester, "live").assert_outcomes(passed=1)
+    recorded, live = newest(pytester)
+    sent = len(claude_env.requests)
+    # Another second: a commit made now has another time than the recorded ones.
+    time.sleep(1.1)
+
+    result = run(pytester, "replay", f"--eval-replay={recorded}")
+
+    [record] = newest(pytester)[1]["cases"]
+    assert record["replay"] == "full", record["error"]
+    result.assert_outcomes(passed=1)
+    assert len(claude_env.requests) == sent

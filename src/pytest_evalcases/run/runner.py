@@ -184,11 +184,17 @@ def execute(
 def case_env(
     base: Mapping[str, str], case: LoadedCase, variant: Variant, workspace: Path
 ) -> dict[str, str]:
-    """The agent's environment: pytest's own plus the ``EVALCASES_*`` variables."""
+    """The agent's environment: pytest's own plus the ``EVALCASES_*`` variables, and
+    a fixed time for git commits where the environment names none."""
     env = dict(base)
     env["EVALCASES_CASE_ID"] = case.id
     env["EVALCASES_WORKSPACE"] = str(workspace)
     env["EVALCASES_VARIANT"] = variant.name
+    # A commit's id depends on its time: at a fixed one, the commits of setup and of the
+    # agent have the same ids on every run, and the requests that quote them (Claude
+    # Code's system prompt, `git log` read by the agent) replay (docs/replay.md).
+    for name in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        env.setdefault(name, defaults.COMMIT_DATE)
     return env
 
 

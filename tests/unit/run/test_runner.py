@@ -132,6 +132,25 @@ def test_overlays_and_setup_run_before_the_agent(tmp_path: Path) -> None:
     assert [(c.id, c.passed) for c in report.checks] == [("file_matches-0", True)]
 
 
+@pytest.mark.parametrize("given", [None, "2026-06-01T12:00:00+0000"])
+def test_setup_and_agent_commit_at_a_fixed_time_unless_the_environment_says(
+    tmp_path: Path, given: str | None
+) -> None:
+    date = "git log -1 --format=%aI/%cI"
+    setup = (
+        "git init -q && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m s"
+        f" && {date} > setup.txt"
+    )
+    case = load(tmp_path, "dates", prompt="x", setup=repr(setup))
+    env = {"GIT_AUTHOR_DATE": given, "GIT_COMMITTER_DATE": given} if given else {}
+
+    report = execute(case, Variant(name=""), context(tmp_path, env=env), Workspaces(tmp_path))
+
+    assert report.workspace is not None
+    expected = given.replace("+0000", "+00:00") if given else "2001-01-01T00:00:00+00:00"
+    assert (report.workspace / "setup.txt").read_text().strip() == f"{expected}/{expected}"
+
+
 def test_failing_setup_is_a_setup_error_with_its_workspace(tmp_path: Path) -> None:
     case = load(tmp_path, "broken-setup", prompt="x", setup="echo nope >&2; exit 4")
     workspaces = Workspaces(tmp_path / "ws")
