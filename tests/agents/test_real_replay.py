@@ -317,7 +317,7 @@ GIT_CASE = """
 id: commits
 defends: CLAUDE.md
 cwd: fixtures/repo
-setup: git init -q && git add -A && git -c user.name=Fixture -c user.email=f@example.com commit -qm init
+setup: git init -q && git add -A && git -c user.name=F -c user.email=f@example.com commit -qm init
 prompt: Commit made.txt
 checks:
   - {type: command_succeeds, command: "git log --format=%s | grep -x made"}
@@ -343,7 +343,7 @@ def test_claude_replays_a_repository_committed_by_setup_and_by_the_agent(
     (pytester.path / "evals" / "reads.yaml").unlink()
     (pytester.path / "evals" / "commits.yaml").write_text(GIT_CASE)
     run(pytester, "live").assert_outcomes(passed=1)
-    recorded, live = newest(pytester)
+    recorded, _ = newest(pytester)
     sent = len(claude_env.requests)
     # Another second: a commit made now has another time than the recorded ones.
     time.sleep(1.1)

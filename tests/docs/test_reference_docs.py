@@ -271,7 +271,9 @@ def test_exit_status_table() -> None:
 def test_environment_table_lists_every_variable_the_plugin_sets() -> None:
     used = set()
     for path in SRC.rglob("*.py"):
-        used.update(re.findall(r"\bEVALCASES_[A-Z_]+\b", path.read_text("utf-8")))
+        used.update(
+            re.findall(r"\b(?:EVALCASES_[A-Z_]+|GIT_[A-Z]+_DATE)\b", path.read_text("utf-8"))
+        )
     assert used
     rows = table(section("Environment variables"), "variable")
     assert {code(row[0]) for row in rows} == used
