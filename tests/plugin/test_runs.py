@@ -497,7 +497,7 @@ def test_retry_errors_reruns_only_errored_runs(
         mark.write_text("x")
         n = len(log.read_text().splitlines())
         if n < 3:
-            sys.exit("rate limited, try again")
+            sys.exit("crashed, try again")
         print("done")
         """,
         flaky=simple_case("flaky", prompt="x", pattern="nope"),
