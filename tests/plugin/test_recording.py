@@ -178,6 +178,32 @@ def test_nothing_is_recorded_when_recording_is_off(
     assert not list(pytester.path.rglob("*.runs"))
 
 
+def test_an_exchange_that_cannot_be_written_is_said_and_costs_no_verdict(
+    pytester: pytest.Pytester, api: ModelServer
+) -> None:
+    # Where the recordings would go is a file: nothing can be written below it.
+    (pytester.path / "results.runs").write_text("in the way")
+
+    result = pytester.runpytest(
+        "--eval-agent",
+        "http",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "alpha",
+        "--eval-save",
+        "results.json",
+    )
+
+    result.assert_outcomes(passed=1, warnings=2)
+    # Both what the run left (run.json) and its exchange with the model API are said.
+    result.stdout.fnmatch_lines(
+        ["*RecordingWarning: run alpha: its recording could not be written*"] * 2
+    )
+    doc = json.loads((pytester.path / "results.json").read_text())
+    assert doc["cases"][0]["recording"] is None
+
+
 def test_the_command_agent_has_no_exchange_only_its_answer_and_changes(
     pytester: pytest.Pytester, api: ModelServer
 ) -> None:

@@ -407,12 +407,19 @@ def _replay_for(
 
 
 def _store(recorder: Recorder, channel: Channel, name: str, header: dict[str, Any]) -> str | None:
-    """Store a run's exchange; ``None`` when it cannot be written (a full disk costs
-    the recording, never the run's verdict)."""
-    try:
-        return recorder.store(channel, name, header)
-    except OSError:
-        return None
+    """Store a run's exchange; ``None`` when it cannot be written: a full disk costs the
+    recording, never the run's verdict, and a warning says so (as for ``run.json``)."""
+    from pytest_evalcases.run import artifacts
+
+    stored: list[str | None] = [None]
+
+    def write() -> None:
+        stored[0] = recorder.store(channel, name, header)
+
+    place = recorder.place
+    where = place.directory / name if place is not None else Path(name)
+    artifacts.store_quietly(where, name, write)
+    return stored[0]
 
 
 def _store_run(
