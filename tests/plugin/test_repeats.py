@@ -207,7 +207,7 @@ def test_repeats_combine_with_variants(make_suite: SuiteBuilder, pytester: pytes
             result.stdout.fnmatch_lines([f"*flaky[[]{name}-r{rep}[]]*"])
         assert f"{name}: 1/1 cases passed" in out
     assert out.count("  flaky: 2/3 runs passed (67%, 95% CI 21%–94%; needs 50%)") == 2
-    assert "pr vs main: 0 checks regressed, 0 improved" in out
+    assert "pr vs main (config): 0 checks regressed, 0 improved" in out
     assert result.ret == 0
 
 

@@ -148,7 +148,7 @@ def test_ab_directories_show_regressed_checks_and_mcnemar(
     # 5 cases passed with main and fail with pr, 1 the reverse:
     # p = 2 * (C(6,0) + C(6,1)) / 2**6 = 0.21875
     assert (
-        "pr vs main: 10 checks regressed, 1 improved; cases 5 regressed, 1 improved "
+        "pr vs main (config): 10 checks regressed, 1 improved; cases 5 regressed, 1 improved "
         "(McNemar exact p=0.219: 5 cases passed only in main, 1 only in pr)"
     ) in out
     assert "b=5" not in out
@@ -167,7 +167,7 @@ def test_baseline_is_the_first_config_even_when_its_runs_finish_last(
     result = pytester.runpytest(*eval_configs("pr=configs/pr", "main=configs/main"), "-n", "2")
 
     out = result.stdout.str()
-    assert "main vs pr: 1 check regressed, 10 improved" in out
+    assert "main vs pr (config): 1 check regressed, 10 improved" in out
     assert regressed(out) == ["slug-helper / no-class"]
 
 
@@ -190,7 +190,7 @@ def test_single_file_lands_at_its_path_relative_to_the_rootdir(
 
     assert seen(pytester.path, "pr", "users-service") == (FUNCTION_RULES, ["AGENTS.md"])
     assert seen(pytester.path, "rules", "users-service") == ("", ["rules/style.md"])
-    assert "rules vs pr: 0 checks regressed, 2 improved" in result.stdout.str()
+    assert "rules vs pr (config): 0 checks regressed, 2 improved" in result.stdout.str()
 
 
 def test_working_tree_dot_takes_only_the_config_files(
@@ -264,8 +264,8 @@ def test_git_revisions_compared_with_the_working_tree(
 
     out = result.stdout.str()
     assert regressed(out).count("users-service / uses-class") == 1
-    assert "new vs old: 10 checks regressed, 1 improved" in out
-    assert "wt vs old: 0 checks regressed, 0 improved" in out
+    assert "new vs old (config): 10 checks regressed, 1 improved" in out
+    assert "wt vs old (config): 0 checks regressed, 0 improved" in out
     assert "(McNemar exact p=0.219: 5 cases passed only in old, 1 only in new)" in out
     assert "(McNemar exact p=1: 0 cases passed only in old, 0 only in wt)" in out
 

@@ -351,7 +351,7 @@ def test_failed_repetitions_of_a_passing_case_and_variants_agree(
     assert_same(serial, xdist)
     out = xdist.out
     assert out.count("  flaky: 7/10 runs passed (70%, 95% CI 40%–89%; needs 70%)") == 2
-    assert "pr vs main: 0 checks regressed, 0 improved" in out
+    assert "pr vs main (config): 0 checks regressed, 0 improved" in out
     assert "eval gate: PASS" in out
     assert xdist.result.ret == 0
     # The repetitions are separate items: both workers ran some of each variant's.
@@ -396,9 +396,9 @@ def test_variants_from_directories_and_git_revisions_agree(
 
     assert_same(serial, xdist)
     out = xdist.out
-    assert "pr vs main: 10 checks regressed, 1 improved" in out
-    assert "new vs main: 10 checks regressed, 1 improved" in out
-    assert "wt vs main: 0 checks regressed, 0 improved" in out
+    assert "pr vs main (config): 10 checks regressed, 1 improved" in out
+    assert "new vs main (config): 10 checks regressed, 1 improved" in out
+    assert "wt vs main (config): 0 checks regressed, 0 improved" in out
     assert "(McNemar exact p=0.219: 5 cases passed only in main, 1 only in pr)" in out
 
 

@@ -93,11 +93,20 @@ class LoadedCase:
     min_pass_rate: float = 1.0
     quarantine: str | None = None
     tags: tuple[str, ...] = ()
+    #: ``agents:``: the only agents that run the case; ``None``: every agent.
+    agents: tuple[str, ...] | None = None
     #: ``case`` or ``task`` (a task directory; docs/case-format.md).
     kind: RecordKind = "case"
     #: Each check's own severity, in the order of ``checks``: a task directory's
     #: ``HIGH``, ``MEDIUM`` and ``LOW``. Empty: every check has the case's.
     check_severities: tuple[Severity, ...] = ()
+
+    def other_agent(self, agent: str | None) -> str | None:
+        """Why the case does not run on ``agent``, when its ``agents:`` leaves it out;
+        ``None`` when it runs (docs/variants.md, "Cases for one agent")."""
+        if self.agents is None or agent is None or agent in self.agents:
+            return None
+        return f"for {', '.join(self.agents)} only (agents:); this variant runs {agent}"
 
     @property
     def entry(self) -> CaseEntry:
@@ -226,6 +235,7 @@ def _cases(
                 min_pass_rate=model.min_pass_rate,
                 quarantine=model.quarantine,
                 tags=tuple(model.tags),
+                agents=tuple(model.agents) if model.agents is not None else None,
             )
         )
     return cases

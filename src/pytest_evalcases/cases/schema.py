@@ -88,6 +88,7 @@ KEBAB_CASE = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 KEBAB_RULE = "must be kebab-case: lowercase letters, digits and single hyphens"
 KebabId = Annotated[str, Field(max_length=limits.ID_CHARS, pattern=KEBAB_CASE)]
 Tag = Annotated[str, Field(max_length=limits.TAG_CHARS)]
+AgentName = Annotated[str, Field(min_length=1, max_length=limits.TAG_CHARS)]
 FixtureDir = Annotated[str, Field(max_length=limits.PATH_CHARS), AfterValidator(_fixture_dir)]
 
 
@@ -321,6 +322,13 @@ class CaseModelBase(BaseModel):
         default_factory=list,
         max_length=limits.TAGS,
         description="Free labels, selectable with --eval-tags",
+    )
+    agents: list[AgentName] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=limits.TAGS,
+        description="Only these agents run the case (a Claude hook, a Codex-only setting); "
+        "on another agent's variant it is skipped",
     )
 
 

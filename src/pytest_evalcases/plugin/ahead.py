@@ -136,7 +136,8 @@ def _runs_agent(item: EvalItem) -> bool:
         state.sandbox  # noqa: B018 - an unusable sandbox errors in the item's setup
     except (CaseFileError, UsageError):
         return False
-    return case.prompt is not None and not case.quarantine
+    elsewhere = case.other_agent(state.agent_name(item.variant))
+    return case.prompt is not None and not case.quarantine and not elsewhere
 
 
 def _work(item: EvalItem) -> Callable[[], AgentRun]:
@@ -145,7 +146,8 @@ def _work(item: EvalItem) -> Callable[[], AgentRun]:
     from pytest_evalcases.run.runner import run_agent_phase
 
     state = session_of(item.config)
-    case, variant, context = item.case, item.variant, state.run_context
+    case, variant = item.case, item.variant
+    context = state.context(variant)
     workspace = state.workspaces.new(item.name)
     name = item.run_name()
     return lambda: run_agent_phase(case, variant, context, workspace, record_as=name)

@@ -34,9 +34,10 @@ from pytest_evalcases.plugin.stash import (
 )
 from pytest_evalcases.run import keep
 from pytest_evalcases.session.selection import Selection
-from pytest_evalcases.session.state import EvalSession
+from pytest_evalcases.session.state import EvalSession, Settings
 
 if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import Agent, AgentSettings
     from pytest_evalcases.run.recorded import RecordedSession
 
 SEVERITY_HELP = {
@@ -60,13 +61,14 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = options.build_settings(config)
         # A regrade runs no agent: no preflight, no version asked (docs/replay.md).
-        wanted = settings.agent if settings.regrade is None else None
-        agent = make_agent(wanted) if wanted is not None else None
+        agents = _agents(settings) if settings.regrade is None else {}
+        agent = next((a for a in agents.values() if a is not None), None)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     state = EvalSession(
         settings=settings,
         agent=agent,
+        agents=agents,
         register_checks=lambda registry: config.hook.pytest_evalcases_register_checks(
             registry=registry
         ),
@@ -140,6 +142,24 @@ def pytest_configure(config: pytest.Config) -> None:
             state.baseline_doc = resultsfile.load_baseline(baseline)
         except resultsfile.ResultsFileError as exc:
             raise pytest.UsageError(f"--eval-baseline: {exc}") from None
+
+
+def _agents(settings: Settings) -> dict[str, Agent | None]:
+    """Each variant's agent, by variant name, in the variants' order: one driver per
+    distinct agent settings (docs/variants.md)."""
+    made: list[tuple[AgentSettings, Agent]] = []
+    found: dict[str, Agent | None] = {}
+    for variant in settings.variants:
+        given = settings.agents.get(variant.name, settings.agent)
+        if given is None or variant.graded_dir is not None:
+            found[variant.name] = None
+            continue
+        agent = next((a for s, a in made if s == given), None)
+        if agent is None:
+            agent = make_agent(given)
+            made.append((given, agent))
+        found[variant.name] = agent
+    return found
 
 
 def _regrading(path: Path) -> RecordedSession:

@@ -292,6 +292,9 @@ class EvalItem(pytest.Item):
             pytest.fail(case_file_message(self.config, load_error), pytrace=False)
         if self.case.quarantine:
             pytest.skip(f"quarantined: {self.case.quarantine}")
+        elsewhere = self.case.other_agent(state.agent_name(self.variant))
+        if elsewhere:
+            pytest.skip(elsewhere)
         if state.needs_agent(self.variant):
             pytest.skip("no agent configured (--eval-agent)")
         if not runs_cases(self.config):
@@ -299,7 +302,7 @@ class EvalItem(pytest.Item):
             return
         label = self.name
         try:
-            context = state.context(sandboxed=self._needs_sandbox(state))
+            context = state.context(self.variant, sandboxed=self._needs_sandbox(state))
         except UsageError as exc:
             # eval_sandbox = bwrap where it cannot run, in a session without an agent
             # (with one, the preflight stopped the session before the first case).

@@ -5,6 +5,7 @@ from them in one place: each value read once, every default from
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import shlex
 import shutil
@@ -37,6 +38,7 @@ from pytest_evalcases.session.state import SandboxSettings, Settings
 from pytest_evalcases.text import non_negative_int, positive_int
 
 if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import AgentSettings
     from pytest_evalcases.run.replay import ReplayPlan
     from pytest_evalcases.session.changed import ChangedFiles
 
@@ -105,14 +107,28 @@ def add_options(parser: pytest.Parser) -> None:
         help="Grade an existing directory instead of running an agent; repeatable, "
         "one item per directory (ini: eval_workspaces)",
     )
+    # --eval-config and --eval-variant append to one list, so that the first given of
+    # either is the baseline (docs/variants.md).
     group.addoption(
         "--eval-config",
-        dest="eval_config",
+        dest="eval_variant",
         metavar="NAME=SOURCE",
         action="append",
         default=[],
+        type=_tagged("--eval-config"),
         help="A configuration variant: a directory, a file, '.' (the working tree's "
         "config files) or git:REF[:PATH]; repeatable, the first is the baseline",
+    )
+    group.addoption(
+        "--eval-variant",
+        dest="eval_variant",
+        metavar="NAME=KEY:VALUE,...",
+        action="append",
+        default=[],
+        type=_tagged("--eval-variant"),
+        help="A variant of any factor, keys agent, model, args, config (a SOURCE as for "
+        "--eval-config); keys left out take the session's values; repeatable, the first "
+        "is the baseline (ini: eval_variants)",
     )
     group.addoption(
         "--eval-repeat",
@@ -350,6 +366,11 @@ def add_options(parser: pytest.Parser) -> None:
         default=f"{defaults.BASELINE_TOLERANCE:g}",
     )
     parser.addini(
+        "eval_variants",
+        "NAME=KEY:VALUE,... lines, one variant each, as --eval-variant",
+        type="linelist",
+    )
+    parser.addini(
         "eval_workspaces", "NAME=DIR lines (relative to the rootdir) to grade", type="linelist"
     )
     parser.addini(
@@ -358,6 +379,15 @@ def add_options(parser: pytest.Parser) -> None:
         type="args",
         default=list(defaults.CONFIG_FILES),
     )
+
+
+def _tagged(option: str) -> type:
+    """An argparse ``type=`` that keeps which option gave the value."""
+
+    def tag(value: str) -> tuple[str, str]:
+        return option, value
+
+    return tag  # type: ignore[return-value]
 
 
 def _name_value(option: str) -> type:
@@ -427,12 +457,14 @@ def build_settings(config: pytest.Config) -> Settings:
     if command and not agent_name:
         agent_name = "command"
     agent = None
-    if agent_name:
+    session_variants = _variants(config, defends_root)
+    wanted = [v for v in session_variants if v.agent or v.model or v.args is not None]
+    if agent_name or wanted:
         # The agent's side is imported only for a run that names an agent.
         from pytest_evalcases.agents.base import AgentSettings
 
         agent = AgentSettings(
-            name=agent_name,
+            name=agent_name or "",
             args=tuple(config.getini("eval_agent_args")),
             command=command or None,
             model=config.getoption("eval_model") or config.getini("eval_model") or None,
@@ -441,9 +473,11 @@ def build_settings(config: pytest.Config) -> Settings:
             # (docs/agents.md, "Any command").
             placeholders={"python": sys.executable, "rootdir": str(rootdir)},
         )
+    agents = _variant_agents(agent, session_variants)
     return Settings(
         rootdir=rootdir,
-        agent=agent,
+        agent=agent if agent_name else None,
+        agents=agents,
         # The option beats the ini value; a case's own `timeout:` beats both (docs/reference.md).
         timeout=config.getoption("eval_timeout")
         or _float_ini(config, "eval_timeout", positive=True),
@@ -452,7 +486,7 @@ def build_settings(config: pytest.Config) -> Settings:
         transcript=config.getoption("eval_transcript"),
         agent_home=_agent_home(config),
         sandbox=_sandbox(config),
-        variants=_variants(config, defends_root),
+        variants=session_variants,
         repeat=config.getoption("eval_repeat"),
         concurrency=_concurrency(config),
         eval_paths=_ini_paths(config, "eval_paths"),
@@ -568,8 +602,9 @@ def _float_ini(
 
 
 def _variants(config: pytest.Config, config_root: Path) -> tuple[Variant, ...]:
-    if config.getoption("eval_config"):
-        return _config_variants(config, config_root)
+    specs = _variant_specs(config)
+    if specs:
+        return _config_variants(config, config_root, specs)
     given: list[tuple[str, Path, str]] = []
     for line in config.getini("eval_workspaces"):
         name, _, rest = line.rpartition("=") if "=" in line else ("", "", line)
@@ -594,24 +629,87 @@ def _variants(config: pytest.Config, config_root: Path) -> tuple[Variant, ...]:
     return tuple(variants)
 
 
+def _variant_agents(
+    session: AgentSettings | None, given: tuple[Variant, ...]
+) -> dict[str, AgentSettings | None]:
+    """Each variant's agent settings: the session's, with what the variant changes
+    (docs/variants.md); ``None`` for a variant that runs no agent."""
+    from pytest_evalcases.agents import known_agents
+
+    found: dict[str, AgentSettings | None] = {}
+    for v in given:
+        if v.graded_dir is not None:
+            found[v.name] = None
+            continue
+        name = v.agent or (session.name if session is not None else "")
+        if not name:
+            if v.model or v.args is not None:
+                key = "model" if v.model else "args"
+                raise UsageError(
+                    f"--eval-variant {v.name}: {key}: given, but no agent to run: add "
+                    "agent:NAME to the variant, or --eval-agent / eval_agent"
+                )
+            found[v.name] = None
+            continue
+        assert session is not None  # built whenever a variant names a factor
+        if v.agent and v.agent not in known_agents():
+            raise UsageError(
+                f"--eval-variant {v.name}: unknown agent {v.agent!r}; "
+                f"known: {', '.join(known_agents())}"
+            )
+        if name == "command" and not session.command:
+            raise UsageError(
+                f"--eval-variant {v.name}: agent:command needs --eval-agent-command "
+                "(or eval_agent_command)"
+            )
+        changes: dict[str, Any] = {"name": name}
+        if v.model:
+            changes["model"] = v.model
+        elif v.agent and v.agent != session.name:
+            # --eval-model names a model of the session's agent, not of this one.
+            changes["model"] = None
+        if v.args is not None:
+            changes["args"] = v.args
+        elif v.agent and v.agent != session.name:
+            changes["args"] = ()
+        found[v.name] = dataclasses.replace(session, **changes)
+    return found
+
+
+def _variant_specs(config: pytest.Config) -> list[variants.VariantSpec]:
+    """``--eval-config`` and ``--eval-variant`` in the order given, else the ini
+    ``eval_variants`` lines (docs/variants.md)."""
+    given: list[tuple[str, str]] = config.getoption("eval_variant") or []
+    if given:
+        return [
+            variants.parse_spec(value)
+            if option == "--eval-config"
+            else variants.parse_variant(value)
+            for option, value in given
+        ]
+    return [
+        variants.parse_variant(line.strip(), "ini eval_variants")
+        for line in config.getini("eval_variants")
+        if line.strip()
+    ]
+
+
 def _working_tree_variant(config: pytest.Config, config_root: Path) -> tuple[Variant, ...]:
-    """No ``--eval-config``: every workspace gets the working tree's configuration
+    """No variant given: every workspace gets the working tree's configuration
     files as they are now (``eval_config_files``), since workspaces live outside the
     repository and the agent would otherwise see none of it."""
     if not variants.config_files(config_root, config.getini("eval_config_files")):
         return (Variant(),)
-    return _config_variants(config, config_root, [variants.ConfigSpec("", variants.WORKING_TREE)])
+    return _config_variants(config, config_root, [variants.VariantSpec("", variants.WORKING_TREE)])
 
 
 def _config_variants(
-    config: pytest.Config, config_root: Path, specs: list[variants.ConfigSpec] | None = None
+    config: pytest.Config, config_root: Path, specs: list[variants.VariantSpec]
 ) -> tuple[Variant, ...]:
-    """``--eval-config``: extracted once per process (controller and each xdist worker)
-    into a temporary cache that goes when pytest ends."""
+    """The variants' configurations, extracted once per process (controller and each
+    xdist worker) into a temporary cache that goes when pytest ends."""
     if config.getoption("eval_workspace"):
-        raise UsageError("--eval-config and --eval-workspace cannot be combined")
-    if specs is None:
-        specs = [variants.parse_spec(value) for value in config.getoption("eval_config")]
+        raise UsageError(f"{specs[0].option} and --eval-workspace cannot be combined")
     cache = Path(tempfile.mkdtemp(prefix="evalcases-config-"))
     config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
     return variants.build_variants(

@@ -14,7 +14,7 @@ is scheduled before every worker has reported). A session that runs no case
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,9 @@ from pytest_evalcases.plugin.stash import runs_cases
 from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import Agent
     from pytest_evalcases.cases.loading import LoadedCase
+    from pytest_evalcases.run.workspace import Variant
 
 
 class PreflightHooks:
@@ -40,43 +42,73 @@ class PreflightHooks:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = [item for item in session.items if isinstance(item, EvalItem)]
-        self._check(lambda: _needs(item.case for item in items if _runs_agent(item)))
+        self._check(
+            lambda agent: _needs(
+                item.case for item in items if _runs_agent(item) and self._runs(item, agent)
+            )
+        )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
-        self._check(lambda: _needs(self._cases_of(ids)))
+        self._check(lambda agent: _needs(self._cases_of(ids, agent)))
 
-    def _check(self, needs: Callable[[], preflight.Needs]) -> None:
+    def _runs(self, item: EvalItem, agent: Agent) -> bool:
+        return self.state.agent_for(item.variant) is agent
+
+    def _check(self, needs: Callable[[Agent], preflight.Needs]) -> None:
         # `needs` loads the collected cases (bare, quarantine): only once an agent and a
         # variant that runs it make the answer matter.
         if self.done or not runs_cases(self.config):
             return
         self.done = True
-        agent = self.state.agent
-        if agent is None or all(v.graded_dir is not None for v in self.state.settings.variants):
-            return
-        found = needs()
+        state = self.state
+        # Each distinct agent once (an agent matrix checks every CLI it runs), in the
+        # variants' order; the first one's version is the session's.
+        checked: list[tuple[Agent, preflight.Checked | None]] = []
+        for variant in state.settings.variants:
+            agent = state.agent_for(variant)
+            if agent is None or variant.graded_dir is not None:
+                continue
+            earlier = [c for a, c in checked if a is agent]
+            if earlier:
+                done = earlier[0]
+            else:
+                done = self._check_agent(agent, needs)
+                checked.append((agent, done))
+            if done is not None:
+                state.preflights[variant.name] = done
+                if state.preflight is None:
+                    state.preflight = done
+
+    def _check_agent(
+        self, agent: Agent, needs: Callable[[Agent], preflight.Needs]
+    ) -> preflight.Checked | None:
+        found = needs(agent)
         if not found.runs:
-            return
+            return None
         try:
             # eval_sandbox = bwrap where bubblewrap cannot run stops the session too.
             self.state.sandbox  # noqa: B018
-            self.state.preflight = preflight.check(
-                agent, found, os.environ, self.state.settings.rootdir
-            )
+            return preflight.check(agent, found, os.environ, self.state.settings.rootdir)
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
 
-    def _cases_of(self, ids: Sequence[str]) -> Iterator[LoadedCase]:
-        """The cases of the items a worker collected, loaded from their files."""
+    def _cases_of(self, ids: Sequence[str], agent: Agent) -> Iterator[LoadedCase]:
+        """The cases of the items a worker collected that ``agent`` runs, loaded from
+        their files."""
         from pytest_evalcases.cases.loading import load_case_file, load_task_dir
 
         state = self.state
+        variants = {v.name: v for v in state.settings.variants}
         wanted: dict[Path, set[str]] = {}
         for nodeid in ids:
             file, _, name = nodeid.partition("::")
+            case_id, _, param = name.partition("[")
+            variant = variants.get(_variant_of(param.rstrip("]"), variants))
+            if variant is not None and state.agent_for(variant) is not agent:
+                continue
             if name:
-                wanted.setdefault(self.config.rootpath / file, set()).add(name.partition("[")[0])
+                wanted.setdefault(self.config.rootpath / file, set()).add(case_id)
         for path, case_ids in wanted.items():
             found = state.discovery.case_file(path)
             if found is None:
@@ -90,6 +122,17 @@ class PreflightHooks:
             except (CaseFileError, UsageError):
                 continue  # the file's items say why when they run
             yield from (case for case in cases if case.id in case_ids and not case.quarantine)
+
+
+def _variant_of(param: str, variants: Mapping[str, Variant]) -> str:
+    """The variant named in an item's parameter (``cx``, ``cx-r2``, ``r2``); ``""`` for
+    the single unnamed variant."""
+    if param in variants:
+        return param
+    head, sep, tail = param.rpartition("-r")
+    if sep and tail.isdigit() and head in variants:
+        return head
+    return ""
 
 
 def _runs_agent(item: EvalItem) -> bool:

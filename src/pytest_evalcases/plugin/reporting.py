@@ -92,7 +92,8 @@ def header(state: EvalSession) -> str:
             # eval_sandbox = bwrap where it cannot run, a missing path: the preflight
             # stops the session and says why.
             sandbox = "not usable"
-    return messages.session_header(agent, settings.variants, sandbox)
+    described = summary.described_variants(state.factors()) if settings.regrade is None else {}
+    return messages.session_header(agent, settings.variants, sandbox, described)
 
 
 class SessionHooks:

@@ -8,7 +8,7 @@ pytest. The texts are the ones docs/writing-cases.md and docs/agents.md show.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -17,6 +17,7 @@ from pytest_evalcases.text import plural
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import AgentResult
+    from pytest_evalcases.results.factors import Factors
     from pytest_evalcases.results.record import CheckRecord
     from pytest_evalcases.run.runner import RunReport
     from pytest_evalcases.run.workspace import Variant
@@ -57,15 +58,29 @@ def case_file_message(error: CaseFileError, base: Path) -> str:
     return f"case file error: {where}:{field} {error.reason}"
 
 
-def session_header(agent: str | None, variants: Sequence[Variant], sandbox: str = "") -> str:
+def session_header(
+    agent: str | None,
+    variants: Sequence[Variant],
+    sandbox: str = "",
+    described: Mapping[str, Factors] | None = None,
+) -> str:
     """``evalcases: agent NAME; ...``, pytest's header line: what the run grades or
-    runs, with which configuration, and in which sandbox (when it runs an agent)."""
+    runs, with which configuration, and in which sandbox (when it runs an agent).
+    ``described``: the variants that differ in more than their configuration (an agent
+    or a model matrix), with what each is made of."""
     name = agent or "none"
     graded = [v.name or v.source for v in variants if v.graded_dir is not None]
     if graded:
         return f"evalcases: grading {', '.join(graded)}"
+    if described:
+        agents = sorted({f.agent for f in described.values() if f.agent})
+        line = f"evalcases: agent{'s' if len(agents) > 1 else ''} {', '.join(agents) or 'none'}"
+        line += "; variants " + ", ".join(
+            f"{v.name} ({described[v.name].describe()})" for v in variants if v.name in described
+        )
+        return line + (f"; sandbox {sandbox}" if sandbox else "")
     line = f"evalcases: agent {name}"
-    configs = [f"{v.name} ({v.source})" for v in variants if v.name]
+    configs = [f"{v.name} ({v.source or 'the working tree'})" for v in variants if v.name]
     if configs:
         line += f"; configurations {', '.join(configs)}"
     elif variants and variants[0].overlays:

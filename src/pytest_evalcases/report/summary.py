@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from pytest_evalcases.results.factors import FACTORS, Factors, label
 from pytest_evalcases.results.files import usage
 from pytest_evalcases.results.gate import (
     CaseVerdict,
@@ -42,8 +43,10 @@ def score(passed: int, total: int) -> str:
     return f"Score: {passed}/{total} ({ratio(passed, total)})"
 
 
-def _variant_line(v: VariantSummary) -> str:
-    label = v.name or "suite"
+def _variant_line(v: VariantSummary, factors: Factors | None = None) -> str:
+    name = v.name or "suite"
+    if factors is not None:
+        name += f" ({factors.describe()})"
     # Cases that ran, errored ones included (as the results file's `total`); skipped
     # and quarantined cases are counted apart.
     ran = ("passed", "failed", "error")
@@ -62,7 +65,7 @@ def _variant_line(v: VariantSummary) -> str:
     ]
     if sev:
         parts.append(", ".join(sev))
-    return f"{label}: " + " · ".join(parts)
+    return f"{name}: " + " · ".join(parts)
 
 
 def lines(
@@ -72,8 +75,9 @@ def lines(
     cases' pass rates: all of them with ``every_case`` (``pytest -v``) or up to
     :data:`SHOWN_CASES`, else the worst and a count of the others."""
     out: list[str] = []
+    described = described_variants(report.factors)
     for v in report.variants:
-        out.append(_variant_line(v))
+        out.append(_variant_line(v, described.get(v.name)))
         spent = usage_line([r for r in report.records if r.variant == v.name])
         if spent:
             out.append(spent)
@@ -81,7 +85,7 @@ def lines(
             out.extend(_case_lines(v, every_case))
     for cmp in report.comparisons:
         out.append(
-            f"{cmp.variant} vs {cmp.baseline}: "
+            f"{cmp.variant} vs {cmp.baseline}{label(cmp.differ)}: "
             f"{plural(len(cmp.regressed_checks), 'check')} regressed, "
             f"{len(cmp.improved_checks)} improved; "
             f"cases {len(cmp.regressed_cases)} regressed, {len(cmp.improved_cases)} improved "
@@ -114,6 +118,14 @@ def lines(
             f"eval gate: {verdict.status}" + (f" ({verdict.reason})" if verdict.reason else "")
         )
     return out
+
+
+def described_variants(factors: Mapping[str, Factors]) -> Mapping[str, Factors]:
+    """The variants whose lines say what they are made of: all of them when their
+    agent, model or arguments differ (an agent or model matrix); none when only their
+    configurations do, which their names and the header already say."""
+    seen = {tuple(getattr(f, k) for k in FACTORS if k != "config") for f in factors.values()}
+    return factors if len(seen) > 1 else {}
 
 
 def replay_line(records: Sequence[RunRecord]) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pytest_evalcases.kinds import CaseOutcome, Status
+from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import plural
 
@@ -114,15 +115,22 @@ class VariantEntry:
     checks_total: int
     verdict: Status
     cases: tuple[CaseEntry, ...]
+    #: The agent, model, arguments and configuration the variant ran with
+    #: (docs/variants.md); ``None`` for graded directories and older files.
+    factors: Factors | None = None
+    #: What the variant's runs spent.
+    usage: Usage | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "source": self.source,
+            "factors": self.factors.to_dict() if self.factors is not None else None,
             **self.counts.to_dict(),
             "checks_passed": self.checks_passed,
             "checks_total": self.checks_total,
             "verdict": self.verdict,
+            "usage": self.usage.to_dict() if self.usage is not None else None,
             "cases": [c.to_dict() for c in self.cases],
         }
 
@@ -139,11 +147,15 @@ class ComparisonEntry:
     regressed_checks: tuple[tuple[str, str], ...]
     improved_checks: tuple[tuple[str, str], ...]
     mcnemar_p: float
+    #: The factors that differ between the two (docs/variants.md); ``None`` when
+    #: their factors are not known.
+    differ: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "baseline": self.baseline,
             "variant": self.variant,
+            "differ": list(self.differ) if self.differ is not None else None,
             "regressed_cases": list(self.regressed_cases),
             "improved_cases": list(self.improved_cases),
             "regressed_checks": [list(pair) for pair in self.regressed_checks],

@@ -10,7 +10,7 @@ trend, ``--eval-baseline``) reads them here: a file that does not read is a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +35,7 @@ from pytest_evalcases.results.document import (
     Usage,
     VariantEntry,
 )
+from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.record import RunRecord
 
 #: Kept for the plugin's ``eval_results_dir`` default until it reads
@@ -157,13 +158,15 @@ def document(
     order: Sequence[str] = (),
     mode: Mode = "run",
     selection: SuiteSelection | None = None,
+    factors: Mapping[str, Factors] | None = None,
 ) -> ResultsDocument:
     """The results document of ``records``. Counts are per case verdict (a case
     repeated five times counts once); ``verdict`` overrides the gate's own. ``order``
     names the variants as configured (the first is the baseline); ``mode`` is ``run``,
     or ``red-first`` for authoring runs, which trends leave out. ``selection`` is the
     part of the suite the run selected; without it a run is taken for the whole suite
-    unless it is a shard."""
+    unless it is a shard. ``factors``: each variant's agent, model, arguments and
+    configuration (docs/variants.md), by name."""
     # A run that did not finish is never PASS, the whole of it nor any variant.
     unfinished = () if complete else (tuple(incomplete_reasons) or ("incomplete",))
     report = gate.evaluate(
@@ -172,6 +175,7 @@ def document(
         order=order,
         incomplete=unfinished,
         red_first=mode == "red-first",
+        factors=factors,
     )
     broken = len(report.broken_files)
     final = verdict or report.verdict
@@ -186,6 +190,8 @@ def document(
                 v, min_pass_rate, broken, unfinished, red_first=mode == "red-first"
             ).status,
             cases=tuple(_case_entry(c) for c in v.cases),
+            factors=(factors or {}).get(v.name),
+            usage=usage(r for r in records if r.variant == v.name and r.kind != "file"),
         )
         for v in report.variants
     )
@@ -198,6 +204,7 @@ def document(
             regressed_checks=tuple(c.regressed_checks),
             improved_checks=tuple(c.improved_checks),
             mcnemar_p=c.p_value,
+            differ=c.differ,
         )
         for c in report.comparisons
     )
@@ -543,6 +550,10 @@ def _read_variant(f: _Fields) -> VariantEntry:
         checks_total=f.integer("checks_total"),
         verdict=f.choice("verdict", _STATUSES, "NONE"),
         cases=tuple(_read_case_entry(c) for c in f.objects("cases")),
+        factors=Factors.from_dict(f.mapping("factors")) if f.data.get("factors") else None,
+        usage=_read_usage(_Fields(f.data["usage"], f.path("usage")))
+        if isinstance(f.data.get("usage"), dict)
+        else None,
     )
 
 
@@ -555,6 +566,7 @@ def _read_comparison(f: _Fields) -> ComparisonEntry:
         regressed_checks=_pairs(f, "regressed_checks"),
         improved_checks=_pairs(f, "improved_checks"),
         mcnemar_p=f.number("mcnemar_p", 1.0),
+        differ=f.strings("differ") if f.data.get("differ") is not None else None,
     )
 
 

@@ -4,10 +4,11 @@ policy and the exit status (docs/reference.md)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_evalcases.kinds import SEVERITIES, CaseOutcome, Severity, Status
+from pytest_evalcases.results.factors import Factors, differing
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.stats import mcnemar_exact, wilson
 from pytest_evalcases.text import plural
@@ -108,6 +109,9 @@ class Comparison:
     p_value: float
     b: int
     c: int
+    #: The factors that differ between the two variants (docs/variants.md); ``None``
+    #: when their factors are not known (graded directories).
+    differ: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,8 @@ class GateReport:
     records: list[RunRecord] = field(default_factory=list)
     #: Extra lines for the summary before the verdict (the baseline comparison).
     notes: list[str] = field(default_factory=list)
+    #: What each variant is made of, by name (docs/variants.md).
+    factors: Mapping[str, Factors] = field(default_factory=dict)
 
 
 def case_verdicts(records: Iterable[RunRecord]) -> dict[str, list[CaseVerdict]]:
@@ -187,8 +193,12 @@ def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
     )
 
 
-def compare(base: VariantSummary, other: VariantSummary) -> Comparison:
-    """Cases and checks that regressed or improved from ``base`` to ``other``."""
+def compare(
+    base: VariantSummary, other: VariantSummary, factors: Mapping[str, Factors] | None = None
+) -> Comparison:
+    """Cases and checks that regressed or improved from ``base`` to ``other``; with
+    the variants' ``factors``, the ones that differ between them. Cases skipped in
+    either (a case for another agent) count in neither direction."""
     before = {c.case_id: c for c in base.decided}
     after = {c.case_id: c for c in other.decided}
     regressed_cases, improved_cases = [], []
@@ -215,7 +225,14 @@ def compare(base: VariantSummary, other: VariantSummary) -> Comparison:
         p_value=mcnemar_exact(len(regressed_cases), len(improved_cases)),
         b=len(regressed_cases),
         c=len(improved_cases),
+        differ=_differ(factors or {}, base.name, other.name),
     )
+
+
+def _differ(factors: Mapping[str, Factors], base: str, other: str) -> tuple[str, ...] | None:
+    if base not in factors or other not in factors:
+        return None
+    return differing(factors[base], factors[other])
 
 
 def unfinished(verdict: Verdict, incomplete: Sequence[str]) -> Verdict:
@@ -298,6 +315,7 @@ def evaluate(
     *,
     incomplete: Sequence[str] = (),
     red_first: bool = False,
+    factors: Mapping[str, Factors] | None = None,
 ) -> GateReport:
     """Aggregate every record of the session into the gate report.
 
@@ -305,7 +323,8 @@ def evaluate(
     arrive in any order, so the order of appearance cannot say which is the baseline.
     ``incomplete``: why the run did not finish (interrupted, a worker crashed), if it
     did not: such a run is never PASS. ``red_first``: the outcomes are those of
-    ``--eval-red-first`` (see :func:`variant_verdict`).
+    ``--eval-red-first`` (see :func:`variant_verdict`). ``factors``: what each variant
+    is made of, by name, for the comparisons to say what they are about.
     """
     broken = [r for r in records if r.kind == "file"]
     runs = [r for r in records if r.kind != "file"]
@@ -313,7 +332,7 @@ def evaluate(
     rank = {name: i for i, name in enumerate(order)}
     names = sorted(by_variant, key=lambda name: rank.get(name, len(rank)))
     variants = [VariantSummary(name, by_variant[name]) for name in names]
-    comparisons = [compare(variants[0], v) for v in variants[1:]]
+    comparisons = [compare(variants[0], v, factors) for v in variants[1:]]
     verdicts = [
         (v.name, variant_verdict(v, min_pass_rate, len(broken), red_first=red_first))
         for v in variants
@@ -336,7 +355,9 @@ def evaluate(
             verdict = Verdict(worst.status, reason)
     verdict = unfinished(verdict, incomplete)
     repeated = any(c.runs > 1 for v in variants for c in v.cases)
-    return GateReport(variants, comparisons, broken, verdict, repeated, records)
+    return GateReport(
+        variants, comparisons, broken, verdict, repeated, records, factors=dict(factors or {})
+    )
 
 
 def severities_present(summary: VariantSummary) -> list[Severity]:

@@ -22,10 +22,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -41,16 +42,95 @@ WORKING_TREE = "."
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 
+#: The keys of ``--eval-variant NAME=KEY:VALUE[,KEY:VALUE...]``.
+VARIANT_KEYS = ("agent", "model", "args", "config")
+#: A comma followed by ``KEY:`` starts the next pair; other commas belong to the value.
+_PAIRS = re.compile(r",(?=\s*[A-Za-z_-]+\s*:)")
+
+
 @dataclass(frozen=True)
-class ConfigSpec:
-    """One ``--eval-config NAME=SOURCE`` as given."""
+class VariantSpec:
+    """One ``--eval-config NAME=SOURCE`` or ``--eval-variant NAME=KEY:VALUE,...`` as
+    given; a factor left out (``None``) takes the session's value."""
 
     name: str
-    source: str
+    #: The configuration SOURCE; ``None``: the working tree's configuration files.
+    source: str | None
+    agent: str | None = None
+    model: str | None = None
+    args: tuple[str, ...] | None = None
+    #: Where it was given (``--eval-config``, ``--eval-variant``, ``ini eval_variants``)
+    #: and the value, for error messages.
+    option: str = field(default="--eval-config", compare=False)
+    given: str = field(default="", compare=False)
 
     @property
     def origin(self) -> str:
-        return f"--eval-config {self.name}={self.source}"
+        return f"{self.option} {self.given or f'{self.name}={self.source}'}"
+
+
+#: The name of the ``--eval-config`` spec before ``--eval-variant`` generalised it.
+ConfigSpec = VariantSpec
+
+
+def parse_spec(value: str) -> VariantSpec:
+    """Parse ``--eval-config NAME=SOURCE``; the error quotes the value."""
+    name, sep, source = value.partition("=")
+    name = name.strip()
+    if not sep or not name or not source.strip():
+        raise UsageError(f"--eval-config expects NAME=SOURCE, got {value!r}")
+    _check_name(name, f"--eval-config {value!r}")
+    return VariantSpec(name, source.strip(), given=value)
+
+
+def parse_variant(value: str, origin: str = "--eval-variant") -> VariantSpec:
+    """Parse ``NAME=KEY:VALUE[,KEY:VALUE...]`` (docs/variants.md); ``origin`` names
+    where it was given (the option, or ``ini eval_variants``) in the errors, which quote
+    the value."""
+    quoted = f"{origin} {value!r}"
+    name, sep, rest = value.partition("=")
+    name = name.strip()
+    if not sep or not name or not rest.strip():
+        raise UsageError(f"{origin} expects NAME=KEY:VALUE[,KEY:VALUE...], got {value!r}")
+    _check_name(name, quoted)
+    found: dict[str, str] = {}
+    for pair in _PAIRS.split(rest):
+        key, colon, val = pair.partition(":")
+        key, val = key.strip(), val.strip()
+        if not colon or not key:
+            raise UsageError(f"{quoted}: expected KEY:VALUE, got {pair.strip()!r}")
+        if key not in VARIANT_KEYS:
+            raise UsageError(
+                f"{quoted}: unknown key {key!r} (the keys are {', '.join(VARIANT_KEYS)})"
+            )
+        if key in found:
+            raise UsageError(f"{quoted}: the key {key!r} is given twice")
+        if not val and key != "args":
+            raise UsageError(f"{quoted}: {key}: needs a value")
+        found[key] = val
+    args = None
+    if "args" in found:
+        try:
+            args = tuple(shlex.split(found["args"]))
+        except ValueError as exc:
+            raise UsageError(f"{quoted}: args: cannot be split as a shell would: {exc}") from None
+    return VariantSpec(
+        name,
+        found.get("config"),
+        agent=found.get("agent"),
+        model=found.get("model"),
+        args=args,
+        option=origin,
+        given=value,
+    )
+
+
+def _check_name(name: str, quoted: str) -> None:
+    if not _NAME.match(name):
+        raise UsageError(
+            f"{quoted}: the name {name!r} must be letters, digits, '.', '_' "
+            "or '-' (it becomes part of item names such as case-id[name])"
+        )
 
 
 @dataclass(frozen=True)
@@ -60,20 +140,6 @@ class GitEntry:
     dest: str
     mode: str
     sha: str
-
-
-def parse_spec(value: str) -> ConfigSpec:
-    """Parse ``NAME=SOURCE``; the error quotes the value."""
-    name, sep, source = value.partition("=")
-    name = name.strip()
-    if not sep or not name or not source.strip():
-        raise UsageError(f"--eval-config expects NAME=SOURCE, got {value!r}")
-    if not _NAME.match(name):
-        raise UsageError(
-            f"--eval-config {value!r}: the name {name!r} must be letters, digits, '.', '_' "
-            "or '-' (it becomes part of item names such as case-id[name])"
-        )
-    return ConfigSpec(name, source.strip())
 
 
 def config_patterns(patterns: Iterable[str] | None) -> tuple[str, ...]:
@@ -152,7 +218,7 @@ def _reachable(directory: tuple[str, ...], pat: tuple[str, ...]) -> bool:
 
 
 def build_variants(
-    specs: Sequence[ConfigSpec],
+    specs: Sequence[VariantSpec],
     *,
     config_root: Path,
     invocation_dir: Path,
@@ -166,19 +232,37 @@ def build_variants(
     """
     pats = config_patterns(patterns)
     variants: list[Variant] = []
+    tree: tuple[Overlay, ...] | None = None
     for index, spec in enumerate(specs):
         if any(v.name == spec.name for v in variants):
             raise UsageError(f"{spec.origin}: the name {spec.name!r} is given twice")
-        target = cache_dir / f"{index}-{spec.name}"
-        overlays = _overlays(spec, config_root, invocation_dir, target, pats)
-        variants.append(Variant(name=spec.name, overlays=overlays, source=spec.source))
+        if spec.source is None:
+            # No config: the working tree's files, as a run without variants has them;
+            # one copy for every such variant.
+            if tree is None:
+                found = config_files(config_root, pats)
+                tree = (_snapshot(config_root, pats, cache_dir / "tree"),) if found else ()
+            overlays = tree
+        else:
+            target = cache_dir / f"{index}-{spec.name}"
+            overlays = _overlays(spec, config_root, invocation_dir, target, pats)
+        variants.append(
+            Variant(
+                name=spec.name,
+                overlays=overlays,
+                source=spec.source or "",
+                agent=spec.agent,
+                model=spec.model,
+                args=spec.args,
+            )
+        )
     return tuple(variants)
 
 
 def _overlays(
-    spec: ConfigSpec, root: Path, invocation_dir: Path, target: Path, patterns: Sequence[str]
+    spec: VariantSpec, root: Path, invocation_dir: Path, target: Path, patterns: Sequence[str]
 ) -> tuple[Overlay, ...]:
-    source = spec.source
+    source = spec.source or WORKING_TREE
     if source.startswith(GIT_PREFIX):
         ref, _, git_path = source[len(GIT_PREFIX) :].partition(":")
         if not ref:

@@ -40,7 +40,8 @@ class Overlay:
 
 @dataclass(frozen=True)
 class Variant:
-    """What differs between items of the same case: a graded directory or a config.
+    """What differs between items of the same case: a graded directory, or a
+    configuration, an agent, a model and the agent's arguments.
 
     ``name`` is ``""`` when there is a single, unnamed variant.
     """
@@ -52,6 +53,11 @@ class Variant:
     overlays: tuple[Overlay, ...] = ()
     #: Human-readable origin, for reports ("git:main", a path).
     source: str = ""
+    #: ``--eval-variant``'s other factors (docs/variants.md); ``None``: the session's
+    #: own (``--eval-agent``, ``--eval-model``, ``eval_agent_args``).
+    agent: str | None = None
+    model: str | None = None
+    args: tuple[str, ...] | None = None
 
 
 def populate(workspace: Path, fixture: Path | None, overlays: Sequence[Overlay] = ()) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pytest_evalcases import defaults
 from pytest_evalcases.agents import preflight
@@ -44,6 +45,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         rootdir=settings.rootdir,
         agent_home=settings.agent_home,
         sandbox=_sandbox(state),
+        variant_agents=_variant_agents(state),
     )
     doc = resultsfile.document(
         records,
@@ -58,6 +60,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         order=[v.name for v in settings.variants],
         mode="red-first" if settings.red_first else "run",
         selection=state.selection,
+        factors=state.factors(),
     )
     if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:
         state.baseline_result = baseline.check(
@@ -102,12 +105,37 @@ def _agent_args(state: EvalSession) -> tuple[str, ...]:
     return tuple(getattr(state.agent, "args", given))
 
 
-def _version(state: EvalSession) -> str | None:
-    """The agent's version as the preflight read it; asked now when no preflight ran
-    (graded directories need no agent), except where ``--version`` says nothing."""
-    if state.preflight is not None:
-        return state.preflight.version
-    agent = state.agent
+def _variant_agents(state: EvalSession) -> dict[str, dict[str, Any]]:
+    """Each variant's agent for the pins, where the variants differ in more than their
+    configuration (docs/variants.md); empty when they all run the session's agent."""
+    if all(a is state.agent for a in state.agents.values()):
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    versions: dict[int, str | None] = {}
+    for variant in state.settings.variants:
+        agent = state.agents.get(variant.name)
+        given = state.settings.agents.get(variant.name)
+        if agent is None or given is None:
+            continue
+        if id(agent) not in versions:
+            versions[id(agent)] = _version(state, variant.name, agent)
+        found[variant.name] = {
+            "agent": given.name,
+            "agent_version": versions[id(agent)],
+            "model": given.model,
+            "args": list(getattr(agent, "args", given.args)),
+        }
+    return found
+
+
+def _version(state: EvalSession, variant: str | None = None, agent: Any = None) -> str | None:
+    """The agent's version as the preflight read it (of ``variant``'s agent, else the
+    session's); asked now when no preflight ran (graded directories need no agent),
+    except where ``--version`` says nothing."""
+    checked = state.preflights.get(variant) if variant is not None else state.preflight
+    if checked is not None:
+        return checked.version
+    agent = agent if agent is not None else state.agent
     if agent is None:
         return None
     found = preflight.requirements_of(agent)

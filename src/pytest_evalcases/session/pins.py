@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,9 @@ class PinInputs:
     #: ``eval_sandbox``: the sandbox in force (``bwrap``, ``none``); ``None`` without
     #: an agent.
     sandbox: str | None = None
+    #: Each variant's agent as it ran, by variant name (docs/variants.md): ``agent``,
+    #: ``agent_version``, ``model`` (the one asked for) and ``args``.
+    variant_agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
@@ -108,6 +111,17 @@ def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
         "permissions": permission_args(inputs.agent_args),
         "python": platform.python_version(),
         "packages": package_versions(),
+        "variants": {
+            name: {
+                **agent,
+                "args": [redact(a) for a in agent.get("args", ())],
+                # What the CLI reported using, not only what it was asked for.
+                "models": models(r for r in records if r.variant == name),
+                # Over the files alone: two variants with the same files have the same.
+                "config_fingerprint": fingerprint({"": config.get(name, {})}),
+            }
+            for name, agent in inputs.variant_agents.items()
+        },
     }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pytest_evalcases.cases.registry import CheckRegistry
     from pytest_evalcases.results import baseline
     from pytest_evalcases.results.document import ResultsDocument, SuiteSelection
+    from pytest_evalcases.results.factors import Factors
     from pytest_evalcases.results.record import RunRecord
     from pytest_evalcases.run.keep import KeepPlace
     from pytest_evalcases.run.recorded import RecordedSession
@@ -61,7 +62,11 @@ class Settings:
     """Every option and ini value that shapes collection and runs."""
 
     rootdir: Path
+    #: The session's agent (``--eval-agent``, ``--eval-model``, ``eval_agent_args``).
     agent: AgentSettings | None = None
+    #: Each variant's agent, by variant name: the session's with what ``--eval-variant``
+    #: changes (docs/variants.md); a variant not named here runs the session's.
+    agents: Mapping[str, AgentSettings | None] = field(default_factory=dict)
     timeout: float = defaults.TIMEOUT
     min_pass_rate: float = defaults.MIN_PASS_RATE
     retries: int = 0
@@ -95,6 +100,7 @@ class EvalSession:
     """What the plugin knows during one pytest session."""
 
     settings: Settings
+    #: The agent of the session: the first variant's that runs one (the baseline's).
     agent: Agent | None
     #: Called once with the registry of check types, for plugins to add theirs.
     register_checks: Callable[[CheckRegistry], None] = lambda registry: None
@@ -127,6 +133,11 @@ class EvalSession:
     replay_plan: ReplayPlan | None = None
     #: The agent as the preflight found it (its version); ``None`` when none ran.
     preflight: Checked | None = None
+    #: Each variant's agent, by variant name, where the variants run different agents,
+    #: models or arguments (docs/variants.md); a variant not named here runs ``agent``.
+    agents: dict[str, Agent | None] = field(default_factory=dict)
+    #: What the preflight found of each variant's agent, by variant name.
+    preflights: dict[str, Checked] = field(default_factory=dict)
     #: What part of the suite the run selected, once collection said (under xdist, as
     #: a worker reported it); ``None`` before.
     selection: SuiteSelection | None = None
@@ -207,20 +218,46 @@ class EvalSession:
         if recorder is not None:
             recorder.close()
 
-    @property
-    def run_context(self) -> RunContext:
-        return self.context()
+    def agent_for(self, variant: Variant) -> Agent | None:
+        """The agent that runs ``variant``'s cases."""
+        return self.agents.get(variant.name, self.agent)
 
-    def context(self, *, sandboxed: bool = True) -> RunContext:
-        """The inputs of every run; without ``sandboxed``, for a regrade whose checks
-        start no process, no sandbox is chosen (choosing one may try bubblewrap)."""
+    def agent_name(self, variant: Variant) -> str | None:
+        """The name of the agent ``variant``'s cases run on, as configured (also when a
+        regrade runs none); ``None`` for a graded directory or no agent."""
+        if variant.graded_dir is not None:
+            return None
+        given = self.settings.agents.get(variant.name, self.settings.agent)
+        return given.name if given is not None and given.name else None
+
+    def factors(self) -> dict[str, Factors]:
+        """What each variant that runs an agent is made of, by name (docs/variants.md)."""
+        from pytest_evalcases.results.factors import WORKING_TREE, Factors
+
+        found: dict[str, Factors] = {}
+        for variant in self.settings.variants:
+            if variant.graded_dir is not None:
+                continue
+            given = self.settings.agents.get(variant.name, self.settings.agent)
+            found[variant.name] = Factors(
+                agent=given.name if given is not None else "",
+                model=(given.model or "") if given is not None else "",
+                args=tuple(given.args) if given is not None else (),
+                config=variant.source or WORKING_TREE,
+            )
+        return found
+
+    def context(self, variant: Variant | None = None, *, sandboxed: bool = True) -> RunContext:
+        """The inputs of a run of ``variant`` (the session's agent without one); without
+        ``sandboxed``, for a regrade whose checks start no process, no sandbox is chosen
+        (choosing one may try bubblewrap)."""
         from pytest_evalcases.run.runner import RunContext
 
         sandbox = self.sandbox if sandboxed else Sandbox(reason="no check starts a process")
         results = self.settings.results
         return RunContext(
             registry=self.registry,
-            agent=self.agent,
+            agent=self.agent if variant is None else self.agent_for(variant),
             default_timeout=self.settings.timeout,
             retries=self.settings.retries,
             transcript=self.settings.transcript,
@@ -256,7 +293,12 @@ class EvalSession:
             self.incomplete.append(INTERRUPTED)
 
     def needs_agent(self, variant: Variant) -> bool:
-        return variant.graded_dir is None and self.agent is None and self.regrading is None
+        """Whether ``variant`` would run an agent, but none is configured for it."""
+        return (
+            variant.graded_dir is None
+            and self.agent_for(variant) is None
+            and self.regrading is None
+        )
 
     @property
     def results_root(self) -> Path | None:
@@ -276,6 +318,7 @@ class EvalSession:
             order,
             incomplete=self.incomplete,
             red_first=self.settings.red_first,
+            factors=self.factors(),
         )
         if self.baseline_result is not None:
             from pytest_evalcases.results import baseline

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.record import CheckRecord
 
 from .records import FINISHED, doc, run
@@ -44,12 +45,17 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
         finished=FINISHED,
         sources={"main": "main-dir", "pr": "pr-dir"},
         order=["main", "pr"],
+        factors={
+            "main": Factors("claude", "opus", ("--verbose",), "main-dir"),
+            "pr": Factors("claude", "opus", ("--verbose",), "pr-dir"),
+        },
     ).to_dict()
 
     cases = data.pop("cases")
     main = {
         "name": "main",
         "source": "main-dir",
+        "factors": {"agent": "claude", "model": "opus", "args": ["--verbose"], "config": "main-dir"},
         "passed": 1,
         "failed": 1,
         "errors": 0,
@@ -59,17 +65,34 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
         "checks_passed": 1,
         "checks_total": 2,
         "verdict": "BLOCKED",
+        "usage": {
+            "runs_with_tokens": 2,
+            "tokens_total": 360,
+            "tokens_mean": 180.0,
+            "runs_with_cost": 1,
+            "cost_total": 0.5,
+            "cost_mean": 0.5,
+        },
         "cases": [{"id": "alpha", **PASSED_ONCE}, {"id": "beta", **FAILED_ONCE}],
     }
     pr = {
         **main,
         "name": "pr",
         "source": "pr-dir",
+        "factors": {**main["factors"], "config": "pr-dir"},  # type: ignore[dict-item]
         "passed": 2,
         "failed": 0,
         "pass_rate": 1.0,
         "checks_passed": 2,
         "verdict": "PASS",
+        "usage": {
+            "runs_with_tokens": 0,
+            "tokens_total": 0,
+            "tokens_mean": None,
+            "runs_with_cost": 1,
+            "cost_total": 0.25,
+            "cost_mean": 0.25,
+        },
         "cases": [{"id": "alpha", **PASSED_ONCE}, {"id": "beta", **PASSED_ONCE}],
     }
     assert data == {
@@ -108,6 +131,7 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
             {
                 "baseline": "main",
                 "variant": "pr",
+                "differ": ["config"],
                 "regressed_cases": [],
                 "improved_cases": ["beta"],
                 "regressed_checks": [],
