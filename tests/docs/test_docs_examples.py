@@ -153,3 +153,33 @@ def test_broken_example_fails_as_documented(tmp_path: Path) -> None:
         load(broken, tmp_path)
     shown = f"case file error: evals/attribution.yaml:{info.value.line}: {info.value.field}: "
     assert shown + info.value.reason.splitlines()[0] in page
+
+
+def ini_blocks() -> list[tuple[str, str]]:
+    """Every fenced ```ini block of the docs, as (file:line, text)."""
+    found = []
+    for path in doc_files():
+        text = path.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            if match.group("info").strip().split()[:1] == ["ini"]:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append((f"{path.relative_to(ROOT)}:{line}", match.group("body")))
+    return found
+
+
+def test_every_documented_eval_variants_line_parses() -> None:
+    import configparser
+
+    from pytest_evalcases.run.variants import parse_variant
+
+    parsed = 0
+    for label, text in ini_blocks():
+        ini = configparser.ConfigParser(interpolation=None)
+        ini.read_string(text, source=label)
+        for section in ini.sections():
+            for line in ini[section].get("eval_variants", "").splitlines():
+                if line.strip():
+                    spec = parse_variant(line.strip(), f"{label}: eval_variants")
+                    assert spec.agent or spec.model or spec.args or spec.source, label
+                    parsed += 1
+    assert parsed >= 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_evalcases.report.summary import described_variants
 from pytest_evalcases.report.table import table
 from pytest_evalcases.report.trend import suite
 from pytest_evalcases.results.baseline import BaselineResult
@@ -23,11 +24,11 @@ def lines(
     """The comparison: runs, case table (every case, or those that differ), numbers,
     pins, verdict. When either file is part of the suite, the cases only one of them
     ran are counted, not listed (unless ``every``): they were not compared."""
-    out = [
-        f"A: {a_path} ({before.date or '?'}, verdict {before.verdict}{_part(before)})",
-        f"B: {b_path} ({after.date or '?'}, verdict {after.verdict}{_part(after)})",
-        "",
-    ]
+    out = [f"A: {a_path} ({before.date or '?'}, verdict {before.verdict}{_part(before)})"]
+    out += _variants(before)
+    out.append(f"B: {b_path} ({after.date or '?'}, verdict {after.verdict}{_part(after)})")
+    out += _variants(after)
+    out.append("")
     rows = [r for r in result.rows if every or r.change or r.before != r.after]
     one_side = [r for r in result.rows if r.before is None or r.after is None]
     if result.common is not None and not every:
@@ -67,6 +68,17 @@ def lines(
     else:
         out.append("B passes the baseline gate against A")
     return out
+
+
+def _variants(doc: ResultsDocument) -> list[str]:
+    """``   variants: cc (claude), cx (codex, model gpt-5)`` for a file whose variants
+    differ in more than their configuration (docs/variants.md); nothing otherwise."""
+    factors = {v.name: v.factors for v in doc.variants if v.factors is not None}
+    described = described_variants(factors)
+    if not described:
+        return []
+    shown = ", ".join(f"{name} ({f.describe()})" for name, f in described.items())
+    return [f"   variants: {shown}"]
 
 
 def _part(doc: ResultsDocument) -> str:

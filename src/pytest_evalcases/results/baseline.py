@@ -227,11 +227,34 @@ def pin_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
             f"configuration fingerprint {b_fp[:12]} -> {a_fp[:12]}"
             + (f" ({', '.join(changed[:5])})" if changed else "")
         )
+    out += _variant_differences(before.get("variants"), after.get("variants"))
     for key, what in (("case_files", "case files"), ("fixtures", "fixtures")):
         changed = _changed_files(before.get(key) or {}, after.get(key) or {})
         if changed:
             more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
             out.append(f"{what} changed: {', '.join(changed[:5])}{more}")
+    return out
+
+
+def _variant_differences(before: Any, after: Any) -> list[str]:
+    """``variant cx: model gpt-5 -> gpt-5.1``: what differs in the agent of a variant
+    both files ran (docs/variants.md)."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    out: list[str] = []
+    for name in sorted(before.keys() & after.keys()):
+        b, a = before[name], after[name]
+        if not isinstance(b, dict) or not isinstance(a, dict):
+            continue
+        for key, what in (
+            ("agent", "agent"),
+            ("agent_version", "agent version"),
+            ("model", "model asked for"),
+            ("models", "models"),
+            ("args", "args"),
+        ):
+            if b.get(key) != a.get(key) and (b.get(key) or a.get(key)):
+                out.append(f"variant {name}: {what} {_show(b.get(key))} -> {_show(a.get(key))}")
     return out
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.document import MergedFrom, ResultsDocument, SuiteSelection
+from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.record import RunRecord
 
 #: Pins that name sets of files: shards hold different subsets, merged as a union.
@@ -67,11 +68,14 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
     ends = [d for d in (resultsfile.parse_date(doc.finished) for doc in docs) if d]
     order: list[str] = []
     sources: dict[str, str] = {}
+    factors: dict[str, Factors] = {}
     for doc in docs:
         for v in doc.variants:
             if v.name not in sources:
                 order.append(v.name)
                 sources[v.name] = v.source
+            if v.factors is not None:
+                factors.setdefault(v.name, v.factors)
     merged = resultsfile.document(
         records,
         docs[0].min_pass_rate,
@@ -84,6 +88,7 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
         order=order,
         mode=docs[0].mode,
         selection=_selection(docs, records, warnings),
+        factors=factors,
     )
     reasons = list(merged.incomplete_reasons)
     missing = _missing_shards([doc.shard for doc in docs])
@@ -169,11 +174,31 @@ def _merge_pins(pins: Sequence[dict[str, Any]], warnings: list[str]) -> dict[str
                 merged[key] = {**value, **merged.get(key, {})}
             elif key == "models" and isinstance(value, list):
                 merged[key] = sorted({*merged.get(key, []), *value})
+            elif key == "variants" and isinstance(value, dict):
+                merged[key] = _merge_variant_pins(merged.get(key), value, warnings)
             elif key not in merged:
                 merged[key] = value
             elif merged[key] != value:
                 warnings.append(f"pins differ between the files: {key}")
     return merged
+
+
+def _merge_variant_pins(merged: Any, other: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """Each variant's agent pins (docs/variants.md) over the files: the models its
+    runs reported in any of them; the rest as the first file that has the variant."""
+    out: dict[str, Any] = dict(merged) if isinstance(merged, dict) else {}
+    for name, pins in other.items():
+        mine = out.get(name)
+        if not isinstance(mine, dict) or not isinstance(pins, dict):
+            out.setdefault(name, pins)
+            continue
+        joined = dict(mine)
+        joined["models"] = sorted({*mine.get("models", []), *pins.get("models", [])})
+        for key, value in pins.items():
+            if key != "models" and key in mine and mine[key] != value:
+                warnings.append(f"pins differ between the files: variants.{name}.{key}")
+        out[name] = joined
+    return out
 
 
 def summary(doc: ResultsDocument, files: int) -> str:

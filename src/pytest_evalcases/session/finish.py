@@ -34,7 +34,9 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     settings = state.settings
     options = settings.results
     inputs = pins.PinInputs(
-        agent_name=settings.agent.name if settings.agent else None,
+        # The baseline's agent (the first variant's that runs one); each variant's
+        # own is in the pins' `variants`.
+        agent_name=_agent_name(state),
         agent_version=_version(state),
         agent_args=_agent_args(state),
         config_root=settings.config_root or settings.rootdir,
@@ -103,6 +105,12 @@ def _agent_args(state: EvalSession) -> tuple[str, ...]:
     """The arguments the agent ran with, the driver's default permissions included."""
     given = state.settings.agent.args if state.settings.agent else ()
     return tuple(getattr(state.agent, "args", given))
+
+
+def _agent_name(state: EvalSession) -> str | None:
+    if state.agent is not None:
+        return state.agent.name
+    return state.settings.agent.name if state.settings.agent else None
 
 
 def _variant_agents(state: EvalSession) -> dict[str, dict[str, Any]]:
