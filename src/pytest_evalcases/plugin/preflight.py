@@ -53,7 +53,8 @@ class PreflightHooks:
         self._check(lambda agent: _needs(self._cases_of(ids, agent)))
 
     def _runs(self, item: EvalItem, agent: Agent) -> bool:
-        return self.state.agent_for(item.variant) is agent
+        runs = self.state.agent_for(item.variant)
+        return runs is not None and _key(runs) == _key(agent)
 
     def _check(self, needs: Callable[[Agent], preflight.Needs]) -> None:
         # `needs` loads the collected cases (bare, quarantine): only once an agent and a
@@ -64,17 +65,16 @@ class PreflightHooks:
         state = self.state
         # Each distinct agent once (an agent matrix checks every CLI it runs), in the
         # variants' order; the first one's version is the session's.
-        checked: list[tuple[Agent, preflight.Checked | None]] = []
+        checked: dict[tuple[object, ...], preflight.Checked | None] = {}
         for variant in state.settings.variants:
             agent = state.agent_for(variant)
             if agent is None or variant.graded_dir is not None:
                 continue
-            earlier = [c for a, c in checked if a is agent]
-            if earlier:
-                done = earlier[0]
+            key = _key(agent)
+            if key in checked:
+                done = checked[key]
             else:
-                done = self._check_agent(agent, needs)
-                checked.append((agent, done))
+                done = checked[key] = self._check_agent(agent, needs)
             if done is not None:
                 state.preflights[variant.name] = done
                 if state.preflight is None:
@@ -105,7 +105,8 @@ class PreflightHooks:
             file, _, name = nodeid.partition("::")
             case_id, _, param = name.partition("[")
             variant = variants.get(_variant_of(param.rstrip("]"), variants))
-            if variant is not None and state.agent_for(variant) is not agent:
+            runs = state.agent_for(variant) if variant is not None else None
+            if runs is None or _key(runs) != _key(agent):
                 continue
             if name:
                 wanted.setdefault(self.config.rootpath / file, set()).add(case_id)
@@ -122,6 +123,12 @@ class PreflightHooks:
             except (CaseFileError, UsageError):
                 continue  # the file's items say why when they run
             yield from (case for case in cases if case.id in case_ids and not case.quarantine)
+
+
+def _key(agent: Agent) -> tuple[object, ...]:
+    """What the preflight checks of an agent: variants that differ only in the model
+    share one check (same program, same credentials, same version)."""
+    return (type(agent), agent.name, tuple(getattr(agent, "args", ())))
 
 
 def _variant_of(param: str, variants: Mapping[str, Variant]) -> str:

@@ -55,7 +55,12 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
     main = {
         "name": "main",
         "source": "main-dir",
-        "factors": {"agent": "claude", "model": "opus", "args": ["--verbose"], "config": "main-dir"},
+        "factors": {
+            "agent": "claude",
+            "model": "opus",
+            "args": ["--verbose"],
+            "config": "main-dir",
+        },
         "passed": 1,
         "failed": 1,
         "errors": 0,
