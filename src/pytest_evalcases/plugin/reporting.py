@@ -80,7 +80,9 @@ def outcome_of(report: pytest.TestReport) -> Outcome | None:
 def header(state: EvalSession) -> str:
     """The ``evalcases:`` line of pytest's header."""
     settings = state.settings
-    agent = settings.agent.name if settings.agent else None
+    # The first variant's agent: the session's, or the one every variant names.
+    agent = state.agent.name if state.agent is not None else None
+    agent = agent or (settings.agent.name if settings.agent else None)
     if settings.regrade is not None:
         # No agent runs: each run is graded from what the results file stored.
         agent = f"none (regrading {messages.display_path(settings.regrade, Path.cwd())})"
