@@ -576,11 +576,7 @@ def test_shards_of_an_agent_matrix_merge_with_factors_usage_and_comparisons(
 def test_a_variant_whose_cli_is_missing_stops_the_session(
     suite: Suite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    only_claude = suite.root / "bin"
-    only_claude.mkdir()
-    (only_claude / "claude").symlink_to(FAKES / "claude")
-    python = os.path.dirname(sys.executable)
-    monkeypatch.setenv("PATH", f"{only_claude}{os.pathsep}{python}")
+    only_claude_on_path(suite, monkeypatch)
 
     result = suite.run(*MATRIX)
 
@@ -590,3 +586,26 @@ def test_a_variant_whose_cli_is_missing_stops_the_session(
         "`npm install -g @openai/codex`, or put it on PATH"
     ]
     assert suite.calls() == []
+
+
+def only_claude_on_path(suite: Suite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH: the fake ``claude`` and this Python, no ``codex`` nor ``gemini``."""
+    only_claude = suite.root / "bin"
+    only_claude.mkdir()
+    (only_claude / "claude").symlink_to(FAKES / "claude")
+    monkeypatch.setenv("PATH", f"{only_claude}{os.pathsep}{os.path.dirname(sys.executable)}")
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_variant_whose_every_case_is_for_other_agents_needs_no_preflight(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+) -> None:
+    for case_id, checks in CASES.items():
+        suite.case(case_id, checks, "agents: [claude]")
+    only_claude_on_path(suite, monkeypatch)
+
+    result = suite.run(*MATRIX, "-rs", *workers)
+
+    result.assert_outcomes(passed=2, failed=1, skipped=3)
+    assert {c["program"] for c in suite.calls()} == {"claude"}
+    result.stdout.fnmatch_lines(["*for claude only (agents:); this variant runs codex"])
