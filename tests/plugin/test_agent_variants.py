@@ -588,6 +588,27 @@ def test_a_variant_whose_cli_is_missing_stops_the_session(
     assert suite.calls() == []
 
 
+def test_a_regrade_grades_each_variants_own_stored_runs(suite: Suite) -> None:
+    suite.run(*MATRIX, "--eval-save", "first.json")
+    # Now every answer passes `signed`: Ran the tests.
+    suite.case("signed", {"signed": "Ran the tests"})
+
+    result = suite.run(*MATRIX, "--eval-regrade", "first.json", "--eval-save", "again.json")
+
+    lines = gate_lines(result)
+    assert lines[0] == "cc (claude): 3/3 cases passed · Score: 4/4 (100%) · 0 errors · normal 3/3"
+    assert lines[2] == "cx (codex): 2/3 cases passed · Score: 2/4 (50%) · 0 errors · normal 2/3"
+    assert lines[4].startswith("cx vs cc (agent): 2 checks regressed, 0 improved;")
+    # No agent ran again: the CLIs were called for the first run only.
+    assert len(suite.calls()) == 6
+    doc = suite.results("again.json")
+    assert [c["differ"] for c in doc["comparisons"]] == [["agent"]]
+    assert {v["name"]: v["usage"]["tokens_total"] for v in doc["variants"]} == {
+        "cc": 1278,
+        "cx": 76155,
+    }
+
+
 def only_claude_on_path(suite: Suite, monkeypatch: pytest.MonkeyPatch) -> None:
     """PATH: the fake ``claude`` and this Python, no ``codex`` nor ``gemini``."""
     only_claude = suite.root / "bin"
