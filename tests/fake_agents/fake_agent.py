@@ -5,6 +5,13 @@ a test puts this directory first on ``PATH`` and steers the fake with environmen
 variables:
 
 ``FAKE_AGENT_SAMPLE``   file whose bytes go to stdout unchanged
+``FAKE_AGENT_SAMPLE_CLAUDE``, ``FAKE_AGENT_SAMPLE_CODEX``, ``FAKE_AGENT_SAMPLE_GEMINI``
+                        that program's own sample, before ``FAKE_AGENT_SAMPLE`` (so
+                        that the three fakes answer differently in one session)
+``FAKE_AGENT_MODEL_SAMPLES`` a directory of samples named after models: when the
+                        command line names a model (``--model M`` or ``-m M``) and the
+                        directory has a file ``M``, that file is the sample, before
+                        both of the above
 ``FAKE_AGENT_STDERR``   text for stderr
 ``FAKE_AGENT_EXIT``     exit status (default 0)
 ``FAKE_AGENT_SLEEP``    seconds to sleep before printing (timeouts)
@@ -25,6 +32,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 
 
 def main() -> None:
@@ -54,7 +62,7 @@ def main() -> None:
             f.write(str(child.pid))
     if env.get("FAKE_AGENT_SLEEP"):
         time.sleep(float(env["FAKE_AGENT_SLEEP"]))
-    sample = env.get("FAKE_AGENT_SAMPLE")
+    sample = _sample(program, sys.argv[1:], env)
     if sample:
         with open(sample, "rb") as f:
             sys.stdout.buffer.write(f.read())
@@ -65,3 +73,23 @@ def main() -> None:
     if env.get("FAKE_AGENT_HANG"):
         time.sleep(float(env["FAKE_AGENT_HANG"]))
     sys.exit(int(env.get("FAKE_AGENT_EXIT", "0")))
+
+
+def _sample(program: str, argv: list[str], env: Mapping[str, str]) -> str | None:
+    """The sample to print: the model's, else the program's, else the common one."""
+    by_model = env.get("FAKE_AGENT_MODEL_SAMPLES")
+    model = _model(argv)
+    if by_model and model and os.path.isfile(os.path.join(by_model, model)):
+        return os.path.join(by_model, model)
+    return env.get(f"FAKE_AGENT_SAMPLE_{program.upper()}") or env.get("FAKE_AGENT_SAMPLE")
+
+
+def _model(argv: list[str]) -> str | None:
+    """The value of the last ``--model M`` or ``-m M`` (``--model=M``) on the command line."""
+    found = None
+    for i, arg in enumerate(argv):
+        if arg in ("--model", "-m") and i + 1 < len(argv):
+            found = argv[i + 1]
+        elif arg.startswith("--model="):
+            found = arg.partition("=")[2]
+    return found

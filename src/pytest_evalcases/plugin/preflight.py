@@ -54,7 +54,10 @@ class PreflightHooks:
 
     def _runs(self, item: EvalItem, agent: Agent) -> bool:
         runs = self.state.agent_for(item.variant)
-        return runs is not None and _key(runs) == _key(agent)
+        if runs is None or _key(runs) != _key(agent):
+            return False
+        # A case for other agents only (`agents:`) is skipped on this one's variants.
+        return not item.case.other_agent(self.state.agent_name(item.variant))
 
     def _check(self, needs: Callable[[Agent], preflight.Needs]) -> None:
         # `needs` loads the collected cases (bare, quarantine): only once an agent and a
@@ -100,16 +103,19 @@ class PreflightHooks:
 
         state = self.state
         variants = {v.name: v for v in state.settings.variants}
-        wanted: dict[Path, set[str]] = {}
+        # Each case's agent by name, for its `agents:` (one name: the variants of
+        # `agent` run the same agent).
+        wanted: dict[Path, dict[str, str | None]] = {}
         for nodeid in ids:
             file, _, name = nodeid.partition("::")
             case_id, _, param = name.partition("[")
             variant = variants.get(_variant_of(param.rstrip("]"), variants))
             runs = state.agent_for(variant) if variant is not None else None
-            if runs is None or _key(runs) != _key(agent):
+            if variant is None or runs is None or _key(runs) != _key(agent):
                 continue
             if name:
-                wanted.setdefault(self.config.rootpath / file, set()).add(case_id)
+                in_file = wanted.setdefault(self.config.rootpath / file, {})
+                in_file[case_id] = state.agent_name(variant)
         for path, case_ids in wanted.items():
             found = state.discovery.case_file(path)
             if found is None:
@@ -122,7 +128,13 @@ class PreflightHooks:
                     cases = load_case_file(path, found.evals_root, state.registry, cache)
             except (CaseFileError, UsageError):
                 continue  # the file's items say why when they run
-            yield from (case for case in cases if case.id in case_ids and not case.quarantine)
+            yield from (
+                case
+                for case in cases
+                if case.id in case_ids
+                and not case.quarantine
+                and not case.other_agent(case_ids[case.id])
+            )
 
 
 def _key(agent: Agent) -> tuple[object, ...]:

@@ -17,8 +17,9 @@ from pathlib import Path
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.report import conversation, transcript
 from pytest_evalcases.report.show import run_name
-from pytest_evalcases.report.summary import mcnemar
+from pytest_evalcases.report.summary import described_variants, mcnemar, usage_line
 from pytest_evalcases.results.document import SuiteSelection
+from pytest_evalcases.results.factors import Factors, label
 from pytest_evalcases.results.files import Headline, read_headlines
 from pytest_evalcases.results.gate import CaseVerdict, GateReport
 from pytest_evalcases.results.record import RunRecord
@@ -117,10 +118,11 @@ def _matrix(report: GateReport, transcripts: dict[str, tuple[str, str]]) -> str:
     for r in report.records:
         if r.kind != "file":
             runs.setdefault((r.case_id, r.variant), []).append(r)
+    described = described_variants(report.factors)
     head = "".join(
-        f'<th scope="col">{_e(v.name or "suite")}<br><span class="score">'
-        f"{v.count('passed')}/{len(v.ran)} cases · "
-        f"{v.checks_passed}/{v.checks_total} checks</span></th>"
+        f'<th scope="col">{_e(v.name or "suite")}{_factors(described.get(v.name))}<br>'
+        f'<span class="score">{v.count("passed")}/{len(v.ran)} cases · '
+        f"{v.checks_passed}/{v.checks_total} checks</span>{_usage(report, v.name)}</th>"
         for v in variants
     )
     rows = []
@@ -164,6 +166,19 @@ def _matrix(report: GateReport, transcripts: dict[str, tuple[str, str]]) -> str:
         + "</tbody></table>\n"
         + "\n".join(templates)
     )
+
+
+def _factors(factors: Factors | None) -> str:
+    """`` (codex, model gpt-5)`` after a variant's name in an agent or model matrix
+    (docs/variants.md)."""
+    return f' <span class="factors">({_e(factors.describe())})</span>' if factors else ""
+
+
+def _usage(report: GateReport, variant: str) -> str:
+    """What the variant's runs spent, as the summary's line says it; empty when no
+    run said."""
+    spent = usage_line([r for r in report.records if r.variant == variant]).strip()
+    return f'<br><span class="usage">{_e(spent)}</span>' if spent else ""
 
 
 def _cell_text(c: CaseVerdict) -> str:
@@ -265,7 +280,7 @@ def _comparisons(report: GateReport) -> str:
     out = []
     for cmp in report.comparisons:
         out.append(
-            f"<h2>{_e(cmp.variant)} vs {_e(cmp.baseline)}</h2><p>"
+            f"<h2>{_e(cmp.variant)} vs {_e(cmp.baseline)}{_e(label(cmp.differ))}</h2><p>"
             f"{len(cmp.regressed_checks)} checks regressed, {len(cmp.improved_checks)} "
             f"improved; cases {cmp.b} regressed, {cmp.c} improved "
             f"({_e(mcnemar(cmp))})</p><ul>"
@@ -384,7 +399,7 @@ h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:20px 0 8px}
 h3{font-size:14px;margin:8px 0 4px}
 .verdict{font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block}
 .v-pass{background:#d8f3dc}.v-blocked{background:#fbd5d5}.v-inconclusive,.v-none{background:#e5e5e5}
-.meta,.hint,.score,.sev{color:#666;font-size:12px}
+.meta,.hint,.score,.usage,.factors,.sev{color:#666;font-size:12px}
 .scope{font-weight:600;color:#8a5a00}ul.notes{font-family:ui-monospace,monospace;font-size:12px}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}
 td.cell{text-align:center;min-width:64px;cursor:pointer}
