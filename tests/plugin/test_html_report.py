@@ -400,11 +400,16 @@ COMMIT = (
 
 
 def agent_matrix(
-    make_suite: SuiteBuilder, monkeypatch: pytest.MonkeyPatch, bin_dir: Path, *variants: str
+    make_suite: SuiteBuilder,
+    monkeypatch: pytest.MonkeyPatch,
+    bin_dir: Path,
+    *variants: str,
+    options: tuple[str, ...] = (),
 ) -> tuple[pytest.RunResult, str]:
-    """A session of ``--eval-variant`` ``variants`` over the fake ``claude`` and
-    ``codex`` (each printing its own sample, through a wrapper in ``bin_dir``) and the
-    command agent (``ok``, no tokens, no cost), and the HTML report it wrote."""
+    """A session of ``--eval-variant`` ``variants`` (and ``options``) over the fake
+    ``claude`` and ``codex`` (each printing its own sample, through a wrapper in
+    ``bin_dir``) and the command agent (``ok``, no tokens, no cost), and the HTML
+    report it wrote."""
     bin_dir.mkdir()
     for program, sample in ANSWERS.items():
         wrapper = bin_dir / program
@@ -415,9 +420,9 @@ def agent_matrix(
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     fake_credentials(monkeypatch)
     make_suite("print('ok')", {"commit": COMMIT}, fixtures={"AGENTS.md": "Commit with care.\n"})
-    options = [arg for spec in variants for arg in ("--eval-variant", spec)]
+    given = [arg for spec in variants for arg in ("--eval-variant", spec)]
     result = make_suite.pytester.runpytest(
-        *options, "--eval-no-save", "--eval-html", "report.html", "-p", "no:randomly"
+        *given, *options, "--eval-no-save", "--eval-html", "report.html", "-p", "no:randomly"
     )
     return result, (make_suite.pytester.path / "report.html").read_text("utf-8")
 
@@ -441,12 +446,18 @@ def money_cells(page: str) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_agent_and_model_variants_say_what_they_are_and_spend(
-    make_suite: SuiteBuilder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    make_suite: SuiteBuilder,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    options: tuple[str, ...],
 ) -> None:
-    result, page = agent_matrix(make_suite, monkeypatch, tmp_path / "bin", *MATRIX)
+    result, page = agent_matrix(
+        make_suite, monkeypatch, tmp_path / "bin", *MATRIX, options=("--eval-repeat", "2", *options)
+    )
 
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(passed=2, failed=6)
     out = result.stdout.lines
     # Each column header says what its variant is made of, as the terminal does.
     for name, made_of in (
@@ -457,12 +468,13 @@ def test_agent_and_model_variants_say_what_they_are_and_spend(
     ):
         assert f'<th scope="col">{name}<br><span class="factors">{made_of}</span><br>' in page
         assert any(line.startswith(f"{name} ({made_of}): ") for line in out)
-    # Tokens and cost per variant, side by side under the matrix: the terminal's
-    # usage line of each variant, "not reported" where its agent reported neither.
+    # Tokens and cost per variant (two runs each), side by side under the matrix: the
+    # terminal's usage line of each variant, "not reported" where its agent reported
+    # neither.
     assert money_cells(page) == [
-        "tokens 426 (426 per run) · cost $0.0418 ($0.0418 per run)",
-        "tokens 25,385 (25,385 per run) · cost not reported",
-        "tokens 25,385 (25,385 per run) · cost not reported",
+        "tokens 852 (426 per run) · cost $0.0836 ($0.0418 per run)",
+        "tokens 50,770 (25,385 per run) · cost not reported",
+        "tokens 50,770 (25,385 per run) · cost not reported",
         "not reported",
     ]
     usage = [line.strip() for line in out if line.startswith("  tokens ")]
@@ -477,7 +489,7 @@ def test_agent_and_model_variants_say_what_they_are_and_spend(
         "cmd vs cc (agent)",
     ]
     for heading in headings:
-        assert any(line.startswith(f"{heading}: 1 check regressed") for line in out)
+        assert any(line.startswith(f"{heading}: 1 check regressed, 0 improved") for line in out)
     confounded = page.split("<h2>cx5 vs cc", 1)[1].split("<h2>", 1)[0]
     assert '<p class="confounded">Confounded: more than one factor differs' in confounded
     assert page.count('class="confounded"') == 1
