@@ -5,7 +5,9 @@ Chromium when it is installed."""
 
 from __future__ import annotations
 
+import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.report import html as html_report
+from tests.helpers.agents import FAKES, SAMPLES, fake_credentials
 from tests.helpers.model_server import ModelServer
 from tests.helpers.results import results_files
 from tests.helpers.suite import SuiteBuilder
@@ -118,6 +121,12 @@ def test_matrix_cells_and_trend(make_suite: SuiteBuilder, pytester: pytest.Pytes
     assert 'data-series="main"' in page
     assert 'data-series="pr"' in page
     assert "2026-11-02T09:00:00Z: 75% (3 of 4 cases passed) BLOCKED" in page
+    # Only the configurations differ: the names say what the variants are, and the
+    # command agent reports no tokens or cost, so no variant has a money cell.
+    assert 'class="factors"' not in page
+    assert "<tfoot>" not in page
+    assert "<h2>pr vs main (config)</h2>" in page
+    assert "pr vs main (config): " in result.stdout.str()
 
 
 def test_trend_includes_this_run_when_it_is_saved(
@@ -378,3 +387,196 @@ def test_a_transcript_link_opens_its_transcript_in_chromium(
     assert not re.search(r"<html[^>]*data-js-errors", dom)
     assert re.search(r'<details class="transcript" id="transcript-beta" open="">', dom)
     assert re.search(r'<details class="transcript" id="transcript-alpha">', dom)
+
+
+# --- variants of agents and models (docs/variants.md) ----------------------------------
+
+#: Each fake CLI's answer: Claude's says it committed, Codex's does not.
+ANSWERS = {"claude": "claude-json-success.json", "codex": "codex-exec.jsonl"}
+COMMIT = (
+    "id: commit\ndefends: AGENTS.md\nprompt: commit the staged change\n"
+    "checks:\n  - id: says-committed\n    type: output_matches\n    pattern: Committed\n"
+)
+
+
+def agent_matrix(
+    make_suite: SuiteBuilder,
+    monkeypatch: pytest.MonkeyPatch,
+    bin_dir: Path,
+    *variants: str,
+    options: tuple[str, ...] = (),
+) -> tuple[pytest.RunResult, str]:
+    """A session of ``--eval-variant`` ``variants`` (and ``options``) over the fake
+    ``claude`` and ``codex`` (each printing its own sample, through a wrapper in
+    ``bin_dir``) and the command agent (``ok``, no tokens, no cost), and the HTML
+    report it wrote."""
+    bin_dir.mkdir()
+    for program, sample in ANSWERS.items():
+        wrapper = bin_dir / program
+        wrapper.write_text(
+            f"#!/bin/sh\nFAKE_AGENT_SAMPLE='{SAMPLES / sample}' exec '{FAKES / program}' \"$@\"\n"
+        )
+        wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    fake_credentials(monkeypatch)
+    make_suite("print('ok')", {"commit": COMMIT}, fixtures={"AGENTS.md": "Commit with care.\n"})
+    given = [arg for spec in variants for arg in ("--eval-variant", spec)]
+    result = make_suite.pytester.runpytest(
+        *given, *options, "--eval-no-save", "--eval-html", "report.html", "-p", "no:randomly"
+    )
+    return result, (make_suite.pytester.path / "report.html").read_text("utf-8")
+
+
+MATRIX = (
+    "cc=agent:claude",
+    "cx=agent:codex",
+    "cx5=agent:codex,model:gpt-5",
+    "cmd=agent:command",
+)
+
+
+def money_cells(page: str) -> list[str]:
+    """The matrix's tokens-and-cost cells, one per variant, their lines joined by the
+    terminal's `` · ``."""
+    foot = re.search(r"<tfoot>(.*?)</tfoot>", page)
+    assert foot is not None
+    return [
+        cell.replace("<br>", " · ")
+        for cell in re.findall(r'<td class="usage[^"]*">(.*?)</td>', foot.group(1))
+    ]
+
+
+@pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_agent_and_model_variants_say_what_they_are_and_spend(
+    make_suite: SuiteBuilder,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    options: tuple[str, ...],
+) -> None:
+    result, page = agent_matrix(
+        make_suite, monkeypatch, tmp_path / "bin", *MATRIX, options=("--eval-repeat", "2", *options)
+    )
+
+    result.assert_outcomes(passed=2, failed=6)
+    out = result.stdout.lines
+    # Each column header says what its variant is made of, as the terminal does.
+    for name, made_of in (
+        ("cc", "claude"),
+        ("cx", "codex"),
+        ("cx5", "codex, model gpt-5"),
+        ("cmd", "command"),
+    ):
+        assert f'<th scope="col">{name}<br><span class="factors">{made_of}</span><br>' in page
+        assert any(line.startswith(f"{name} ({made_of}): ") for line in out)
+    # Tokens and cost per variant (two runs each), side by side under the matrix: the
+    # terminal's usage line of each variant, "not reported" where its agent reported
+    # neither.
+    assert money_cells(page) == [
+        "tokens 852 (426 per run) · cost $0.0836 ($0.0418 per run)",
+        "tokens 50,770 (25,385 per run) · cost not reported",
+        "tokens 50,770 (25,385 per run) · cost not reported",
+        "not reported",
+    ]
+    usage = [line.strip() for line in out if line.startswith("  tokens ")]
+    assert usage == money_cells(page)[:3]
+    assert '<th scope="row">tokens and cost</th>' in page
+    # The comparisons name the factors that differ, in the terminal's words; the one
+    # in which two differ says that it is confounded.
+    headings = re.findall(r"<h2>([^<]* vs [^<]*)</h2>", page)
+    assert headings == [
+        "cx vs cc (agent)",
+        "cx5 vs cc (confounded: agent and model differ)",
+        "cmd vs cc (agent)",
+    ]
+    for heading in headings:
+        assert any(line.startswith(f"{heading}: 1 check regressed, 0 improved") for line in out)
+    confounded = page.split("<h2>cx5 vs cc", 1)[1].split("<h2>", 1)[0]
+    assert '<p class="confounded">Confounded: more than one factor differs' in confounded
+    assert page.count('class="confounded"') == 1
+    assert "<p>1 check regressed, 0 improved; cases 1 regressed, 0 improved" in confounded
+
+
+def test_a_variants_arguments_are_shown_as_text(
+    make_suite: SuiteBuilder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _, page = agent_matrix(
+        make_suite,
+        monkeypatch,
+        tmp_path / "bin",
+        "cc=agent:claude",
+        "x=agent:claude,args:--append-system-prompt '<script>alert(1)</script>'",
+    )
+
+    assert (
+        '<span class="factors">claude, args --append-system-prompt '
+        "&lt;script&gt;alert(1)&lt;/script&gt;</span>"
+    ) in page
+    assert "<script>alert" not in page
+    assert page.count("<script>") == 1
+    assert "<h2>x vs cc (args)</h2>" in page
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless)")
+def test_agent_matrix_renders_in_headless_chromium(
+    make_suite: SuiteBuilder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _, page = agent_matrix(
+        make_suite,
+        monkeypatch,
+        tmp_path / "bin",
+        *MATRIX,
+        "x=agent:claude,args:--append-system-prompt '<script>alert(1)</script>'",
+    )
+    probed = tmp_path / "probed.html"
+    probed.write_text(page + HEADER_SCRIPT, "utf-8")
+
+    dom = dump_dom(probed.as_uri(), tmp_path)
+
+    assert not re.search(r"<html[^>]*data-js-errors", dom)
+    # The page's script counts the matrix's cells: the money row is not one of them.
+    assert re.search(r'<body[^>]*class="[^"]*js-ready', dom)
+    assert 'data-cells="5"' in dom
+    probe = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.DOTALL)
+    assert probe is not None
+    # What a reader sees, laid out: each header's make-up (the markup in a variant's
+    # arguments as text, not an element) and the money row.
+    seen = json.loads(html.unescape(probe.group(1)))
+    assert seen["factors"] == [
+        "claude",
+        "codex",
+        "codex, model gpt-5",
+        "command",
+        "claude, args --append-system-prompt <script>alert(1)</script>",
+    ]
+    assert seen["money"] == [
+        "tokens and cost",
+        "tokens 426 (426 per run)\ncost $0.0418 ($0.0418 per run)",
+        "tokens 25,385 (25,385 per run)\ncost not reported",
+        "tokens 25,385 (25,385 per run)\ncost not reported",
+        "not reported",
+        "tokens 426 (426 per run)\ncost $0.0418 ($0.0418 per run)",
+    ]
+
+
+#: Appended to a copy of the report: <pre id="probe"> gets, as JSON, the rendered text
+#: of the column headers' make-up and of the money row (only what is laid out).
+HEADER_SCRIPT = """
+<script>
+(function () {
+  function texts(selector) {
+    var found = document.querySelectorAll(selector), out = [];
+    for (var i = 0; i < found.length; i++) {
+      if (found[i].getClientRects().length) { out.push(found[i].innerText); }
+    }
+    return out;
+  }
+  var probe = document.createElement('pre');
+  probe.id = 'probe';
+  probe.textContent = JSON.stringify({
+    factors: texts('#matrix thead .factors'),
+    money: texts('#matrix tfoot th, #matrix tfoot td')
+  });
+  document.body.appendChild(probe);
+})();
+</script>
+"""

@@ -1,6 +1,8 @@
 """``--eval-html PATH``: one self-contained HTML file (inline CSS, JS and SVG, nothing
-fetched from the network) with the case x variant matrix of this run, the failed checks
-of each run behind a click, and the pass-rate trend over the stored results files.
+fetched from the network) with the case x variant matrix of this run (each column says
+what its variant is made of and what it spent), the failed checks of each run behind a
+click, the comparisons with the baseline, and the pass-rate trend over the stored results
+files.
 
 Plain Python: :func:`render` turns a :class:`~pytest_evalcases.results.gate.GateReport` and
 trend points into text; every string that comes from a case file or an agent is
@@ -19,7 +21,7 @@ from pytest_evalcases.report import conversation, transcript
 from pytest_evalcases.report.show import run_name
 from pytest_evalcases.report.summary import described_variants, mcnemar, usage_line
 from pytest_evalcases.results.document import SuiteSelection
-from pytest_evalcases.results.factors import Factors, label
+from pytest_evalcases.results.factors import label
 from pytest_evalcases.results.files import Headline, read_headlines
 from pytest_evalcases.results.gate import CaseVerdict, GateReport
 from pytest_evalcases.results.record import RunRecord
@@ -118,11 +120,18 @@ def _matrix(report: GateReport, transcripts: dict[str, tuple[str, str]]) -> str:
     for r in report.records:
         if r.kind != "file":
             runs.setdefault((r.case_id, r.variant), []).append(r)
+    # What each variant is made of, where their agents, models or arguments differ
+    # (the terminal's variant lines say the same; docs/variants.md).
     described = described_variants(report.factors)
     head = "".join(
-        f'<th scope="col">{_e(v.name or "suite")}{_factors(described.get(v.name))}<br>'
-        f'<span class="score">{v.count("passed")}/{len(v.ran)} cases · '
-        f"{v.checks_passed}/{v.checks_total} checks</span>{_usage(report, v.name)}</th>"
+        f'<th scope="col">{_e(v.name or "suite")}<br>'
+        + (
+            f'<span class="factors">{_e(described[v.name].describe())}</span><br>'
+            if v.name in described
+            else ""
+        )
+        + f'<span class="score">{v.count("passed")}/{len(v.ran)} cases · '
+        f"{v.checks_passed}/{v.checks_total} checks</span></th>"
         for v in variants
     )
     rows = []
@@ -163,22 +172,29 @@ def _matrix(report: GateReport, transcripts: dict[str, tuple[str, str]]) -> str:
         + "</tr></thead><tbody>"
         + "".join(rows)
         + broken
-        + "</tbody></table>\n"
+        + "</tbody>"
+        + _usage_row(report)
+        + "</table>\n"
         + "\n".join(templates)
     )
 
 
-def _factors(factors: Factors | None) -> str:
-    """`` (codex, model gpt-5)`` after a variant's name in an agent or model matrix
-    (docs/variants.md)."""
-    return f' <span class="factors">({_e(factors.describe())})</span>' if factors else ""
-
-
-def _usage(report: GateReport, variant: str) -> str:
-    """What the variant's runs spent, as the summary's line says it; empty when no
-    run said."""
-    spent = usage_line([r for r in report.records if r.variant == variant]).strip()
-    return f'<br><span class="usage">{_e(spent)}</span>' if spent else ""
+def _usage_row(report: GateReport) -> str:
+    """The matrix's last row: what each variant's runs spent, the terminal's usage
+    line split at its dots; none when no variant's agent reported tokens or cost."""
+    spent = [
+        usage_line([r for r in report.records if r.variant == v.name]).strip()
+        for v in report.variants
+    ]
+    if not any(spent):
+        return ""
+    cells = "".join(
+        f'<td class="usage">{"<br>".join(_e(part) for part in line.split(" · "))}</td>'
+        if line
+        else '<td class="usage none">not reported</td>'
+        for line in spent
+    )
+    return f'<tfoot><tr><th scope="row">tokens and cost</th>{cells}</tr></tfoot>'
 
 
 def _cell_text(c: CaseVerdict) -> str:
@@ -279,11 +295,17 @@ def _transcripts_section(transcripts: dict[str, tuple[str, str]]) -> str:
 def _comparisons(report: GateReport) -> str:
     out = []
     for cmp in report.comparisons:
+        # Named as the terminal names it: the factors that differ (docs/variants.md).
+        out.append(f"<h2>{_e(cmp.variant)} vs {_e(cmp.baseline)}{_e(label(cmp.differ))}</h2>")
+        if cmp.differ is not None and len(cmp.differ) > 1:
+            out.append(
+                '<p class="confounded">Confounded: more than one factor differs, so a '
+                "difference here cannot be put down to any one of them.</p>"
+            )
         out.append(
-            f"<h2>{_e(cmp.variant)} vs {_e(cmp.baseline)}{_e(label(cmp.differ))}</h2><p>"
-            f"{len(cmp.regressed_checks)} checks regressed, {len(cmp.improved_checks)} "
-            f"improved; cases {cmp.b} regressed, {cmp.c} improved "
-            f"({_e(mcnemar(cmp))})</p><ul>"
+            f"<p>{plural(len(cmp.regressed_checks), 'check')} regressed, "
+            f"{len(cmp.improved_checks)} improved; cases {cmp.b} regressed, "
+            f"{cmp.c} improved ({_e(mcnemar(cmp))})</p><ul>"
         )
         for word, pairs in (("regressed", cmp.regressed_checks), ("improved", cmp.improved_checks)):
             out.extend(
@@ -399,7 +421,9 @@ h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:20px 0 8px}
 h3{font-size:14px;margin:8px 0 4px}
 .verdict{font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block}
 .v-pass{background:#d8f3dc}.v-blocked{background:#fbd5d5}.v-inconclusive,.v-none{background:#e5e5e5}
-.meta,.hint,.score,.usage,.factors,.sev{color:#666;font-size:12px}
+.meta,.hint,.score,.sev,.factors{color:#666;font-size:12px}.factors{font-style:italic;font-weight:normal}
+tfoot td.usage{font-size:12px;color:#444;white-space:nowrap}tfoot td.none{color:#888}
+.confounded{color:#8a5a00}
 .scope{font-weight:600;color:#8a5a00}ul.notes{font-family:ui-monospace,monospace;font-size:12px}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}
 td.cell{text-align:center;min-width:64px;cursor:pointer}
