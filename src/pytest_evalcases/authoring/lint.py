@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from pytest_evalcases.agents import known_agents
 from pytest_evalcases.cases.diagnostics import Source, read_text
 from pytest_evalcases.cases.discovery import (
     CASE_SUFFIXES,
@@ -355,6 +356,17 @@ def _lint_case(
             "only-negative-checks",
             "every check is negative: an agent that does nothing (says nothing, changes "
             "no file) passes them all; add a check that the task was done",
+        )
+    unknown = [a for a in case.agents or () if a not in known_agents()]
+    if unknown:
+        yield Finding(
+            path,
+            line("agents"),
+            WARNING,
+            "unknown-agent",
+            f"agents: {', '.join(map(repr, unknown))} is no agent this project knows "
+            f"({', '.join(known_agents())}); the case is skipped on every other agent's "
+            "variant, so a misspelt name skips it everywhere",
         )
     if case.kind == "case" and not multi and case.id != path.stem:
         yield Finding(

@@ -183,3 +183,20 @@ def test_a_task_directory_without_a_prompt_is_a_warning(
 
     assert len(found) == 1
     assert found[0].startswith(f"checks.yaml:1: missing-prompt: case 'add-service' has {says}")
+
+
+def test_a_misspelt_agent_in_agents_is_a_warning(project: Path) -> None:
+    path = case_file(
+        project,
+        "hook",
+        "id: hook\ndefends: AGENTS.md\nprompt: go\nagents: [claude, claud]\n"
+        "checks:\n  - {type: output_matches, pattern: done}\n",
+    )
+
+    said = findings(project, path)
+
+    assert len(said) == 1
+    assert said[0].startswith(
+        "hook.yaml:4: unknown-agent: agents: 'claud' is no agent this project knows (claude, "
+    )
+    assert said[0].endswith("so a misspelt name skips it everywhere")
