@@ -24,8 +24,10 @@ pytestmark = pytest.mark.real_cli
 
 claude_env = real_clis.claude_env
 
-MODELS = {"a": "claude-scripted-a", "b": "claude-scripted-b"}
-VARIANTS = [f"--eval-variant={name}=model:{model}" for name, model in MODELS.items()]
+#: The models asked for: a's by an id, b's by an alias that the CLI resolves itself (its
+#: requests, and the model its result reports, name the model it resolved it to).
+ASKED = {"a": "claude-scripted-a", "b": "sonnet"}
+VARIANTS = [f"--eval-variant={name}=model:{model}" for name, model in ASKED.items()]
 
 #: Turn 1 runs a command that writes the run's variant (EVALCASES_VARIANT reaches the
 #: agent's tools, not the request): turn 2's tool result carries it to the model. Model
@@ -42,7 +44,7 @@ checks:
 
 def by_model(request: Request) -> Reply:
     """The scripted model: the same command for both models, then an answer that
-    names the model asked for, model b's one that fails the case."""
+    names the model asked for; any model but a's gives one that fails the case."""
     model = str(request.body.get("model"))
     if not request.body.get("tools"):
         # A helper request of the CLI (a session title, a JSON-schema answer).
@@ -50,7 +52,7 @@ def by_model(request: Request) -> Reply:
     if request.tool_results == 0:
         shell = 'echo "made for MARK-variant-$EVALCASES_VARIANT" > made.txt; cat made.txt'
         return Reply(shell=shell, input_tokens=120, output_tokens=9)
-    said = "not done" if model == MODELS["b"] else "done"
+    said = "done" if model == ASKED["a"] else "not done"
     return Reply(text=f"{said}, says {model} {' '.join(request.markers)}", output_tokens=4)
 
 
@@ -87,7 +89,7 @@ def comparison(result: pytest.RunResult) -> None:
     result.stdout.fnmatch_lines(
         [
             "a (claude, model claude-scripted-a): 1/1 cases passed *",
-            "b (claude, model claude-scripted-b): 0/1 cases passed *",
+            "b (claude, model sonnet): 0/1 cases passed *",
             "b vs a (model): 1 check regressed, 0 improved; cases 1 regressed, 0 improved "
             "(McNemar exact p=1: 1 case passed only in a, 0 only in b)",
             "  regressed: writes / output_matches-1",
@@ -107,34 +109,39 @@ def test_claude_model_variants_send_their_own_model_and_record_it_in_the_pins(
         ("writes", "b"): "failed",
     }
     # Every request the server got is one of a run's recorded requests (each run's CLI
-    # goes through a recording proxy of its own), and each run's carried its model.
+    # goes through a recording proxy of its own): the models each variant's asked for.
     sent = sorted(json.dumps(r.body, sort_keys=True) for r in server.requests)
-    recorded = []
+    recorded, served = [], {}
     for (case, variant), record in found.items():
         bodies = [json.loads(e["request"]["body"] or "{}") for e in exchanges(path, record)]
         bodies = [b for b in bodies if b]
         assert bodies, (case, variant)
-        assert {b["model"] for b in bodies} == {MODELS[variant]}, (case, variant)
+        served[variant] = {b["model"] for b in bodies}
         recorded += [json.dumps(b, sort_keys=True) for b in bodies]
-        assert record["model"] == MODELS[variant]
     assert sorted(recorded) == sent
+    # Each of b's requests asked for the model the CLI made of `sonnet`.
+    assert served["a"] == {ASKED["a"]}
+    [resolved] = served["b"]
+    assert resolved.startswith("claude-sonnet-"), resolved
+    assert (found["writes", "a"]["model"], found["writes", "b"]["model"]) == (ASKED["a"], resolved)
     # EVALCASES_VARIANT reached the agent's command, and its output the model.
-    for variant, model in MODELS.items():
+    for variant in ASKED:
         told = [r for r in server.requests if f"MARK-variant-{variant}" in r.text]
         assert told
-        assert {r.body["model"] for r in told} == {model}
+        assert {r.body["model"] for r in told} == served[variant]
     # The CLI's helper requests (a session title) ask for the variant's model too, not a
     # small model of their own.
     helpers = [r for r in server.requests if not r.body.get("tools")]
-    assert {r.body["model"] for r in helpers} <= set(MODELS.values())
+    assert {r.body["model"] for r in helpers} <= {ASKED["a"], resolved}
     pins = doc["pins"]["variants"]
     assert set(pins) == {"a", "b"}
-    for variant, model in MODELS.items():
+    for variant in ASKED:
         assert pins[variant]["agent"] == "claude"
         assert pins[variant]["agent_version"] == pins["a"]["agent_version"]
         assert "Claude Code" in pins[variant]["agent_version"]
-        # The model asked for, and the one the CLI's result reported using.
-        assert (pins[variant]["model"], pins[variant]["models"]) == (model, [model])
+    # The model asked for, and the one the CLI's result reported using.
+    assert (pins["a"]["model"], pins["a"]["models"]) == (ASKED["a"], [ASKED["a"]])
+    assert (pins["b"]["model"], pins["b"]["models"]) == ("sonnet", [resolved])
     assert pins["a"]["config_fingerprint"] == pins["b"]["config_fingerprint"]
     comparison(result)
 
@@ -144,6 +151,7 @@ def test_claude_model_variants_replay_their_own_recordings(
 ) -> None:
     _, recorded = live(pytester)
     before = runs(json.loads(recorded.read_text()))
+    resolved = before["writes", "b"]["model"]
     sent = len(server.requests)
 
     server.script = lambda request: Reply(status=500, error="a replay reached the API")
@@ -161,25 +169,20 @@ def test_claude_model_variants_replay_their_own_recordings(
         new = after[key]
         assert new["outcome"] == old["outcome"], key
         assert [c["passed"] for c in new["checks"]] == [c["passed"] for c in old["checks"]]
-        assert new["model"] == old["model"] == MODELS[key[1]]
+        assert new["model"] == old["model"], key
         # Each run's answers are those of its own variant's recording.
         answered = [e["response"]["body"] for e in exchanges(path, new)]
         assert answered == [e["response"]["body"] for e in exchanges(recorded, old)], key
-    assert doc["pins"]["variants"]["b"]["models"] == [MODELS["b"]]
+    assert doc["pins"]["variants"]["b"]["models"] == [resolved]
     comparison(result)
     result.stdout.fnmatch_lines(["replay: 2 runs replayed in full, 0 in part, 0 live · saved *"])
 
     # Another model under b's name finds b's recording, and differs from it at once.
-    changed = run(
-        pytester,
-        "changed",
-        f"--eval-replay={recorded}",
-        "--eval-variant=b=model:other",
-    )
+    changed = run(pytester, "changed", f"--eval-replay={recorded}", "--eval-variant=b=model:other")
 
     changed.assert_outcomes(errors=1)
     [record] = newest(pytester)[1]["cases"]
     assert (record["variant"], record["replay"]) == ("b", "diverged")
     assert "replay diverged at turn 1: the request's 'model' differs" in record["error"]
-    assert f"-{MODELS['b']}\n+other" in record["error"]
+    assert f"-{resolved}\n+other" in record["error"]
     assert len(server.requests) == sent
