@@ -510,7 +510,9 @@ def _difference(
             now.messages[len(then.messages) :],
         )
     if isinstance(then_body, dict) and isinstance(now_body, dict):
-        for key in sorted(set(then_body) | set(now_body)):
+        # The model first: another model changes other fields too (a CLI asks each model
+        # for its own `max_tokens`), and it is what a model variant changed.
+        for key in sorted(set(then_body) | set(now_body), key=lambda k: (k != "model", k)):
             if then_body.get(key) != now_body.get(key):
                 return f"the request's {key!r} differs", then_body.get(key), now_body.get(key)
     return "the request differs", then_body, now_body

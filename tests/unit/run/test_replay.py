@@ -172,6 +172,21 @@ def test_a_changed_tool_list_is_named(tmp_path: Path) -> None:
     assert (found.turn, found.what) == (1, "the tool list differs")
 
 
+def test_another_model_is_named_before_the_fields_it_changes(tmp_path: Path) -> None:
+    first, second = sample(tmp_path, "claude-1"), sample(tmp_path, "claude-2")
+    recorded = json.loads(second.exchanges[1].body or "{}")["model"]
+
+    def change(body: dict[str, Any]) -> None:
+        # Claude Code asks another model for another `max_tokens`, which sorts first.
+        body["model"], body["max_tokens"] = "claude-other", 1000
+
+    found = send(replaying(first, second), second.exchanges[1], edited(second.exchanges[1], change))
+
+    assert isinstance(found, Divergence)
+    assert (found.turn, found.what) == (1, "the request's 'model' differs")
+    assert found.diff == ("--- recorded", "+++ now", "@@ -1 +1 @@", f"-{recorded}", "+claude-other")
+
+
 def test_a_request_the_recording_lacks_is_named(tmp_path: Path) -> None:
     first, second = sample(tmp_path, "claude-1"), sample(tmp_path, "claude-2")
 
