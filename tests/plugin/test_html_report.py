@@ -411,10 +411,15 @@ def agent_matrix(
     ``bin_dir``) and the command agent (``ok``, no tokens, no cost), and the HTML
     report it wrote."""
     bin_dir.mkdir()
+    # The fakes and their samples are copied beside the wrappers: under the sandbox the
+    # agent sees the rootdir, not the repository's tests when it lives below /tmp.
+    fakes = bin_dir / "fakes"
+    shutil.copytree(FAKES, fakes, ignore=shutil.ignore_patterns("__pycache__"))
     for program, sample in ANSWERS.items():
+        shutil.copy(SAMPLES / sample, fakes / sample)
         wrapper = bin_dir / program
         wrapper.write_text(
-            f"#!/bin/sh\nFAKE_AGENT_SAMPLE='{SAMPLES / sample}' exec '{FAKES / program}' \"$@\"\n"
+            f"#!/bin/sh\nFAKE_AGENT_SAMPLE='{fakes / sample}' exec '{fakes / program}' \"$@\"\n"
         )
         wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
