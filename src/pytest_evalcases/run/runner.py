@@ -32,7 +32,7 @@ from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.kinds import AgentHome, Replayed
 from pytest_evalcases.results.record import CheckRecord
-from pytest_evalcases.run.budget import NO_USAGE, limit_checks
+from pytest_evalcases.run.budget import NO_USAGE, BudgetSpent, limit_checks
 from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.scheduler import Backoff
 from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
@@ -163,6 +163,9 @@ def execute(
                     ran = run_agent_phase(case, variant, ctx, workspace, limit, record_as=record_as)
                 workspace = ran.workspace
                 report = grade(case, ctx, ran)
+        except BudgetSpent:
+            # Not started: no attempt, nothing to retry (docs/budget.md).
+            raise
         except RunError as exc:
             workspace = workspace if exc.workspace is None else Path(exc.workspace)
             if attempt > ctx.retries or exc.kind in NOT_RETRIED:

@@ -95,3 +95,65 @@ def test_a_limit_the_agent_cannot_show_is_an_error_naming_the_agent(
 
 def test_dollars_show_cents_or_fractions_of_a_cent() -> None:
     assert [budget.usd(x) for x in (5, 0.125, 0.0042, 0)] == ["$5.00", "$0.12", "$0.0042", "$0.00"]
+
+
+def test_the_first_run_starts_and_the_mean_prices_the_next() -> None:
+    account = budget.Budget(1.2, total=8)
+    account.admit()
+    account.finished(ran(0.5, 10, 1))
+    account.admit()
+    account.finished(ran(0.5, 10, 1))
+    with pytest.raises(budget.BudgetSpent) as info:
+        account.admit()
+    assert (info.value.kind, info.value.attempts) == ("budget", 0)
+    assert str(info.value).startswith(
+        "budget of $1.20 spent after 2 of 8 runs: they reported $1.00, and the next is "
+        "expected to cost $0.50"
+    )
+
+
+def test_runs_in_flight_count_at_the_expected_cost() -> None:
+    account = budget.Budget(2.0)
+    account.admit()
+    account.finished(ran(0.5))
+    account.admit()
+    account.admit()
+    account.admit()  # $0.50 + 3 x $0.50 <= $2.00: two in flight and this one
+    with pytest.raises(budget.BudgetSpent):
+        account.admit()  # $0.50 + 4 x $0.50 > $2.00
+
+
+def test_runs_without_a_cost_are_not_counted() -> None:
+    account = budget.Budget(0.01)
+    for _ in range(3):
+        account.admit()
+        account.finished(ran(None, 1000, 10))
+    account.admit()
+    account.finished(None)
+    account.admit()
+
+
+def test_a_worker_adds_the_others_spend_from_the_controllers_file(tmp_path: Path) -> None:
+    spend_file = budget.SpendFile(tmp_path / "spend.json")
+    mine = budget.Spend().add(0.5, 100)
+    spend_file.write({"gw0": mine, "gw1": budget.Spend().add(0.5, 100).add(0.5, 100)})
+    assert spend_file.others("gw0") == budget.Spend(2, 2, 1.0, 0, 0, 0)
+    account = budget.Budget(2.2)
+    account.others = lambda: spend_file.others("gw0")
+    account.admit()
+    account.finished(ran(0.5))  # $1.00 + $0.50 own + $0.50 expected <= $2.20
+    account.admit()
+    account.finished(ran(0.5))
+    with pytest.raises(budget.BudgetSpent, match=r"after 4 runs: they reported \$2\.00"):
+        account.admit()
+
+
+def test_a_spend_file_gone_or_garbled_counts_nothing(tmp_path: Path) -> None:
+    spend_file = budget.SpendFile(tmp_path / "spend.json")
+    assert spend_file.others("gw0") == budget.Spend()
+    spend_file.path.write_text("{not json")
+    assert spend_file.others("gw0") == budget.Spend()
+    made = budget.SpendFile.create()
+    assert made.others("gw0") == budget.Spend()
+    made.remove()
+    assert not made.path.exists()
