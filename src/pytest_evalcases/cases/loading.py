@@ -95,6 +95,9 @@ class LoadedCase:
     tags: tuple[str, ...] = ()
     #: ``agents:``: the only agents that run the case; ``None``: every agent.
     agents: tuple[str, ...] | None = None
+    #: ``max_cost`` (USD) and ``max_tokens``: a run's limits (docs/budget.md).
+    max_cost: float | None = None
+    max_tokens: int | None = None
     #: ``case`` or ``task`` (a task directory; docs/case-format.md).
     kind: RecordKind = "case"
     #: Each check's own severity, in the order of ``checks``: a task directory's
@@ -236,6 +239,8 @@ def _cases(
                 quarantine=model.quarantine,
                 tags=tuple(model.tags),
                 agents=tuple(model.agents) if model.agents is not None else None,
+                max_cost=model.max_cost,
+                max_tokens=model.max_tokens,
             )
         )
     return cases

@@ -330,6 +330,18 @@ class CaseModelBase(BaseModel):
         description="Only these agents run the case (a Claude hook, a Codex-only setting); "
         "on another agent's variant it is skipped",
     )
+    max_cost: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        description="USD per run: a run that reports more fails the implicit check max_cost",
+    )
+    max_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Tokens per run (input plus output): a run that reports more fails the "
+        "implicit check max_tokens",
+    )
 
 
 class TaskFileBase(BaseModel):

@@ -14,12 +14,14 @@ killed with everything they started.
 from __future__ import annotations
 
 import functools
+import shutil
 from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evalcases.errors import CaseFileError, UsageError
+from pytest_evalcases.errors import CaseFileError, RunError, UsageError
+from pytest_evalcases.plugin import budget
 from pytest_evalcases.plugin.stash import runs_cases, session_of
 
 if TYPE_CHECKING:
@@ -150,7 +152,23 @@ def _work(item: EvalItem) -> Callable[[], AgentRun]:
     context = state.context(variant)
     workspace = state.workspaces.new(item.name)
     name = item.run_name()
-    return lambda: run_agent_phase(case, variant, context, workspace, record_as=name)
+    config = item.config
+
+    def work() -> AgentRun:
+        # Asked as the run starts, in its thread: the runs started before it count.
+        try:
+            budget.admit(config)
+        except RunError:
+            shutil.rmtree(workspace, ignore_errors=True)
+            raise
+        ran: AgentRun | None = None
+        try:
+            ran = run_agent_phase(case, variant, context, workspace, record_as=name)
+        finally:
+            budget.finished(config, ran.result if ran is not None else None)
+        return ran
+
+    return work
 
 
 def concurrency_of(config: pytest.Config) -> Ahead | None:

@@ -94,6 +94,12 @@ def pytest_configure(config: pytest.Config) -> None:
         reporting.SessionHooks(config, state, interrupts), "evalcases-session"
     )
     config.pluginmanager.register(suite.SuiteHooks(config, state), "evalcases-suite")
+    from pytest_evalcases.plugin import budget
+
+    try:
+        budget.register(config, state)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
     if settings.concurrency > 1 and settings.regrade is None:
         # Registered after the session hooks, so that its sessionfinish runs first.
         from pytest_evalcases.plugin import ahead

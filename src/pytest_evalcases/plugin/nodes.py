@@ -15,6 +15,7 @@ from pytest_evalcases.cases.limits import shown_path
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, RunError, UsageError
 from pytest_evalcases.kinds import Outcome
+from pytest_evalcases.plugin import budget
 from pytest_evalcases.plugin.stash import runs_cases, session_of
 from pytest_evalcases.report import messages
 from pytest_evalcases.results.record import RunRecord
@@ -337,15 +338,24 @@ class EvalItem(pytest.Item):
             else:
                 from pytest_evalcases.run.runner import execute
 
-                self.run_report = execute(
-                    self.case,
-                    self.variant,
-                    context,
-                    new_workspace,
-                    first,
-                    limit=self.limit,
-                    record_as=self.run_name(),
-                )
+                # A run started ahead asked the budget in its own thread.
+                counted = first is None and self.variant.graded_dir is None
+                if counted:
+                    budget.admit(self.config)
+                try:
+                    self.run_report = execute(
+                        self.case,
+                        self.variant,
+                        context,
+                        new_workspace,
+                        first,
+                        limit=self.limit,
+                        record_as=self.run_name(),
+                    )
+                finally:
+                    if counted:
+                        ran = self.run_report.agent if self.run_report is not None else None
+                        budget.finished(self.config, ran)
         except RunError as exc:
             self.run_error = exc
         except pytest.fail.Exception as exc:

@@ -148,6 +148,15 @@ def add_options(parser: pytest.Parser) -> None:
         "eval_concurrency, default 1); items are still reported in order",
     )
     group.addoption(
+        "--eval-budget",
+        dest="eval_budget",
+        metavar="USD",
+        type=_usd_amount,
+        default=None,
+        help="Start no agent run once the cost reported so far plus the expected cost of "
+        "the next run would exceed USD (ini eval_budget)",
+    )
+    group.addoption(
         "--eval-html",
         dest="eval_html",
         metavar="PATH",
@@ -327,6 +336,12 @@ def add_options(parser: pytest.Parser) -> None:
         default=str(defaults.CONCURRENCY),
     )
     parser.addini(
+        "eval_budget",
+        "USD the session's agent runs may cost, as they report it (unset: no limit)",
+        type=_NUMBER,
+        default="",
+    )
+    parser.addini(
         "eval_min_pass_rate",
         "Overall case pass rate below which the gate blocks",
         type=_NUMBER,
@@ -412,6 +427,12 @@ def _positive_number(value: str) -> float:
     if not math.isfinite(number) or number <= 0:
         raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {value!r}")
     return number
+
+
+def _usd_amount(value: str) -> float:
+    from pytest_evalcases.plugin.budget import usd_amount
+
+    return usd_amount(value)
 
 
 def _agent_home(config: pytest.Config) -> AgentHome:

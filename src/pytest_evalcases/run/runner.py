@@ -32,6 +32,7 @@ from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.kinds import AgentHome, Replayed
 from pytest_evalcases.results.record import CheckRecord
+from pytest_evalcases.run.budget import NO_USAGE, BudgetSpent, limit_checks
 from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.scheduler import Backoff
 from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
@@ -162,6 +163,9 @@ def execute(
                     ran = run_agent_phase(case, variant, ctx, workspace, limit, record_as=record_as)
                 workspace = ran.workspace
                 report = grade(case, ctx, ran)
+        except BudgetSpent:
+            # Not started: no attempt, nothing to retry (docs/budget.md).
+            raise
         except RunError as exc:
             workspace = workspace if exc.workspace is None else Path(exc.workspace)
             if attempt > ctx.retries or exc.kind in NOT_RETRIED:
@@ -472,6 +476,7 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
     result, workspace = ran.result, ran.workspace
     tool_inputs = bool(getattr(ctx.agent, "tool_inputs", True))
     checks = _evaluate(case, ctx, workspace, result.text, result.tool_calls, ran.env, tool_inputs)
+    checks += limit_checks(case, ctx.agent.name, result)
     if ran.watch is not None:
         _check_tree(ctx, ran.watch)
     idle = not result.text.strip() and snapshot(workspace) == ran.started
@@ -519,7 +524,9 @@ ESCAPED = "escaped-workspace"
 #: attempt would start from the changed tree and might pass), and an account that cannot
 #: log in or pay, which seconds later still cannot (docs/agents.md, "Failures and errors").
 #: A replay that diverged, or had nothing to replay, would do the same again.
-NOT_RETRIED = frozenset({ESCAPED, "authentication", "billing", "replay-diverged", "replay-missing"})
+NOT_RETRIED = frozenset(
+    {ESCAPED, "authentication", "billing", "replay-diverged", "replay-missing", NO_USAGE}
+)
 
 
 def _watch(ctx: RunContext) -> containment.TreeState | None:

@@ -1,0 +1,199 @@
+"""``--eval-budget USD`` in a pytest session (docs/budget.md): the account kept from the
+reports, the question asked before each agent run starts, and the summary's line.
+
+Under xdist the controller keeps the account (it sees every report) and rewrites a small
+file after each one; the workers, told its path in their ``workerinput``, read it before
+starting a run. The core is :mod:`pytest_evalcases.run.budget`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_evalcases.errors import UsageError
+from pytest_evalcases.plugin.stash import is_worker
+from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.run.budget import Budget, Spend, SpendFile, not_started, usd
+from pytest_evalcases.session.state import EvalSession
+
+if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import AgentResult
+
+#: The key of ``workerinput`` by which the controller tells its workers where it keeps
+#: the account.
+BUDGET_INPUT = "evalcases_budget"
+BUDGET_KEY = pytest.StashKey[Budget]()
+
+
+def usd_amount(value: str) -> float:
+    """``--eval-budget``'s value: dollars above 0, a leading ``$`` allowed."""
+    try:
+        amount = float(value.strip().removeprefix("$"))
+    except ValueError:
+        amount = 0.0
+    if not math.isfinite(amount) or amount <= 0:
+        raise argparse.ArgumentTypeError(f"expected an amount of USD > 0, got {value!r}")
+    return amount
+
+
+def limit_of(config: pytest.Config) -> float | None:
+    """The session's budget in USD: the option, else the ini value; ``None``: none."""
+    given: float | None = config.getoption("eval_budget")
+    if given is not None:
+        return given
+    raw = str(config.getini("eval_budget") or "").strip()
+    if not raw:
+        return None
+    try:
+        return usd_amount(raw)
+    except argparse.ArgumentTypeError:
+        message = f"ini option eval_budget expects an amount of USD > 0, got {raw!r}"
+        raise UsageError(message) from None
+
+
+def register(config: pytest.Config, state: EvalSession) -> None:
+    """Keep the account of a session with a budget; nothing without one, and nothing
+    under ``--eval-regrade``, which starts no agent."""
+    limit = limit_of(config)
+    if limit is None or state.settings.regrade is not None:
+        return
+    budget = Budget(limit)
+    spend_file: SpendFile | None = None
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and workerinput.get(BUDGET_INPUT):
+        others = SpendFile(Path(workerinput[BUDGET_INPUT])).others
+        budget.others = functools.partial(others, str(workerinput.get("workerid", "")))
+    elif workerinput is None and _distributed(config):
+        spend_file = SpendFile.create()
+        config.add_cleanup(spend_file.remove)
+    config.stash[BUDGET_KEY] = budget
+    config.pluginmanager.register(
+        BudgetHooks(config, state, budget, spend_file), "evalcases-budget"
+    )
+
+
+def _distributed(config: pytest.Config) -> bool:
+    """Whether this controller will start xdist workers."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return False
+    numprocesses = getattr(config.option, "numprocesses", None)
+    return bool(numprocesses) or bool(getattr(config.option, "tx", None))
+
+
+def admit(config: pytest.Config) -> None:
+    """Before an agent run starts: a :class:`~pytest_evalcases.run.budget.BudgetSpent`
+    error when the budget does not allow it. Thread-safe."""
+    budget = config.stash.get(BUDGET_KEY, None)
+    if budget is not None:
+        budget.admit()
+
+
+def finished(config: pytest.Config, result: AgentResult | None) -> None:
+    """After a run that :func:`admit` let start: count what it reported (``None``:
+    nothing, it errored). Thread-safe."""
+    budget = config.stash.get(BUDGET_KEY, None)
+    if budget is not None:
+        budget.finished(result)
+
+
+class BudgetHooks:
+    """Counts each reported run; says in the summary what the budget counted."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        state: EvalSession,
+        budget: Budget,
+        spend_file: SpendFile | None,
+    ) -> None:
+        self.config = config
+        self.state = state
+        self.budget = budget
+        self.spend_file = spend_file
+        self.refused = 0
+        #: What the runs reported, by the xdist worker that ran them ("" without xdist).
+        self.workers: dict[str, Spend] = {}
+        self.unpriced_agents: set[str] = set()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.spend_file is not None:
+            node.workerinput[BUDGET_INPUT] = str(self.spend_file.path)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from pytest_evalcases.plugin.nodes import EvalItem
+
+        self.budget.total = sum(1 for item in session.items if isinstance(item, EvalItem))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "evalcases", None)
+        if data is None:
+            return
+        record = RunRecord.from_dict(data)
+        if record.outcome == "skipped" or record.kind == "file":
+            return
+        if not_started(record.error_kind, record.attempts):
+            self.refused += 1
+            if self.refused == 1 and not is_worker(self.config):
+                reason = (record.error or "budget spent").split(":", 1)[0]
+                self.state.incomplete.append(f"{reason}: the runs after it did not start")
+            return
+        if is_worker(self.config):
+            return
+        tokens = None
+        if record.tokens_in is not None or record.tokens_out is not None:
+            tokens = (record.tokens_in or 0) + (record.tokens_out or 0)
+        # On the controller, xdist's report names the worker it came from.
+        node = getattr(report, "node", None)
+        worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
+        self.workers[worker] = self.workers.get(worker, Spend()).add(record.cost_usd, tokens)
+        if record.cost_usd is None:
+            self.unpriced_agents.add(_agent_of(self.state, record.variant))
+        if self.spend_file is not None:
+            self.spend_file.write(self.workers)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if is_worker(self.config) or not self.state.records:
+            return
+        spend = Spend()
+        for part in self.workers.values():
+            spend = spend.plus(part)
+        for line in lines(self.budget.limit, spend, self.refused, self.unpriced_agents):
+            terminalreporter.write_line(line)
+
+
+def _agent_of(state: EvalSession, variant: str) -> str:
+    for candidate in state.settings.variants:
+        if candidate.name == variant:
+            return state.agent_name(candidate) or "the agent"
+    return state.agent.name if state.agent is not None else "the agent"
+
+
+def lines(limit: float, spend: Spend, refused: int, unpriced_agents: set[str]) -> list[str]:
+    """What the summary says of the budget: what it counted, the runs it did not start,
+    and once, the runs it could not count."""
+    said = [f"budget: {usd(spend.usd)} of {usd(limit)} spent by {_runs(spend.priced)}"]
+    if refused:
+        said[0] += f"; {_runs(refused)} not started"
+    uncounted = spend.unpriced + spend.unreported
+    if uncounted:
+        agents = ", ".join(sorted(unpriced_agents))
+        tokens = (
+            f" (their {spend.unpriced_tokens:,} tokens are not priced)" if spend.unpriced else ""
+        )
+        said.append(
+            f"budget: {_runs(uncounted)} of {agents} reported no cost{tokens}: the budget "
+            "does not count them (docs/budget.md)"
+        )
+    return said
+
+
+def _runs(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"

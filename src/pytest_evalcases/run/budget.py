@@ -1,0 +1,265 @@
+"""Money (docs/budget.md): a case's limits per run (``max_cost``, ``max_tokens``),
+graded as implicit checks, and the session's budget (``--eval-budget``), which no
+agent run may be started beyond. Plain Python: the pytest side is
+:mod:`pytest_evalcases.plugin.budget`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_evalcases.errors import RunError
+from pytest_evalcases.results.record import CheckRecord
+
+if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import AgentResult
+    from pytest_evalcases.cases.loading import LoadedCase
+
+#: The ids (and types) of the implicit checks of a case's limits.
+MAX_COST = "max_cost"
+MAX_TOKENS = "max_tokens"
+#: The error kind of a limit that the agent's output cannot show (docs/agents.md).
+NO_USAGE = "no-usage"
+#: The error kind of a run that ``--eval-budget`` did not start (docs/agents.md).
+BUDGET = "budget"
+
+
+def run_tokens(result: AgentResult) -> int | None:
+    """The tokens a run used, as results files count them: input plus output (cache
+    reads and writes apart); ``None`` when the agent reports neither."""
+    usage = result.usage
+    if usage.input_tokens is None and usage.output_tokens is None:
+        return None
+    return (usage.input_tokens or 0) + (usage.output_tokens or 0)
+
+
+def limit_checks(case: LoadedCase, agent: str, result: AgentResult) -> list[CheckRecord]:
+    """The implicit checks of ``case``'s ``max_cost`` and ``max_tokens`` on a run of
+    ``agent``; a :class:`RunError` of kind ``no-usage`` when the agent does not report
+    what a limit needs: a limit that cannot be checked never passes silently."""
+    checks: list[CheckRecord] = []
+    if case.max_cost is not None:
+        cost = result.cost_usd
+        if cost is None:
+            raise RunError(
+                f"max_cost: {agent} reports no cost of its runs, so the case's limit of "
+                f"{usd(case.max_cost)} per run cannot be checked (docs/budget.md)",
+                kind=NO_USAGE,
+            )
+        checks.append(
+            CheckRecord(
+                id=MAX_COST,
+                type=MAX_COST,
+                description=None,
+                passed=cost <= case.max_cost,
+                message=f"the run cost {usd(cost)}; the limit is {usd(case.max_cost)}",
+            )
+        )
+    if case.max_tokens is not None:
+        tokens = run_tokens(result)
+        if tokens is None:
+            raise RunError(
+                f"max_tokens: {agent} reports no token counts of its runs, so the case's "
+                f"limit of {case.max_tokens:,} tokens per run cannot be checked "
+                "(docs/budget.md)",
+                kind=NO_USAGE,
+            )
+        checks.append(
+            CheckRecord(
+                id=MAX_TOKENS,
+                type=MAX_TOKENS,
+                description=None,
+                passed=tokens <= case.max_tokens,
+                message=f"the run used {tokens:,} tokens (input plus output); the limit is "
+                f"{case.max_tokens:,}",
+            )
+        )
+    return checks
+
+
+def usd(amount: float) -> str:
+    """``amount`` as dollars: cents, or four decimals below a dollar cent."""
+    return f"${amount:,.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4f}"
+
+
+class BudgetSpent(RunError):
+    """A run that ``--eval-budget`` did not start: it made no attempt."""
+
+    kind = BUDGET
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.attempts = 0
+
+
+def not_started(kind: str | None, attempts: int) -> bool:
+    """Whether a run's record is one the budget did not start (kind ``budget``, no
+    attempt), not Claude's own ``error_max_budget_usd``."""
+    return kind == BUDGET and attempts == 0
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What the runs reported so far: the account the controller keeps."""
+
+    #: Runs that ended (a verdict or an error), those the budget refused apart.
+    runs: int = 0
+    #: Runs that reported a cost, and its sum in USD.
+    priced: int = 0
+    usd: float = 0.0
+    #: Runs that reported tokens but no cost, and their tokens (input plus output).
+    unpriced: int = 0
+    unpriced_tokens: int = 0
+    #: Runs that reported neither.
+    unreported: int = 0
+
+    def add(self, cost: float | None, tokens: int | None) -> Spend:
+        """The account with one more run that reported ``cost`` and ``tokens``."""
+        if cost is not None:
+            return Spend(
+                self.runs + 1,
+                self.priced + 1,
+                self.usd + cost,
+                self.unpriced,
+                self.unpriced_tokens,
+                self.unreported,
+            )
+        if tokens is not None:
+            return Spend(
+                self.runs + 1,
+                self.priced,
+                self.usd,
+                self.unpriced + 1,
+                self.unpriced_tokens + tokens,
+                self.unreported,
+            )
+        return Spend(
+            self.runs + 1,
+            self.priced,
+            self.usd,
+            self.unpriced,
+            self.unpriced_tokens,
+            self.unreported + 1,
+        )
+
+    def plus(self, other: Spend, sign: int = 1) -> Spend:
+        """The two accounts together (``sign`` -1: ``other`` taken out)."""
+        return Spend(
+            self.runs + sign * other.runs,
+            self.priced + sign * other.priced,
+            self.usd + sign * other.usd,
+            self.unpriced + sign * other.unpriced,
+            self.unpriced_tokens + sign * other.unpriced_tokens,
+            self.unreported + sign * other.unreported,
+        )
+
+    @property
+    def mean(self) -> float:
+        """The expected cost of the next run: the mean of the priced runs, 0 before the
+        first (the first run always starts)."""
+        return self.usd / self.priced if self.priced else 0.0
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Spend:
+        return cls(
+            runs=int(data["runs"]),
+            priced=int(data["priced"]),
+            usd=float(data["usd"]),
+            unpriced=int(data["unpriced"]),
+            unpriced_tokens=int(data["unpriced_tokens"]),
+            unreported=int(data["unreported"]),
+        )
+
+
+class Budget:
+    """``--eval-budget``: admits a run while the spend so far plus the expected cost of
+    this run and of the runs in flight stays within ``limit`` (docs/budget.md).
+    Thread-safe: the scheduler's threads ask too.
+
+    The runs of this process count as they end (:meth:`finished`); under xdist,
+    ``others`` gives what the other workers' runs reported, as the controller last
+    wrote it (:class:`SpendFile`)."""
+
+    def __init__(self, limit: float, total: int = 0) -> None:
+        self.limit = limit
+        #: How many runs the session has (for the message); 0: not known.
+        self.total = total
+        self.others: Callable[[], Spend] = Spend
+        self._lock = threading.Lock()
+        self._own = Spend()
+        self._admitted = 0
+
+    def admit(self) -> None:
+        """Count a run about to start; :class:`BudgetSpent` when the budget does not
+        allow it."""
+        with self._lock:
+            spend = self.others().plus(self._own)
+            in_flight = self._admitted - self._own.runs
+            expected = spend.mean * (in_flight + 1)
+            if spend.priced and spend.usd + expected > self.limit:
+                of = f" of {self.total}" if self.total else ""
+                raise BudgetSpent(
+                    f"budget of {usd(self.limit)} spent after {spend.runs}{of} runs: they "
+                    f"reported {usd(spend.usd)}, and the next is expected to cost "
+                    f"{usd(spend.mean)} (--eval-budget, docs/budget.md)"
+                )
+            self._admitted += 1
+
+    def finished(self, result: AgentResult | None) -> None:
+        """Count the end of a run :meth:`admit` let start: what it reported (``None``:
+        it reported nothing, an error)."""
+        with self._lock:
+            if result is None:
+                self._own = self._own.add(None, None)
+            else:
+                self._own = self._own.add(result.cost_usd, run_tokens(result))
+
+
+class SpendFile:
+    """The account on disk, under xdist: the controller rewrites it after each report
+    (atomically), each worker reads it before starting a run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def create(cls) -> SpendFile:
+        fd, name = tempfile.mkstemp(prefix="evalcases-budget-", suffix=".json")
+        os.close(fd)
+        made = cls(Path(name))
+        made.write({})
+        return made
+
+    def write(self, workers: dict[str, Spend]) -> None:
+        """Each worker's account (by its xdist id)."""
+        data = {worker: spend.to_dict() for worker, spend in workers.items()}
+        partial = self.path.with_name(self.path.name + ".part")
+        partial.write_text(json.dumps(data), "utf-8")
+        os.replace(partial, self.path)
+
+    def others(self, worker: str) -> Spend:
+        """What the workers but ``worker`` reported, as the controller last wrote it;
+        nothing when the file is gone or unreadable (the session is ending)."""
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+            found = [Spend.from_dict(v) for k, v in data.items() if k != worker]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return Spend()
+        total = Spend()
+        for spend in found:
+            total = total.plus(spend)
+        return total
+
+    def remove(self) -> None:
+        for path in (self.path, self.path.with_name(self.path.name + ".part")):
+            path.unlink(missing_ok=True)

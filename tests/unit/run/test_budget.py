@@ -1,0 +1,159 @@
+"""run/budget.py: a case's limits per run and the session's budget, without pytest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_evalcases.agents.base import AgentResult, Usage
+from pytest_evalcases.cases.loading import LoadedCase, load_case_file
+from pytest_evalcases.errors import CaseFileError, RunError
+from pytest_evalcases.run import budget
+from pytest_evalcases.run.checks import default_registry
+
+
+def load(tmp_path: Path, **fields: str) -> LoadedCase:
+    """A case with ``fields`` (YAML values) and one output check."""
+    evals = tmp_path / "evals"
+    evals.mkdir(exist_ok=True)
+    lines = ["id: case", "defends: AGENTS.md", "prompt: x"]
+    lines += [f"{name}: {value}" for name, value in fields.items()]
+    lines.append("checks: [{type: output_matches, pattern: ok}]")
+    (evals / "case.yaml").write_text("\n".join(lines) + "\n")
+    (case,) = load_case_file(evals / "case.yaml", evals, default_registry())
+    return case
+
+
+def ran(
+    cost: float | None = None, tokens_in: int | None = None, out: int | None = None
+) -> AgentResult:
+    return AgentResult(text="ok", cost_usd=cost, usage=Usage(tokens_in, out))
+
+
+def test_limits_load_from_the_case_file(tmp_path: Path) -> None:
+    case = load(tmp_path, max_cost="0.5", max_tokens="200000")
+    assert (case.max_cost, case.max_tokens) == (0.5, 200000)
+    assert (load(tmp_path).max_cost, load(tmp_path).max_tokens) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("max_cost", "0"), ("max_cost", "-1"), ("max_cost", ".inf"), ("max_tokens", "0"),
+     ("max_tokens", "2.5"), ("max_tokens", "lots")],
+)  # fmt: skip
+def test_a_limit_that_is_no_positive_number_is_an_error_naming_the_field(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    with pytest.raises(CaseFileError) as info:
+        load(tmp_path, **{field: value})
+    assert info.value.field == field
+
+
+def test_a_case_without_limits_has_no_implicit_checks(tmp_path: Path) -> None:
+    assert budget.limit_checks(load(tmp_path), "codex", ran()) == []
+
+
+def test_a_run_within_its_limits_passes_both_checks(tmp_path: Path) -> None:
+    case = load(tmp_path, max_cost="0.5", max_tokens="1000")
+    checks = budget.limit_checks(case, "claude", ran(0.5, 900, 100))
+    assert [(c.id, c.type, c.passed) for c in checks] == [
+        ("max_cost", "max_cost", True),
+        ("max_tokens", "max_tokens", True),
+    ]
+
+
+def test_a_run_over_its_limits_fails_with_the_figures(tmp_path: Path) -> None:
+    case = load(tmp_path, max_cost="0.05", max_tokens="1000")
+    cost, tokens = budget.limit_checks(case, "claude", ran(0.0712, 14_000, 412))
+    assert not cost.passed
+    assert cost.message == "the run cost $0.07; the limit is $0.05"
+    assert not tokens.passed
+    assert tokens.message == "the run used 14,412 tokens (input plus output); the limit is 1,000"
+
+
+def test_tokens_count_what_the_agent_reports_of_input_and_output(tmp_path: Path) -> None:
+    (check,) = budget.limit_checks(load(tmp_path, max_tokens="10"), "gemini", ran(None, None, 11))
+    assert not check.passed
+    assert budget.run_tokens(ran(None, 5, None)) == 5
+    assert budget.run_tokens(ran()) is None
+
+
+@pytest.mark.parametrize(
+    ("field", "words"),
+    [("max_cost", "codex reports no cost of its runs"),
+     ("max_tokens", "codex reports no token counts of its runs")],
+)  # fmt: skip
+def test_a_limit_the_agent_cannot_show_is_an_error_naming_the_agent(
+    tmp_path: Path, field: str, words: str
+) -> None:
+    with pytest.raises(RunError) as info:
+        budget.limit_checks(load(tmp_path, **{field: "1"}), "codex", ran())
+    assert info.value.kind == "no-usage"
+    assert str(info.value).startswith(f"{field}: {words}")
+
+
+def test_dollars_show_cents_or_fractions_of_a_cent() -> None:
+    assert [budget.usd(x) for x in (5, 0.125, 0.0042, 0)] == ["$5.00", "$0.12", "$0.0042", "$0.00"]
+
+
+def test_the_first_run_starts_and_the_mean_prices_the_next() -> None:
+    account = budget.Budget(1.2, total=8)
+    account.admit()
+    account.finished(ran(0.5, 10, 1))
+    account.admit()
+    account.finished(ran(0.5, 10, 1))
+    with pytest.raises(budget.BudgetSpent) as info:
+        account.admit()
+    assert (info.value.kind, info.value.attempts) == ("budget", 0)
+    assert str(info.value).startswith(
+        "budget of $1.20 spent after 2 of 8 runs: they reported $1.00, and the next is "
+        "expected to cost $0.50"
+    )
+
+
+def test_runs_in_flight_count_at_the_expected_cost() -> None:
+    account = budget.Budget(2.0)
+    account.admit()
+    account.finished(ran(0.5))
+    account.admit()
+    account.admit()
+    account.admit()  # $0.50 + 3 x $0.50 <= $2.00: two in flight and this one
+    with pytest.raises(budget.BudgetSpent):
+        account.admit()  # $0.50 + 4 x $0.50 > $2.00
+
+
+def test_runs_without_a_cost_are_not_counted() -> None:
+    account = budget.Budget(0.01)
+    for _ in range(3):
+        account.admit()
+        account.finished(ran(None, 1000, 10))
+    account.admit()
+    account.finished(None)
+    account.admit()
+
+
+def test_a_worker_adds_the_others_spend_from_the_controllers_file(tmp_path: Path) -> None:
+    spend_file = budget.SpendFile(tmp_path / "spend.json")
+    mine = budget.Spend().add(0.5, 100)
+    spend_file.write({"gw0": mine, "gw1": budget.Spend().add(0.5, 100).add(0.5, 100)})
+    assert spend_file.others("gw0") == budget.Spend(2, 2, 1.0, 0, 0, 0)
+    account = budget.Budget(2.2)
+    account.others = lambda: spend_file.others("gw0")
+    account.admit()
+    account.finished(ran(0.5))  # $1.00 + $0.50 own + $0.50 expected <= $2.20
+    account.admit()
+    account.finished(ran(0.5))
+    with pytest.raises(budget.BudgetSpent, match=r"after 4 runs: they reported \$2\.00"):
+        account.admit()
+
+
+def test_a_spend_file_gone_or_garbled_counts_nothing(tmp_path: Path) -> None:
+    spend_file = budget.SpendFile(tmp_path / "spend.json")
+    assert spend_file.others("gw0") == budget.Spend()
+    spend_file.path.write_text("{not json")
+    assert spend_file.others("gw0") == budget.Spend()
+    made = budget.SpendFile.create()
+    assert made.others("gw0") == budget.Spend()
+    made.remove()
+    assert not made.path.exists()
