@@ -330,6 +330,11 @@ class CaseModelBase(BaseModel):
         description="Only these agents run the case (a Claude hook, a Codex-only setting); "
         "on another agent's variant it is skipped",
     )
+    perturb: bool = Field(
+        default=True,
+        description="false: --eval-perturb never perturbs this prompt (its exact form is "
+        "the point: a quoted message, a path)",
+    )
 
 
 class TaskFileBase(BaseModel):

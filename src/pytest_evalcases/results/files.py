@@ -159,6 +159,7 @@ def document(
     mode: Mode = "run",
     selection: SuiteSelection | None = None,
     factors: Mapping[str, Factors] | None = None,
+    perturbed_block: bool = False,
 ) -> ResultsDocument:
     """The results document of ``records``. Counts are per case verdict (a case
     repeated five times counts once); ``verdict`` overrides the gate's own. ``order``
@@ -176,6 +177,7 @@ def document(
         incomplete=unfinished,
         red_first=mode == "red-first",
         factors=factors,
+        perturbed_block=perturbed_block,
     )
     broken = len(report.broken_files)
     final = verdict or report.verdict

@@ -316,6 +316,7 @@ def evaluate(
     incomplete: Sequence[str] = (),
     red_first: bool = False,
     factors: Mapping[str, Factors] | None = None,
+    perturbed_block: bool = False,
 ) -> GateReport:
     """Aggregate every record of the session into the gate report.
 
@@ -325,9 +326,11 @@ def evaluate(
     did not: such a run is never PASS. ``red_first``: the outcomes are those of
     ``--eval-red-first`` (see :func:`variant_verdict`). ``factors``: what each variant
     is made of, by name, for the comparisons to say what they are about.
+    ``perturbed_block``: perturbed runs (``--eval-perturb``) count as runs of their case;
+    without it they count in nothing here, being advisory (docs/perturbation.md).
     """
     broken = [r for r in records if r.kind == "file"]
-    runs = [r for r in records if r.kind != "file"]
+    runs = [r for r in records if r.kind != "file" and (perturbed_block or r.perturbation is None)]
     by_variant = case_verdicts(runs)
     rank = {name: i for i, name in enumerate(order)}
     names = sorted(by_variant, key=lambda name: rank.get(name, len(rank)))

@@ -16,8 +16,12 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Callable
-from typing import Literal, get_args
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from pytest_evalcases import defaults
+from pytest_evalcases.errors import UsageError
 
 PerturbClass = Literal["typo", "case", "whitespace", "filler", "format"]
 #: The classes, in the order the documentation gives them.
@@ -65,6 +69,49 @@ _FILLER_AFTER = (
 )
 _HEADINGS = ("## Task", "# Request", "### What to do")
 _LABELS = ("Task:", "Request:", "Instructions:")
+
+
+@dataclass(frozen=True)
+class PerturbPlan:
+    """``--eval-perturb``: which classes, how many perturbations of each, under which
+    seed, and whether the perturbed runs count in the gate (docs/perturbation.md)."""
+
+    classes: tuple[PerturbClass, ...]
+    n: int = defaults.PERTURB_N
+    seed: int = defaults.PERTURB_SEED
+    blocking: bool = False
+
+    def labels(self) -> list[str]:
+        """``CLASS-K`` of every perturbation, in the order items are collected."""
+        return [f"{cls}-{k}" for cls in self.classes for k in range(self.n)]
+
+    def pins(self) -> dict[str, Any]:
+        """What the results file's pins record of the plan (docs/results.md)."""
+        return {
+            "classes": list(self.classes),
+            "n": self.n,
+            "seed": self.seed,
+            "blocking": self.blocking,
+        }
+
+
+def parse_classes(values: Iterable[str], where: str) -> tuple[PerturbClass, ...]:
+    """The classes named in comma lists ``values``, each once, in the documented order;
+    :class:`UsageError` naming ``where`` for an unknown one."""
+    named = {name.strip() for value in values for name in value.split(",") if name.strip()}
+    unknown = sorted(named - set(CLASSES))
+    if unknown:
+        raise UsageError(
+            f"{where}: unknown perturbation class {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(CLASSES)}"
+        )
+    return tuple(cls for cls in CLASSES if cls in named)
+
+
+def split_label(label: str) -> tuple[str, int]:
+    """``("typo", 3)`` of ``typo-3``."""
+    cls, _, k = label.rpartition("-")
+    return cls, int(k)
 
 
 def protected_spans(text: str) -> list[tuple[int, int]]:

@@ -1,0 +1,270 @@
+"""``--eval-perturb`` (docs/perturbation.md): each case also runs with seeded
+perturbations of its prompt, as items of their own, advisory unless
+``eval_perturb_blocking``; ``perturb: false`` opts a case out.
+
+The fake ``claude`` of tests/fake_agents records the prompt of every call; a command
+agent that answers with its prompt (``cat``) makes the checks depend on the wording."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evalcases.run.perturb import perturb
+from tests.helpers.agents import FAKES, SAMPLES, fake_credentials, recorded_calls
+
+PROMPT = 'Fix the bug in src/app.py. Use the message "fix: off by one". Then run the tests.'
+
+
+def write_case(root: Path, case_id: str, extra: str = "", pattern: str = "Fix the bug") -> None:
+    path = root / "evals" / f"{case_id}.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(
+        f"id: {case_id}\ndefends: AGENTS.md\nprompt: {json.dumps(PROMPT)}\n{extra}"
+        f"checks:\n  - type: output_matches\n    pattern: {pattern}\n",
+        "utf-8",
+    )
+
+
+def collected(result: pytest.RunResult) -> list[str]:
+    return sorted(
+        line.split("::", 1)[1] for line in result.stdout.lines if line.startswith("evals/")
+    )
+
+
+def results_file(root: Path) -> dict[str, Any]:
+    (path,) = (root / "evals" / "results").glob("*.json")
+    data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return data
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly", *args)
+
+
+@pytest.fixture
+def fake_claude(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake ``claude`` on PATH, recording each call's prompt; its record file."""
+    record = pytester.path / "record.jsonl"
+    fake_credentials(monkeypatch)
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "claude-json-success.json"))
+    monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
+    for name in ("FAKE_AGENT_MODEL_SAMPLES", "FAKE_AGENT_SAMPLE_CLAUDE"):
+        monkeypatch.delenv(name, raising=False)
+    return record
+
+
+def prompt_of(call: dict[str, Any]) -> str:
+    # claude -p PROMPT; a prompt starting with "-" goes to standard input.
+    return str(call["stdin"] or call["argv"][1])
+
+
+def test_each_case_runs_n_perturbations_per_class_as_items_of_their_own(
+    pytester: pytest.Pytester,
+) -> None:
+    write_case(pytester.path, "fix")
+    write_case(pytester.path, "exact", "perturb: false\n")
+    pytester.makeini("[pytest]\neval_perturb_n = 2\n")
+
+    result = run(pytester, "--eval-perturb", "typo,case", "--collect-only", "-q")
+
+    assert collected(result) == [
+        "exact",
+        "fix",
+        "fix[perturb-case-0]",
+        "fix[perturb-case-1]",
+        "fix[perturb-typo-0]",
+        "fix[perturb-typo-1]",
+    ]
+
+
+def test_the_ini_option_names_the_classes_and_the_default_n_is_five(
+    pytester: pytest.Pytester,
+) -> None:
+    write_case(pytester.path, "fix")
+    pytester.makeini("[pytest]\neval_perturb = filler\n")
+
+    result = run(pytester, "--collect-only", "-q")
+
+    assert collected(result) == ["fix", *(f"fix[perturb-filler-{k}]" for k in range(5))]
+
+
+def test_variants_and_repeats_compose_the_parameter(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "fix")
+    pytester.makeini("[pytest]\neval_perturb_n = 1\n")
+
+    result = run(
+        pytester,
+        *("--eval-config", "a=.", "--eval-config", "b=."),
+        *("--eval-repeat", "2", "--eval-perturb", "format", "--collect-only", "-q"),
+    )
+
+    assert collected(result) == sorted(
+        f"fix[{variant}-{perturbed}r{rep}]"
+        for variant in ("a", "b")
+        for perturbed in ("", "perturb-format-0-")
+        for rep in (0, 1)
+    )
+
+
+def test_the_agent_gets_the_perturbed_prompt_under_the_seed(
+    pytester: pytest.Pytester, fake_claude: Path
+) -> None:
+    write_case(pytester.path, "fix", pattern="Committed")
+    pytester.makeini(
+        f"[pytest]\neval_agent = claude\neval_sandbox_rw = {pytester.path}\n"
+        "eval_perturb_n = 3\neval_perturb_seed = 7\n"
+    )
+
+    result = run(pytester, "--eval-perturb", "typo,format")
+
+    result.assert_outcomes(passed=7)
+    prompts = sorted(prompt_of(call) for call in recorded_calls(fake_claude))
+    expected = [PROMPT] + [
+        perturb(PROMPT, cls, k, 7) for cls in ("typo", "format") for k in (0, 1, 2)
+    ]
+    assert prompts == sorted(expected)
+    # The seed is recorded, and the runs name their perturbation.
+    data = results_file(pytester.path)
+    assert data["pins"]["perturbation"] == {
+        "classes": ["typo", "format"],
+        "n": 3,
+        "seed": 7,
+        "blocking": False,
+    }
+    assert sorted(str(c["perturbation"]) for c in data["cases"]) == sorted(
+        ["None"] + [f"{cls}-{k}" for cls in ("typo", "format") for k in (0, 1, 2)]
+    )
+
+
+def test_a_rerun_perturbs_alike(pytester: pytest.Pytester, fake_claude: Path) -> None:
+    write_case(pytester.path, "fix", pattern="Committed")
+    pytester.makeini(f"[pytest]\neval_agent = claude\neval_sandbox_rw = {pytester.path}\n")
+
+    run(pytester, "--eval-perturb", "typo,whitespace")
+    first = [prompt_of(call) for call in recorded_calls(fake_claude)]
+    fake_claude.unlink()
+    run(pytester, "--eval-perturb", "typo,whitespace")
+
+    assert [prompt_of(call) for call in recorded_calls(fake_claude)] == first
+
+
+def test_a_case_that_opts_out_is_never_perturbed(
+    pytester: pytest.Pytester, fake_claude: Path
+) -> None:
+    write_case(pytester.path, "exact", "perturb: false\n", pattern="Committed")
+    pytester.makeini(f"[pytest]\neval_agent = claude\neval_sandbox_rw = {pytester.path}\n")
+
+    result = run(pytester, "--eval-perturb", "typo,case,whitespace,filler,format")
+
+    result.assert_outcomes(passed=1)
+    assert [prompt_of(call) for call in recorded_calls(fake_claude)] == [PROMPT]
+
+
+def echo_suite(pytester: pytest.Pytester, extra_ini: str = "") -> None:
+    """A case whose check needs the prompt's capital F: the agent answers its prompt."""
+    write_case(pytester.path, "fix")
+    pytester.makeini("[pytest]\neval_agent_command = cat\neval_perturb_n = 2\n" + extra_ini)
+
+
+def test_perturbed_failures_are_advisory(pytester: pytest.Pytester) -> None:
+    echo_suite(pytester)
+
+    # case 0 lowers the prompt, case 1 upper-cases it: both lose "Fix the bug".
+    result = run(pytester, "--eval-perturb", "case,filler", "-rx")
+
+    assert result.ret == 0
+    result.assert_outcomes(passed=3, xfailed=2)
+    result.stdout.fnmatch_lines(
+        ["XFAIL evals/fix.yaml::fix[[]perturb-case-0[]]*perturbed prompt case-0 failed (advisory)*"]
+    )
+    data = results_file(pytester.path)
+    assert data["verdict"] == "PASS"
+    outcomes = {c["perturbation"]: c["outcome"] for c in data["cases"]}
+    assert outcomes == {
+        None: "passed",
+        "case-0": "xfailed",
+        "case-1": "xfailed",
+        "filler-0": "passed",
+        "filler-1": "passed",
+    }
+
+
+def test_perturbed_failures_block_with_eval_perturb_blocking(pytester: pytest.Pytester) -> None:
+    echo_suite(pytester, "eval_perturb_blocking = true\n")
+
+    result = run(pytester, "--eval-perturb", "case")
+
+    assert result.ret == 1
+    result.assert_outcomes(passed=1, failed=2)
+    assert results_file(pytester.path)["verdict"] == "BLOCKED"
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "message"),
+    [
+        (
+            ("--eval-perturb", "typo,typos"),
+            "",
+            "--eval-perturb: unknown perturbation class 'typos'; known: typo, case, "
+            "whitespace, filler, format",
+        ),
+        (
+            (),
+            "eval_perturb = cases",
+            "ini option eval_perturb: unknown perturbation class 'cases'*",
+        ),
+        (
+            ("--eval-perturb", "typo"),
+            "eval_perturb_n = 0",
+            "*eval_perturb_n expects a whole number >= 1, got '0'",
+        ),
+        (
+            ("--eval-perturb", "typo"),
+            "eval_perturb_seed = x",
+            "*eval_perturb_seed expects a whole number >= 0, got 'x'",
+        ),
+    ],
+)
+def test_bad_values_are_usage_errors(
+    pytester: pytest.Pytester, args: tuple[str, ...], ini: str, message: str
+) -> None:
+    write_case(pytester.path, "fix")
+    pytester.makeini(f"[pytest]\n{ini}\n")
+
+    result = run(pytester, *args, "--collect-only")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}"])
+
+
+@pytest.mark.parametrize("stored", ["--eval-regrade", "--eval-replay", "--eval-reuse"])
+def test_perturbed_runs_are_never_graded_or_replayed_from_stored_runs(
+    pytester: pytest.Pytester, stored: str
+) -> None:
+    write_case(pytester.path, "fix")
+
+    result = run(pytester, "evals", "--eval-perturb", "typo", "--collect-only", stored)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--eval-perturb and {stored} cannot be combined"])
+
+
+def test_with_concurrency_the_runs_made_ahead_get_the_perturbed_prompt(
+    pytester: pytest.Pytester, fake_claude: Path
+) -> None:
+    write_case(pytester.path, "fix", pattern="Committed")
+    pytester.makeini(
+        f"[pytest]\neval_agent = claude\neval_sandbox_rw = {pytester.path}\neval_perturb_n = 2\n"
+    )
+
+    result = run(pytester, "--eval-perturb", "case", "--eval-concurrency", "3")
+
+    result.assert_outcomes(passed=3)
+    prompts = sorted(prompt_of(call) for call in recorded_calls(fake_claude))
+    assert prompts == sorted([PROMPT, perturb(PROMPT, "case", 0, 0), perturb(PROMPT, "case", 1, 0)])
