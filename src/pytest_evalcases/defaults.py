@@ -75,3 +75,5 @@ COMMIT_DATE = "2001-01-01T00:00:00+0000"
 PERTURB_N = 5
 #: ``eval_perturb_seed``: the seed of the perturbations, so that a rerun perturbs alike.
 PERTURB_SEED = 0
+#: ``eval_perturb_max_delta``: percentage points a class may drop the pass rate unflagged.
+PERTURB_MAX_DELTA = 15.0

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.run.perturb import perturb
+from tests.docs.test_results_docs import schema
 from tests.helpers.agents import FAKES, SAMPLES, fake_credentials, recorded_calls
 
 PROMPT = 'Fix the bug in src/app.py. Use the message "fix: off by one". Then run the tests.'
@@ -268,3 +269,74 @@ def test_with_concurrency_the_runs_made_ahead_get_the_perturbed_prompt(
     result.assert_outcomes(passed=3)
     prompts = sorted(prompt_of(call) for call in recorded_calls(fake_claude))
     assert prompts == sorted([PROMPT, perturb(PROMPT, "case", 0, 0), perturb(PROMPT, "case", 1, 0)])
+
+
+def test_the_summary_sets_each_class_against_the_originals_and_flags_a_drop(
+    pytester: pytest.Pytester,
+) -> None:
+    echo_suite(pytester)
+
+    result = run(pytester, "--eval-perturb", "case,filler")
+
+    result.stdout.fnmatch_lines(
+        [
+            "suite: 1/1 cases passed*",
+            "perturbation (flagged above 15 points):",
+            "  case: originals 1/1 (100%, 95% CI 21%–100%) · perturbed 0/2 (0%, 95% CI 0%–66%)"
+            " · -100.0 points BRITTLE",
+            "  filler: originals 1/1 (100%, 95% CI 21%–100%) · perturbed 2/2 (100%, 95% CI "
+            "34%–100%) · +0.0 points",
+            "eval gate: PASS",
+        ]
+    )
+    recorded = results_file(pytester.path)["perturbation"]
+    assert recorded["max_delta"] == 15.0
+    assert [(c["class"], c["delta"], c["flagged"]) for c in recorded["classes"]] == [
+        ("case", 100.0, True),
+        ("filler", 0.0, False),
+    ]
+    assert recorded["classes"][0]["perturbed"] == {
+        "passed": 0,
+        "runs": 2,
+        "pass_rate": 0.0,
+        "interval": [0.0, 0.6576],
+    }
+
+
+def test_eval_perturb_max_delta_moves_the_threshold(pytester: pytest.Pytester) -> None:
+    echo_suite(pytester, "eval_perturb_max_delta = 100\n")
+
+    result = run(pytester, "--eval-perturb", "case")
+
+    result.stdout.fnmatch_lines(["perturbation (flagged above 100 points):"])
+    assert "BRITTLE" not in result.stdout.str()
+    assert results_file(pytester.path)["perturbation"]["classes"][0]["flagged"] is False
+
+
+def test_a_run_without_perturbation_says_nothing_of_it(pytester: pytest.Pytester) -> None:
+    echo_suite(pytester)
+
+    result = run(pytester)
+
+    assert "perturbation (" not in result.stdout.str()
+    assert "perturbation" not in results_file(pytester.path)
+
+
+def test_the_documented_schema_names_every_key_of_a_real_file(pytester: pytest.Pytester) -> None:
+    echo_suite(pytester)
+    run(pytester, "--eval-perturb", "case")
+    real = results_file(pytester.path)
+    documented = schema()
+    top = documented["properties"]
+
+    assert set(real["perturbation"]) == set(top["perturbation"]["properties"])
+    item = top["perturbation"]["properties"]["classes"]["items"]
+    rate = documented["$defs"]["rate"]["properties"]
+    for entry in real["perturbation"]["classes"]:
+        assert set(item["required"]) == set(entry) == set(item["properties"])
+        assert set(entry["original"]) == set(entry["perturbed"]) == set(rate)
+    assert set(real["pins"]["perturbation"]) == set(
+        top["pins"]["properties"]["perturbation"]["properties"]
+    )
+    for case in real["cases"]:
+        assert set(case) <= set(top["cases"]["items"]["properties"])

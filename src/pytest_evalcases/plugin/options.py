@@ -401,6 +401,12 @@ def add_options(parser: pytest.Parser) -> None:
         default=False,
     )
     parser.addini(
+        "eval_perturb_max_delta",
+        "Percentage points a perturbation class may drop the pass rate before it is flagged",
+        type=_NUMBER,
+        default=f"{defaults.PERTURB_MAX_DELTA:g}",
+    )
+    parser.addini(
         "eval_config_files",
         "Glob patterns of the agent configuration files, relative to the config root",
         type="args",
@@ -554,6 +560,7 @@ def _perturb(config: pytest.Config) -> PerturbPlan | None:
         n=_int_ini(config, "eval_perturb_n", minimum=1),
         seed=_int_ini(config, "eval_perturb_seed", minimum=0),
         blocking=bool(config.getini("eval_perturb_blocking")),
+        max_delta=_float_ini(config, "eval_perturb_max_delta", points=True),
     )
 
 
@@ -649,7 +656,12 @@ def _results_settings(config: pytest.Config) -> resultsfile.ResultsSettings:
 
 
 def _float_ini(
-    config: pytest.Config, name: str, *, positive: bool = False, unit: bool = False
+    config: pytest.Config,
+    name: str,
+    *,
+    positive: bool = False,
+    unit: bool = False,
+    points: bool = False,
 ) -> float:
     raw = config.getini(name)
     try:
@@ -660,6 +672,8 @@ def _float_ini(
         raise UsageError(f"ini option {name} expects a number > 0, got {raw!r}")
     if unit and not 0 <= value <= 1:
         raise UsageError(f"ini option {name} expects a number from 0 to 1, got {raw!r}")
+    if points and not 0 <= value <= 100:
+        raise UsageError(f"ini option {name} expects a number from 0 to 100, got {raw!r}")
     return value
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from pytest_evalcases.kinds import SEVERITIES, CaseOutcome, Severity, Status
 from pytest_evalcases.results.factors import Factors, differing
+from pytest_evalcases.results.perturbation import ClassScore
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.stats import mcnemar_exact, wilson
 from pytest_evalcases.text import plural
@@ -142,6 +143,8 @@ class GateReport:
     notes: list[str] = field(default_factory=list)
     #: What each variant is made of, by name (docs/variants.md).
     factors: Mapping[str, Factors] = field(default_factory=dict)
+    #: ``--eval-perturb``: originals against perturbed runs, per class (docs/perturbation.md).
+    perturbation: tuple[ClassScore, ...] = ()
 
 
 def case_verdicts(records: Iterable[RunRecord]) -> dict[str, list[CaseVerdict]]:

@@ -80,6 +80,8 @@ class PerturbPlan:
     n: int = defaults.PERTURB_N
     seed: int = defaults.PERTURB_SEED
     blocking: bool = False
+    #: ``eval_perturb_max_delta``: a drop of more points flags the class (the summary).
+    max_delta: float = defaults.PERTURB_MAX_DELTA
 
     def labels(self) -> list[str]:
         """``CLASS-K`` of every perturbation, in the order items are collected."""

@@ -65,6 +65,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         selection=state.selection,
         factors=state.factors(),
         perturbed_block=settings.perturb is not None and settings.perturb.blocking,
+        perturb_max_delta=settings.perturb.max_delta if settings.perturb is not None else None,
     )
     if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:
         state.baseline_result = baseline.check(

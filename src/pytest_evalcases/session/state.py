@@ -16,7 +16,7 @@ from pytest_evalcases import defaults
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.results import gate
+from pytest_evalcases.results import gate, perturbation
 from pytest_evalcases.results.files import ResultsSettings
 from pytest_evalcases.run.perturb import PerturbPlan
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
@@ -324,6 +324,10 @@ class EvalSession:
             factors=self.factors(),
             perturbed_block=self._perturbed_block,
         )
+        plan = self.settings.perturb
+        if plan is not None:
+            found = tuple(perturbation.scores(self.records, plan.max_delta))
+            report = dataclasses.replace(report, perturbation=found)
         if self.baseline_result is not None:
             from pytest_evalcases.results import baseline
 
