@@ -340,3 +340,32 @@ def test_the_documented_schema_names_every_key_of_a_real_file(pytester: pytest.P
     )
     for case in real["cases"]:
         assert set(case) <= set(top["cases"]["items"]["properties"])
+
+
+def test_k_selects_the_perturbed_runs_or_the_originals(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "fix")
+    pytester.makeini("[pytest]\neval_perturb = typo\neval_perturb_n = 2\n")
+
+    perturbed = run(pytester, "-k", "perturb", "--collect-only", "-q")
+    originals = run(pytester, "-k", "not perturb", "--collect-only", "-q")
+
+    assert collected(perturbed) == ["fix[perturb-typo-0]", "fix[perturb-typo-1]"]
+    assert collected(originals) == ["fix"]
+
+
+def test_under_xdist_the_summary_counts_every_workers_runs(pytester: pytest.Pytester) -> None:
+    echo_suite(pytester)
+
+    result = run(pytester, "-n", "2", "--eval-perturb", "case,filler")
+
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["  case: originals 1/1 * · perturbed 0/2 * BRITTLE"])
+    data = results_file(pytester.path)
+    assert sorted(str(c["perturbation"]) for c in data["cases"]) == [
+        "None",
+        "case-0",
+        "case-1",
+        "filler-0",
+        "filler-1",
+    ]
+    assert data["verdict"] == "PASS"
