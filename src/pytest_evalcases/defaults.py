@@ -71,3 +71,9 @@ CHANGES_MAX_BYTES = 50 * 1000 * 1000
 #: (``GIT_AUTHOR_DATE``, ``GIT_COMMITTER_DATE``): the same on every run, so that their
 #: ids are too (docs/agents.md, "How every agent runs").
 COMMIT_DATE = "2001-01-01T00:00:00+0000"
+#: ``eval_perturb_n``: perturbations of each prompt per class (docs/perturbation.md).
+PERTURB_N = 5
+#: ``eval_perturb_seed``: the seed of the perturbations, so that a rerun perturbs alike.
+PERTURB_SEED = 0
+#: ``eval_perturb_max_delta``: percentage points a class may drop the pass rate unflagged.
+PERTURB_MAX_DELTA = 15.0

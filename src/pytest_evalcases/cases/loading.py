@@ -103,6 +103,8 @@ class LoadedCase:
     #: Each check's own severity, in the order of ``checks``: a task directory's
     #: ``HIGH``, ``MEDIUM`` and ``LOW``. Empty: every check has the case's.
     check_severities: tuple[Severity, ...] = ()
+    #: ``perturb: false``: ``--eval-perturb`` leaves the prompt alone.
+    perturb: bool = True
 
     def other_agent(self, agent: str | None) -> str | None:
         """Why the case does not run on ``agent``, when its ``agents:`` leaves it out;
@@ -114,7 +116,7 @@ class LoadedCase:
     @property
     def entry(self) -> CaseEntry:
         """What collection needs of this case (and the parse cache keeps)."""
-        return CaseEntry(self.id, self.line, self.severity, self.tags, self.defends)
+        return CaseEntry(self.id, self.line, self.severity, self.tags, self.defends, self.perturb)
 
     def failure_severity(self, failed: Iterable[str]) -> Severity:
         """How severe a run's failure is whose checks ``failed`` (by id) failed: as
@@ -241,6 +243,7 @@ def _cases(
                 agents=tuple(model.agents) if model.agents is not None else None,
                 max_cost=model.max_cost,
                 max_tokens=model.max_tokens,
+                perturb=model.perturb,
             )
         )
     return cases

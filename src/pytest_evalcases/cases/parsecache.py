@@ -26,16 +26,18 @@ class CaseEntry:
     severity: Severity
     tags: tuple[str, ...]
     defends: str
+    #: ``perturb: false`` makes no perturbed items (docs/perturbation.md).
+    perturb: bool = True
 
     def to_list(self) -> list[Any]:
-        return [self.id, self.line, self.severity, list(self.tags), self.defends]
+        return [self.id, self.line, self.severity, list(self.tags), self.defends, self.perturb]
 
     @classmethod
     def from_list(cls, raw: Any) -> CaseEntry:
         """An entry read back from the cache; ``ValueError`` when it is not one."""
-        if not isinstance(raw, list) or len(raw) != 5:
+        if not isinstance(raw, list) or len(raw) != 6:
             raise ValueError(raw)
-        case_id, line, severity, tags, defends = raw
+        case_id, line, severity, tags, defends, perturb = raw
         if not (
             isinstance(case_id, str)
             and isinstance(line, int)
@@ -43,9 +45,10 @@ class CaseEntry:
             and isinstance(tags, list)
             and all(isinstance(t, str) for t in tags)
             and isinstance(defends, str)
+            and isinstance(perturb, bool)
         ):
             raise ValueError(raw)
-        return cls(case_id, line, severity, tuple(tags), defends)
+        return cls(case_id, line, severity, tuple(tags), defends, perturb)
 
 
 @dataclass(frozen=True)

@@ -342,6 +342,11 @@ class CaseModelBase(BaseModel):
         description="Tokens per run (input plus output): a run that reports more fails the "
         "implicit check max_tokens",
     )
+    perturb: bool = Field(
+        default=True,
+        description="false: --eval-perturb never perturbs this prompt (its exact form is "
+        "the point: a quoted message, a path)",
+    )
 
 
 class TaskFileBase(BaseModel):

@@ -148,7 +148,7 @@ def _work(item: EvalItem) -> Callable[[], AgentRun]:
     from pytest_evalcases.run.runner import run_agent_phase
 
     state = session_of(item.config)
-    case, variant = item.case, item.variant
+    case, variant = item.run_case(), item.variant
     context = state.context(variant)
     workspace = state.workspaces.new(item.name)
     name = item.run_name()

@@ -3,6 +3,7 @@ repetition; a broken case file becomes one erroring item."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from collections.abc import Iterator, Sequence
@@ -41,9 +42,15 @@ class CheckFailure(Exception):
         self.line = line
 
 
-def item_name(case_id: str, variant: str, repetition: int | None) -> str:
-    """``case-id``, ``case-id[variant]``, ``case-id[r0]`` or ``case-id[variant-r0]``."""
-    params = [p for p in (variant, f"r{repetition}" if repetition is not None else "") if p]
+def item_name(
+    case_id: str, variant: str, repetition: int | None, perturbation: str | None = None
+) -> str:
+    """``case-id``, ``case-id[variant]``, ``case-id[r0]`` or ``case-id[variant-r0]``; a
+    perturbed run has ``perturb-CLASS-K`` before the repetition (``case-id[perturb-typo-3]``,
+    ``case-id[variant-perturb-typo-3-r0]``; docs/perturbation.md)."""
+    perturbed = f"perturb-{perturbation}" if perturbation is not None else ""
+    repeated = f"r{repetition}" if repetition is not None else ""
+    params = [p for p in (variant, perturbed, repeated) if p]
     return f"{case_id}[{'-'.join(params)}]" if params else case_id
 
 
@@ -129,16 +136,23 @@ class EvalFile(pytest.File):
             session.ids.setdefault(entry.id, {}).setdefault(self.path, entry.line + 1)
         settings = session.settings
         repeated = settings.repeat > 1
+        plan = settings.perturb
         for entry in entries:
             for variant in settings.variants:
-                for rep in range(settings.repeat):
-                    yield EvalItem.from_parent(
-                        self,
-                        name=item_name(entry.id, variant.name, rep if repeated else None),
-                        entry=entry,
-                        variant=variant,
-                        repetition=rep,
-                    )
+                # A graded directory has no prompt to perturb; `perturb: false` opts out.
+                perturbed = plan is not None and entry.perturb and variant.graded_dir is None
+                for perturbation in [None, *(plan.labels() if plan and perturbed else [])]:
+                    for rep in range(settings.repeat):
+                        yield EvalItem.from_parent(
+                            self,
+                            name=item_name(
+                                entry.id, variant.name, rep if repeated else None, perturbation
+                            ),
+                            entry=entry,
+                            variant=variant,
+                            repetition=rep,
+                            perturbation=perturbation,
+                        )
 
     def _duplicate(self, case_id: str) -> CaseFileError | None:
         """The error of a case whose id a case of another collected file has too.
@@ -259,13 +273,21 @@ class EvalItem(pytest.Item):
     parent: EvalFile
 
     def __init__(
-        self, *, entry: CaseEntry, variant: Variant, repetition: int, **kwargs: Any
+        self,
+        *,
+        entry: CaseEntry,
+        variant: Variant,
+        repetition: int,
+        perturbation: str | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         #: What collection knew of the case; :attr:`case` is the validated case.
         self.entry = entry
         self.variant = variant
         self.repetition = repetition
+        #: ``CLASS-K`` of a perturbed run, ``None`` for the prompt as written.
+        self.perturbation = perturbation
         self.add_marker(entry.severity)
         # Tags are keywords (in reports too): `-k deploy` selects the cases tagged deploy.
         for tag in entry.tags:
@@ -344,7 +366,7 @@ class EvalItem(pytest.Item):
                     budget.admit(self.config)
                 try:
                     self.run_report = execute(
-                        self.case,
+                        self.run_case(),
                         self.variant,
                         context,
                         new_workspace,
@@ -376,6 +398,22 @@ class EvalItem(pytest.Item):
             text = messages.error_text(self._header(), self.run_error, state.redact, note=note)
             pytest.fail(text, pytrace=False)
 
+    def run_case(self) -> LoadedCase:
+        """The case as the agent runs it: its prompt perturbed in a perturbed run."""
+        plan = session_of(self.config).settings.perturb
+        case = self.case
+        if self.perturbation is None or plan is None or case.prompt is None:
+            return case
+        from pytest_evalcases.run.perturb import perturb, split_label
+
+        cls, k = split_label(self.perturbation)
+        return dataclasses.replace(case, prompt=perturb(case.prompt, cls, k, plan.seed))
+
+    def _advisory_perturbation(self, state: EvalSession) -> bool:
+        """A perturbed run whose failure never blocks (``eval_perturb_blocking`` unset)."""
+        plan = state.settings.perturb
+        return self.perturbation is not None and (plan is None or not plan.blocking)
+
     def _needs_sandbox(self, state: EvalSession) -> bool:
         """Whether the run needs the sandbox: always, but in a regrade whose checks
         start no process (docs/replay.md, "Regrade")."""
@@ -406,6 +444,9 @@ class EvalItem(pytest.Item):
                 shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
             return
         note = self._keep_report(report)
+        if self._advisory_perturbation(state):
+            # docs/perturbation.md: perturbed runs are advisory unless eval_perturb_blocking.
+            pytest.xfail(messages.perturbed_text(self.perturbation or "", failed, state.redact))
         # As severe as its most severe failed check: a task directory's LOW checks
         # failing alone are an advisory failure (docs/case-format.md).
         if self.case.failure_severity(c.id for c in failed) == "advisory":
@@ -438,7 +479,10 @@ class EvalItem(pytest.Item):
         workspace's, and its recording's (docs/replay.md)."""
         repeated = session_of(self.config).settings.repeat > 1
         return keep.entry_name(
-            self.entry.id, self.variant.name, self.repetition if repeated else None
+            self.entry.id,
+            self.variant.name,
+            self.repetition if repeated else None,
+            self.perturbation,
         )
 
     def _keep(self, workspace: Path | str | None) -> tuple[Path | None, str]:
@@ -489,7 +533,7 @@ class EvalItem(pytest.Item):
         except CaseFileError as exc:
             # The case file stopped loading after collection.
             case = exc
-        return run_record(
+        record = run_record(
             self.entry,
             case,
             self.variant,
@@ -501,3 +545,5 @@ class EvalItem(pytest.Item):
             nodeid=self.nodeid,
             invocation_dir=self.config.invocation_params.dir,
         )
+        record.perturbation = self.perturbation
+        return record

@@ -30,6 +30,7 @@ from pytest_evalcases.kinds import (
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.run import keep, variants
 from pytest_evalcases.run.keep import KeepPlace
+from pytest_evalcases.run.perturb import PerturbPlan, parse_classes
 from pytest_evalcases.run.recording import SUFFIX as RECORDING_SUFFIX
 from pytest_evalcases.run.recording import RecordPlace
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
@@ -137,6 +138,15 @@ def add_options(parser: pytest.Parser) -> None:
         type=positive_int,
         default=1,
         help="Run every case N times; verdicts follow each case's min_pass_rate",
+    )
+    group.addoption(
+        "--eval-perturb",
+        dest="eval_perturb",
+        metavar="CLASS[,CLASS]",
+        action="append",
+        default=[],
+        help="Also run every case with eval_perturb_n perturbations of its prompt per class: "
+        "typo, case, whitespace, filler, format (ini: eval_perturb; docs/perturbation.md)",
     )
     group.addoption(
         "--eval-concurrency",
@@ -388,6 +398,29 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini(
         "eval_workspaces", "NAME=DIR lines (relative to the rootdir) to grade", type="linelist"
     )
+    parser.addini("eval_perturb", "Perturbation classes, comma-separated, as --eval-perturb")
+    parser.addini(
+        "eval_perturb_n",
+        "Perturbations of each prompt per class",
+        default=str(defaults.PERTURB_N),
+    )
+    parser.addini(
+        "eval_perturb_seed",
+        "Seed of the perturbations (recorded in the pins)",
+        default=str(defaults.PERTURB_SEED),
+    )
+    parser.addini(
+        "eval_perturb_blocking",
+        "Perturbed runs count in the gate as runs of their case (default: advisory)",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
+        "eval_perturb_max_delta",
+        "Percentage points a perturbation class may drop the pass rate before it is flagged",
+        type=_NUMBER,
+        default=f"{defaults.PERTURB_MAX_DELTA:g}",
+    )
     parser.addini(
         "eval_config_files",
         "Glob patterns of the agent configuration files, relative to the config root",
@@ -468,6 +501,8 @@ def _sandbox(config: pytest.Config) -> SandboxSettings:
 def build_settings(config: pytest.Config) -> Settings:
     """The settings of this run, from the options and ini values; :class:`UsageError`
     names a bad one."""
+    # Before the stored-run options, which it cannot be combined with, read their files.
+    perturb = _perturb(config)
     rootdir = config.rootpath
     given_root = config.getini("eval_config_root")
     config_root = rootdir / given_root if given_root else None
@@ -524,7 +559,41 @@ def build_settings(config: pytest.Config) -> Settings:
         lint=config.getoption("eval_lint"),
         results=_results_settings(config),
         regrade=_regrade(config),
+        perturb=perturb,
     )
+
+
+def _perturb(config: pytest.Config) -> PerturbPlan | None:
+    """``--eval-perturb`` (or ini ``eval_perturb``); ``None`` when neither names a class."""
+    given = config.getoption("eval_perturb")
+    where = "--eval-perturb" if given else "ini option eval_perturb"
+    classes = parse_classes(given or [str(config.getini("eval_perturb"))], where)
+    if not classes:
+        return None
+    # The stored runs are found by case, variant and repetition: a perturbed item would
+    # be graded or replayed with its original's run (docs/perturbation.md).
+    stored = {"eval_regrade": "--eval-regrade", **_REPLAY_OPTIONS}
+    others = [flag for dest, flag in stored.items() if config.getoption(dest) is not None]
+    if others:
+        raise UsageError(f"{where} and {' and '.join(others)} cannot be combined")
+    return PerturbPlan(
+        classes,
+        n=_int_ini(config, "eval_perturb_n", minimum=1),
+        seed=_int_ini(config, "eval_perturb_seed", minimum=0),
+        blocking=bool(config.getini("eval_perturb_blocking")),
+        max_delta=_float_ini(config, "eval_perturb_max_delta", points=True),
+    )
+
+
+def _int_ini(config: pytest.Config, name: str, *, minimum: int) -> int:
+    raw = str(config.getini(name)).strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise UsageError(f"ini option {name} expects a whole number >= {minimum}, got {raw!r}")
+    return value
 
 
 def _concurrency(config: pytest.Config) -> int:
@@ -608,7 +677,12 @@ def _results_settings(config: pytest.Config) -> resultsfile.ResultsSettings:
 
 
 def _float_ini(
-    config: pytest.Config, name: str, *, positive: bool = False, unit: bool = False
+    config: pytest.Config,
+    name: str,
+    *,
+    positive: bool = False,
+    unit: bool = False,
+    points: bool = False,
 ) -> float:
     raw = config.getini(name)
     try:
@@ -619,6 +693,8 @@ def _float_ini(
         raise UsageError(f"ini option {name} expects a number > 0, got {raw!r}")
     if unit and not 0 <= value <= 1:
         raise UsageError(f"ini option {name} expects a number from 0 to 1, got {raw!r}")
+    if points and not 0 <= value <= 100:
+        raise UsageError(f"ini option {name} expects a number from 0 to 100, got {raw!r}")
     return value
 
 

@@ -228,6 +228,15 @@ def error_text(head: str, error: RunError, redact: Callable[[str], str], *, note
     return redact("\n".join(lines))
 
 
+def perturbed_text(
+    perturbation: str, failed: Sequence[CheckRecord], redact: Callable[[str], str]
+) -> str:
+    """The xfail reason of a perturbed run that failed while perturbed runs are advisory
+    (docs/perturbation.md)."""
+    checks = "; ".join(f"{c.id}: {c.message}" for c in failed)
+    return redact(f"perturbed prompt {perturbation} failed (advisory): {checks}")
+
+
 def advisory_text(
     failed: Sequence[CheckRecord], redact: Callable[[str], str], severity: str = "advisory"
 ) -> str:

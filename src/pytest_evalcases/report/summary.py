@@ -13,7 +13,9 @@ from pytest_evalcases.results.gate import (
     VariantSummary,
     severities_present,
 )
+from pytest_evalcases.results.perturbation import ClassScore
 from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.results.stats import wilson
 from pytest_evalcases.text import plural, ratio, usd
 
 #: With repeats, the cases a variant lists at most (the worst); the rest are counted.
@@ -95,6 +97,7 @@ def lines(
             out.append(f"  regressed: {case_id} / {check_id}")
         for case_id, check_id in cmp.improved_checks:
             out.append(f"  improved: {case_id} / {check_id}")
+    out.extend(perturbation_lines(report.perturbation))
     for broken in report.broken_files:
         out.append(f"case file error: {broken.file}")
     replayed = replay_line(report.records)
@@ -118,6 +121,39 @@ def lines(
             f"eval gate: {verdict.status}" + (f" ({verdict.reason})" if verdict.reason else "")
         )
     return out
+
+
+def perturbation_lines(found: Sequence[ClassScore]) -> list[str]:
+    """The ``eval gate`` section's lines: one per class (and variant), brittle ones marked."""
+    if not found:
+        return []
+    max_delta = found[0].max_delta
+    named = len({score.variant for score in found}) > 1
+    out = [f"perturbation (flagged above {max_delta:g} points):"]
+    for score in found:
+        name = f"{score.variant}: {score.cls}" if named and score.variant else score.cls
+        line = (
+            f"  {name}: originals {_rate_ci(score.original_passes, score.original_runs)}"
+            f" · perturbed {_rate_ci(score.perturbed_passes, score.perturbed_runs)}"
+        )
+        if score.delta is not None:
+            line += f" · {_points(score.delta)}"
+        if score.flagged:
+            line += " BRITTLE"
+        out.append(line)
+    return out
+
+
+def _rate_ci(passes: int, runs: int) -> str:
+    if not runs:
+        return "0/0"
+    low, high = wilson(passes, runs)
+    return f"{passes}/{runs} ({passes / runs:.0%}, 95% CI {low:.0%}–{high:.0%})"
+
+
+def _points(delta: float) -> str:
+    """``-16.0 points`` for a drop of 16 points, ``+4.0 points`` for a rise."""
+    return f"{0.0 - delta:+.1f} points"
 
 
 def described_variants(factors: Mapping[str, Factors]) -> Mapping[str, Factors]:

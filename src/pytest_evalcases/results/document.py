@@ -280,6 +280,9 @@ class ResultsDocument:
     #: ``--eval-regrade``: the results file whose stored runs were graded again,
     #: relative to this file's directory (docs/results.md).
     regraded_from: str | None = None
+    #: ``--eval-perturb``: originals against perturbed runs per class, and the flagging
+    #: threshold (docs/perturbation.md); ``None`` (no key) without perturbed runs.
+    perturbation: dict[str, Any] | None = None
 
     @property
     def is_red_first(self) -> bool:
@@ -314,6 +317,8 @@ class ResultsDocument:
             "comparisons": [c.to_dict() for c in self.comparisons],
             "cases": [r.to_dict() for r in self.cases],
         }
+        if self.perturbation is not None:
+            data["perturbation"] = self.perturbation
         if self.baseline is not None:
             data["baseline"] = self.baseline
         if self.regraded_from is not None:

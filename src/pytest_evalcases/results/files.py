@@ -21,7 +21,7 @@ from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.errors import EvalcasesError
 from pytest_evalcases.kinds import OUTCOMES, REPLAY_HOWS, SEVERITIES
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.results import gate
+from pytest_evalcases.results import gate, perturbation
 from pytest_evalcases.results.document import (
     FORMAT,
     MODES,
@@ -159,6 +159,8 @@ def document(
     mode: Mode = "run",
     selection: SuiteSelection | None = None,
     factors: Mapping[str, Factors] | None = None,
+    perturbed_block: bool = False,
+    perturb_max_delta: float | None = None,
 ) -> ResultsDocument:
     """The results document of ``records``. Counts are per case verdict (a case
     repeated five times counts once); ``verdict`` overrides the gate's own. ``order``
@@ -166,7 +168,8 @@ def document(
     or ``red-first`` for authoring runs, which trends leave out. ``selection`` is the
     part of the suite the run selected; without it a run is taken for the whole suite
     unless it is a shard. ``factors``: each variant's agent, model, arguments and
-    configuration (docs/variants.md), by name."""
+    configuration (docs/variants.md), by name. ``perturb_max_delta``: the run perturbed
+    its prompts (docs/perturbation.md), and a drop of more points flags a class."""
     # A run that did not finish is never PASS, the whole of it nor any variant.
     unfinished = () if complete else (tuple(incomplete_reasons) or ("incomplete",))
     report = gate.evaluate(
@@ -176,6 +179,7 @@ def document(
         incomplete=unfinished,
         red_first=mode == "red-first",
         factors=factors,
+        perturbed_block=perturbed_block,
     )
     broken = len(report.broken_files)
     final = verdict or report.verdict
@@ -229,7 +233,15 @@ def document(
         cases=tuple(records),
         complete_suite=complete and (selection.whole if selection is not None else not shard),
         selection=selection,
+        perturbation=_perturbation(records, perturb_max_delta),
     )
+
+
+def _perturbation(records: Iterable[RunRecord], max_delta: float | None) -> dict[str, Any] | None:
+    """The ``perturbation`` object of a run of ``--eval-perturb``; ``None`` otherwise."""
+    if max_delta is None:
+        return None
+    return perturbation.to_dict(perturbation.scores(records, max_delta), max_delta)
 
 
 def dumps(doc: ResultsDocument | dict[str, Any]) -> str:
@@ -609,6 +621,7 @@ def _read_record(f: _Fields) -> RunRecord:
     )
     f.get("saved_tokens", lambda v: v is None or _is_int(v), "a whole number", None)
     f.number_or_none("saved_usd")
+    f.text_or_none("perturbation")
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)
@@ -685,4 +698,5 @@ def from_dict(data: Any) -> ResultsDocument:
         if selection is not None
         else None,
         regraded_from=f.text_or_none("regraded_from"),
+        perturbation=f.mapping("perturbation") if f.data.get("perturbation") is not None else None,
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from pytest_evalcases.kinds import SEVERITIES, CaseOutcome, Severity, Status
 from pytest_evalcases.results.factors import Factors, differing
+from pytest_evalcases.results.perturbation import ClassScore
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.stats import mcnemar_exact, wilson
 from pytest_evalcases.text import plural
@@ -142,6 +143,8 @@ class GateReport:
     notes: list[str] = field(default_factory=list)
     #: What each variant is made of, by name (docs/variants.md).
     factors: Mapping[str, Factors] = field(default_factory=dict)
+    #: ``--eval-perturb``: originals against perturbed runs, per class (docs/perturbation.md).
+    perturbation: tuple[ClassScore, ...] = ()
 
 
 def case_verdicts(records: Iterable[RunRecord]) -> dict[str, list[CaseVerdict]]:
@@ -316,6 +319,7 @@ def evaluate(
     incomplete: Sequence[str] = (),
     red_first: bool = False,
     factors: Mapping[str, Factors] | None = None,
+    perturbed_block: bool = False,
 ) -> GateReport:
     """Aggregate every record of the session into the gate report.
 
@@ -325,9 +329,11 @@ def evaluate(
     did not: such a run is never PASS. ``red_first``: the outcomes are those of
     ``--eval-red-first`` (see :func:`variant_verdict`). ``factors``: what each variant
     is made of, by name, for the comparisons to say what they are about.
+    ``perturbed_block``: perturbed runs (``--eval-perturb``) count as runs of their case;
+    without it they count in nothing here, being advisory (docs/perturbation.md).
     """
     broken = [r for r in records if r.kind == "file"]
-    runs = [r for r in records if r.kind != "file"]
+    runs = [r for r in records if r.kind != "file" and (perturbed_block or r.perturbation is None)]
     by_variant = case_verdicts(runs)
     rank = {name: i for i, name in enumerate(order)}
     names = sorted(by_variant, key=lambda name: rank.get(name, len(rank)))

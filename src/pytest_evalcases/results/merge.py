@@ -48,11 +48,13 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
     seen: set[tuple[Any, ...]] = set()
     for doc in docs:
         for record in doc.cases:
-            key = (
+            key: tuple[Any, ...] = (
                 (record.kind, record.file)
                 if record.kind == "file"
                 else (record.case_id, record.variant, record.repetition)
             )
+            if record.perturbation is not None:
+                key += (record.perturbation,)
             if key in seen:
                 # A broken case file is reported by every shard; a run twice means the
                 # same shard was merged twice.
@@ -146,7 +148,7 @@ def _selection(
     collected, collected_runs = suites[-1]
     ran = [r for r in records if r.kind != "file"]
     cases = {r.case_id for r in ran}
-    runs = {(r.case_id, r.variant, r.repetition) for r in ran}
+    runs = {(r.case_id, r.variant, r.repetition, r.perturbation) for r in ran}
     return SuiteSelection(
         collected=collected,
         deselected=max(0, collected - len(cases)),

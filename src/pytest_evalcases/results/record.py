@@ -93,6 +93,9 @@ class RunRecord:
     #: of the recorded run's cost they stand for (an approximation, docs/replay.md).
     saved_tokens: int | None = None
     saved_usd: float | None = None
+    #: A perturbed run's perturbation, ``CLASS-K`` (``typo-3``); ``None`` for a run of
+    #: the prompt as written (docs/perturbation.md).
+    perturbation: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a results file's case entry: the case's id is ``id``.

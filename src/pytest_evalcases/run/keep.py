@@ -85,10 +85,15 @@ class Kept:
     note: str = ""
 
 
-def entry_name(case_id: str, variant: str, repetition: int | None) -> str:
+def entry_name(
+    case_id: str, variant: str, repetition: int | None, perturbation: str | None = None
+) -> str:
     """``case-id``, ``case-id.variant``, ``case-id.r0``, ``case-id.variant.r0``: the
-    item's name without the brackets that a shell reads as a pattern."""
+    item's name without the brackets that a shell reads as a pattern; a perturbed run's
+    has ``perturb-CLASS-K`` before the repetition (docs/perturbation.md)."""
     parts = [case_id, re.sub(r"[^A-Za-z0-9_-]+", "-", variant) if variant else ""]
+    if perturbation is not None:
+        parts.append(f"perturb-{perturbation}")
     if repetition is not None:
         parts.append(f"r{repetition}")
     return ".".join(p for p in parts if p)

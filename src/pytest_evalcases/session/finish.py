@@ -48,6 +48,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         agent_home=settings.agent_home,
         sandbox=_sandbox(state),
         variant_agents=_variant_agents(state),
+        perturbation=settings.perturb.pins() if settings.perturb is not None else None,
     )
     doc = resultsfile.document(
         records,
@@ -63,6 +64,8 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         mode="red-first" if settings.red_first else "run",
         selection=state.selection,
         factors=state.factors(),
+        perturbed_block=settings.perturb is not None and settings.perturb.blocking,
+        perturb_max_delta=settings.perturb.max_delta if settings.perturb is not None else None,
     )
     if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:
         state.baseline_result = baseline.check(

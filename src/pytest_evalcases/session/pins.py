@@ -84,6 +84,9 @@ class PinInputs:
     #: Each variant's agent as it ran, by variant name (docs/variants.md): ``agent``,
     #: ``agent_version``, ``model`` (the one asked for) and ``args``.
     variant_agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: ``--eval-perturb``: classes, N, seed and blocking, so that a rerun perturbs
+    #: alike (docs/perturbation.md); ``None`` without perturbed runs.
+    perturbation: Mapping[str, Any] | None = None
 
 
 def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
@@ -122,6 +125,7 @@ def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
             }
             for name, agent in inputs.variant_agents.items()
         },
+        "perturbation": dict(inputs.perturbation) if inputs.perturbation is not None else None,
     }
 
 

@@ -16,8 +16,9 @@ from pytest_evalcases import defaults
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.results import gate
+from pytest_evalcases.results import gate, perturbation
 from pytest_evalcases.results.files import ResultsSettings
+from pytest_evalcases.run.perturb import PerturbPlan
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.sandbox import Sandbox, choose
 
@@ -93,6 +94,8 @@ class Settings:
     results: ResultsSettings = field(default_factory=ResultsSettings)
     #: --eval-regrade: the results file whose stored runs are graded again, no agent run.
     regrade: Path | None = None
+    #: --eval-perturb: perturbed runs of every case's prompt (docs/perturbation.md).
+    perturb: PerturbPlan | None = None
 
 
 @dataclass
@@ -319,7 +322,12 @@ class EvalSession:
             incomplete=self.incomplete,
             red_first=self.settings.red_first,
             factors=self.factors(),
+            perturbed_block=self._perturbed_block,
         )
+        plan = self.settings.perturb
+        if plan is not None:
+            found = tuple(perturbation.scores(self.records, plan.max_delta))
+            report = dataclasses.replace(report, perturbation=found)
         if self.baseline_result is not None:
             from pytest_evalcases.results import baseline
 
@@ -332,6 +340,11 @@ class EvalSession:
             )
             report = dataclasses.replace(report, notes=[*report.notes, note])
         return report
+
+    @property
+    def _perturbed_block(self) -> bool:
+        plan = self.settings.perturb
+        return plan is not None and plan.blocking
 
     def exit_status(self, pytest_status: int) -> int:
         """The run's exit status: the gate's, never hiding a failure pytest saw (a
