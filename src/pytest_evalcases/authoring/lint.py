@@ -55,6 +55,7 @@ NEGATIVE_CHECKS = frozenset(
         "file_not_contains",
         "file_absent",
         "tool_not_called",
+        "skill_not_used",
         "command_fails",
         "file_unchanged",
     }

@@ -1,0 +1,66 @@
+"""The skill checks in a session (docs/skills.md): the fake ``claude`` printing a
+stream-json transcript with a ``Skill`` tool call (tests/agent_samples/
+claude-stream-skill.jsonl), the fake ``gemini`` one whose JSON counts an
+``activate_skill`` call without saying which skill."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.helpers.agents import FAKES, SAMPLES, fake_credentials
+from tests.helpers.results import only_results
+
+CASES = {
+    "fires": "checks:\n  - {type: skill_used, skill: todo-triage}\n",
+    "stays-quiet": "checks:\n  - {type: skill_not_used, skill: release-notes}\n",
+    "wrong-skill": "checks:\n  - {type: skill_used, skill: release-notes}\n",
+}
+
+
+def gemini_sample() -> str:
+    data = json.loads((SAMPLES / "gemini-json-success.json").read_text("utf-8"))
+    data["stats"]["tools"]["byName"]["activate_skill"] = {"count": 1, "success": 1}
+    return json.dumps(data) + "\n"
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    fake_credentials(monkeypatch)
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.delenv("FAKE_AGENT_SAMPLE", raising=False)
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE_CLAUDE", str(SAMPLES / "claude-stream-skill.jsonl"))
+    gemini = pytester.path / "gemini.json"
+    gemini.write_text(gemini_sample(), "utf-8")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE_GEMINI", str(gemini))
+    pytester.makeini(f"[pytest]\neval_sandbox_rw = {pytester.path}\neval_sandbox_ro = {SAMPLES}\n")
+    (pytester.path / "evals").mkdir()
+    for case_id, checks in CASES.items():
+        text = f"id: {case_id}\ndefends: .claude/skills/todo-triage\nprompt: Triage the TODOs\n"
+        (pytester.path / "evals" / f"{case_id}.yaml").write_text(text + checks, "utf-8")
+    return pytester
+
+
+def test_claude_skill_tool_calls_pass_and_fail_the_skill_checks(suite: pytest.Pytester) -> None:
+    result = suite.runpytest("-p", "no:cacheprovider", "--eval-agent", "claude")
+
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*skill 'release-notes' not loaded (skills loaded: todo-triage)*"])
+    by_id = {c["id"]: c for c in only_results(suite.path)["cases"]}
+    assert by_id["fires"]["checks"][0]["message"] == "skill 'todo-triage' loaded 1 time(s)"
+    assert by_id["stays-quiet"]["outcome"] == "passed"
+    assert by_id["wrong-skill"]["outcome"] == "failed"
+
+
+def test_gemini_activating_an_unnamed_skill_is_an_error_naming_the_agent(
+    suite: pytest.Pytester,
+) -> None:
+    result = suite.runpytest("-p", "no:cacheprovider", "--eval-agent", "gemini")
+
+    result.assert_outcomes(errors=3)
+    records = only_results(suite.path)["cases"]
+    assert {r["error_kind"] for r in records} == {"no-transcript"}
+    assert all("the gemini agent loaded 1 skill(s)" in r["error"] for r in records)
+    result.stdout.fnmatch_lines(["*eval gate: INCONCLUSIVE*"])
