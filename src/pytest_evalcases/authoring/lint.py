@@ -55,7 +55,6 @@ NEGATIVE_CHECKS = frozenset(
         "file_not_contains",
         "file_absent",
         "tool_not_called",
-        "skill_not_used",
         "command_fails",
         "file_unchanged",
     }
