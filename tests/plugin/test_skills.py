@@ -64,3 +64,32 @@ def test_gemini_activating_an_unnamed_skill_is_an_error_naming_the_agent(
     assert {r["error_kind"] for r in records} == {"no-transcript"}
     assert all("the gemini agent loaded 1 skill(s)" in r["error"] for r in records)
     result.stdout.fnmatch_lines(["*eval gate: INCONCLUSIVE*"])
+
+
+def test_the_gate_section_and_the_results_file_give_trigger_scores(suite: pytest.Pytester) -> None:
+    result = suite.runpytest(
+        "-p", "no:cacheprovider", "--eval-agent", "claude", "--eval-repeat", "2"
+    )
+
+    # todo-triage fired in both runs of its positive case; release-notes fired in none
+    # of its positive case's runs and none of its negative case's.
+    result.stdout.fnmatch_lines(
+        [
+            "*skill release-notes: recall 0/2 (0%, 95% CI 0%–66%) · "
+            "false triggers 0/2 (0%, 95% CI 0%–66%)",
+            "*skill todo-triage: recall 2/2 (100%, 95% CI 34%–100%) · "
+            "false triggers n/a (no negative case)",
+            "*eval gate: BLOCKED*",
+        ]
+    )
+    skills = {s["skill"]: s for s in only_results(suite.path)["skills"]}
+    assert skills["todo-triage"]["recall"] == 1.0
+    assert skills["release-notes"]["false_trigger_rate"] == 0.0
+    assert skills["release-notes"]["recall"] == 0.0
+
+
+def test_runs_that_reached_no_verdict_give_no_scores(suite: pytest.Pytester) -> None:
+    result = suite.runpytest("-p", "no:cacheprovider", "--eval-agent", "gemini")
+
+    assert "skill todo-triage" not in result.stdout.str()
+    assert only_results(suite.path)["skills"] == []

@@ -125,6 +125,7 @@ class CheckRegistry:
             description=check.description,
             passed=outcome.passed,
             message=outcome.message,
+            skill=getattr(check, "skill", None) if check.type in schema.SKILL_CHECKS else None,
         )
 
 
