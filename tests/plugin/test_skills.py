@@ -93,3 +93,53 @@ def test_runs_that_reached_no_verdict_give_no_scores(suite: pytest.Pytester) -> 
 
     assert "skill todo-triage" not in result.stdout.str()
     assert only_results(suite.path)["skills"] == []
+
+
+ADVISORY_NEGATIVE = (
+    "id: quiet\ndefends: .claude/skills/todo-triage\nseverity: advisory\n"
+    "prompt: Rename parse_args\nchecks:\n  - {type: skill_not_used, skill: todo-triage}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("ini", "status", "reason"),
+    [
+        ("", 0, "eval gate: PASS"),
+        (
+            "eval_skill_max_false_trigger = 0.5\n",
+            1,
+            "eval gate: BLOCKED (skill todo-triage: false-trigger rate 100% above "
+            "eval_skill_max_false_trigger 50%)",
+        ),
+        ("eval_skill_min_recall = 1\n", 0, "eval gate: PASS"),
+    ],
+)
+def test_skill_limits_block_a_run_the_cases_alone_pass(
+    suite: pytest.Pytester, ini: str, status: int, reason: str
+) -> None:
+    # The skill fires in its advisory negative case too: an xfail that blocks nothing,
+    # unless the false-trigger rate is limited.
+    for path in (suite.path / "evals").glob("*.yaml"):
+        if path.stem != "fires":
+            path.unlink()
+    (suite.path / "evals" / "quiet.yaml").write_text(ADVISORY_NEGATIVE, "utf-8")
+    ini_file = suite.path / "tox.ini"
+    ini_file.write_text(ini_file.read_text("utf-8") + "\neval_min_pass_rate = 0\n" + ini)
+
+    result = suite.runpytest("-p", "no:cacheprovider", "--eval-agent", "claude")
+
+    assert result.ret == status
+    result.stdout.fnmatch_lines([reason])
+    saved = only_results(suite.path)
+    assert f"eval gate: {saved['verdict']}" == reason.split(" (")[0]
+    if status:
+        assert "skill todo-triage" in saved["verdict_reason"]
+
+
+def test_a_skill_limit_outside_0_to_1_is_a_usage_error(suite: pytest.Pytester) -> None:
+    ini_file = suite.path / "tox.ini"
+    ini_file.write_text(ini_file.read_text("utf-8") + "\neval_skill_min_recall = 90\n")
+
+    result = suite.runpytest("-p", "no:cacheprovider", "--eval-agent", "claude")
+
+    result.stderr.fnmatch_lines(["*eval_skill_min_recall expects a number from 0 to 1, got '90'*"])

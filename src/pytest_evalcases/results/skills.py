@@ -4,16 +4,19 @@ A ``skill_used`` check makes its case a positive of the skill (it should fire), 
 ``skill_not_used`` check a negative (it should not). Over every graded run, repeats
 included, per skill and variant: the recall (fired when it should) and the
 false-trigger rate (fired when it should not), each with its 95 % Wilson interval.
-Errored and skipped runs reached no verdict and do not count.
+Errored and skipped runs reached no verdict and do not count. Ini
+``eval_skill_min_recall`` / ``eval_skill_max_false_trigger`` make a shortfall BLOCK.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_evalcases.kinds import GRADED
+from pytest_evalcases.results.gate import GateReport, Verdict
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.stats import wilson
 
@@ -78,3 +81,49 @@ def scores(records: Iterable[RunRecord]) -> list[TriggerScore]:
                 tally[3] += not check.passed
     order = sorted(counts, key=lambda key: (key[0], variants[key[1]]))
     return [TriggerScore(skill, variant, *counts[skill, variant]) for skill, variant in order]
+
+
+@dataclass(frozen=True)
+class SkillLimits:
+    """``eval_skill_min_recall`` and ``eval_skill_max_false_trigger``; ``None``: unset."""
+
+    min_recall: float | None = None
+    max_false_trigger: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.min_recall is not None or self.max_false_trigger is not None
+
+
+def shortfalls(found: Iterable[TriggerScore], limits: SkillLimits) -> list[str]:
+    """What falls short of ``limits``, each naming the skill (and variant). A skill
+    without positives has no recall to fall short, one without negatives no
+    false-trigger rate."""
+    out = []
+    for score in found:
+        name = score.skill + (f" [{score.variant}]" if score.variant else "")
+        recall, false_rate = score.recall, score.false_trigger_rate
+        if limits.min_recall is not None and recall is not None and recall < limits.min_recall:
+            out.append(
+                f"skill {name}: recall {recall:.0%} below eval_skill_min_recall "
+                f"{limits.min_recall:.0%}"
+            )
+        cap = limits.max_false_trigger
+        if cap is not None and false_rate is not None and false_rate > cap:
+            out.append(
+                f"skill {name}: false-trigger rate {false_rate:.0%} above "
+                f"eval_skill_max_false_trigger {cap:.0%}"
+            )
+    return out
+
+
+def apply(report: GateReport, limits: SkillLimits) -> GateReport:
+    """``report``, BLOCKED when a skill's trigger scores fall short of ``limits``."""
+    verdict = report.verdict
+    found = shortfalls(scores(report.records), limits)
+    if not found or verdict.status == "NONE":
+        return report
+    reason = "; ".join(found)
+    if verdict.status == "BLOCKED" and verdict.reason:
+        reason = f"{verdict.reason}; {reason}"
+    return dataclasses.replace(report, verdict=Verdict("BLOCKED", reason))

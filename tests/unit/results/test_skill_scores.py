@@ -7,7 +7,7 @@ from __future__ import annotations
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.report.summary import skill_lines
 from pytest_evalcases.results.record import CheckRecord, RunRecord
-from pytest_evalcases.results.skills import scores
+from pytest_evalcases.results.skills import SkillLimits, scores, shortfalls
 from pytest_evalcases.results.stats import wilson
 
 
@@ -68,3 +68,16 @@ def test_the_skill_survives_the_records_round_trip() -> None:
     record = RUNS[0]
     assert RunRecord.from_dict(record.to_dict()).checks == record.checks
     assert "skill" not in record.checks[1].to_dict()
+
+
+def test_shortfalls_name_the_skill_and_the_limit() -> None:
+    runs = [*RUNS, run("fires", "skill_used", False, variant="pr", outcome="failed")]
+    limits = SkillLimits(min_recall=0.8, max_false_trigger=0.5)
+    assert shortfalls(scores(runs), limits) == [
+        "skill triage: recall 75% below eval_skill_min_recall 80%",
+        "skill triage [pr]: recall 0% below eval_skill_min_recall 80%",
+    ]
+    assert shortfalls(scores(runs), SkillLimits(max_false_trigger=0.4)) == [
+        "skill triage: false-trigger rate 50% above eval_skill_max_false_trigger 40%"
+    ]
+    assert not SkillLimits().active
