@@ -143,3 +143,18 @@ def test_a_skill_limit_outside_0_to_1_is_a_usage_error(suite: pytest.Pytester) -
     result = suite.runpytest("-p", "no:cacheprovider", "--eval-agent", "claude")
 
     result.stderr.fnmatch_lines(["*eval_skill_min_recall expects a number from 0 to 1, got '90'*"])
+
+
+def test_regrade_reads_the_stored_transcript_as_its_agent_wrote_it(
+    suite: pytest.Pytester,
+) -> None:
+    suite.runpytest("-p", "no:cacheprovider", "--eval-agent", "claude").assert_outcomes(
+        passed=2, failed=1
+    )
+    fires = suite.path / "evals" / "fires.yaml"
+    fires.write_text(fires.read_text("utf-8").replace("skill_used", "skill_not_used"), "utf-8")
+
+    result = suite.runpytest("-p", "no:cacheprovider", "--eval-regrade", "-k", "fires")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*skill 'todo-triage' must not be loaded; loaded 1 time(s)*"])
