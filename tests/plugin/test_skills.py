@@ -66,9 +66,12 @@ def test_gemini_activating_an_unnamed_skill_is_an_error_naming_the_agent(
     result.stdout.fnmatch_lines(["*eval gate: INCONCLUSIVE*"])
 
 
-def test_the_gate_section_and_the_results_file_give_trigger_scores(suite: pytest.Pytester) -> None:
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_the_gate_section_and_the_results_file_give_trigger_scores(
+    suite: pytest.Pytester, xdist: tuple[str, ...]
+) -> None:
     result = suite.runpytest(
-        "-p", "no:cacheprovider", "--eval-agent", "claude", "--eval-repeat", "2"
+        "-p", "no:cacheprovider", "--eval-agent", "claude", "--eval-repeat", "2", *xdist
     )
 
     # todo-triage fired in both runs of its positive case; release-notes fired in none
