@@ -60,6 +60,14 @@ class Reply:
     error: str = ""
     input_tokens: int = 100
     output_tokens: int = 10
+    #: A call of this tool with ``tool_input`` (Anthropic and Gemini dialects), e.g.
+    #: Claude Code's ``Skill`` with ``{"skill": NAME}``.
+    tool: str | None = None
+    tool_input: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def calls_tool(self) -> bool:
+        return self.shell is not None or self.tool is not None
 
 
 Script = Callable[[Request], Reply]
@@ -183,7 +191,13 @@ def _anthropic_events(request: Request, reply: Reply) -> list[dict[str, Any]]:
             },
         }
     ]
-    if reply.shell is not None:
+    if reply.tool is not None:
+        block = {"type": "tool_use", "id": f"toolu_{request.tool_results}", "name": reply.tool}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(reply.tool_input)}
+        events.append(
+            {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}}
+        )
+    elif reply.shell is not None:
         block = {"type": "tool_use", "id": f"toolu_{request.tool_results}", "name": "Bash"}
         delta = {
             "type": "input_json_delta",
@@ -207,7 +221,7 @@ def _anthropic_events(request: Request, reply: Reply) -> list[dict[str, Any]]:
         {
             "type": "message_delta",
             "delta": {
-                "stop_reason": "tool_use" if reply.shell is not None else "end_turn",
+                "stop_reason": "tool_use" if reply.calls_tool else "end_turn",
                 "stop_sequence": None,
             },
             "usage": {"output_tokens": reply.output_tokens},
@@ -250,6 +264,8 @@ def _openai_events(reply: Reply) -> list[dict[str, Any]]:
 
 
 def _gemini_parts(reply: Reply) -> list[dict[str, Any]]:
+    if reply.tool is not None:
+        return [{"functionCall": {"name": reply.tool, "args": reply.tool_input}}]
     if reply.shell is not None:
         return [{"functionCall": {"name": "run_shell_command", "args": {"command": reply.shell}}}]
     return [{"text": reply.text}]

@@ -136,6 +136,114 @@ def create(case_id: str, directory: Path, fmt: str = "yaml") -> Path:
     return target
 
 
+SKILL_YAML_TEMPLATE = """\
+# Eval case {id}: {purpose} (docs/skills.md).
+# Cases with skill_used are the skill's positives, cases with skill_not_used its
+# negatives; the eval gate section gives its recall and false-trigger rate over both.
+# Workflow: pytest {path} --eval-repeat 5, then change the skill's description.
+
+id: {id}
+# The skill's directory (Codex: .agents/skills/{skill}, Gemini CLI: .gemini/skills/{skill}).
+defends: .claude/skills/{skill}
+severity: {severity}
+description: {description}
+# The skill must be where the agent looks: in the fixture, or overlaid by --eval-config.
+# cwd: fixtures/repo-with-the-skill
+bare: false  # a bare Claude run (claude --bare) discovers no skills
+# What a user would really type{prompt_hint}; never name the skill.
+prompt: >-
+  {prompt}
+checks:
+  - type: {check}
+    skill: {skill}
+"""
+
+#: The pair of starter cases of ``--skill``: id suffix, then what tells them apart.
+SKILL_CASES = (
+    (
+        "fires",
+        {
+            "purpose": "the skill {skill} should fire",
+            "severity": "normal",
+            "description": "the {skill} skill fires for a task its description covers",
+            "prompt_hint": ", for a task the skill's description covers",
+            "prompt": "Replace this with a task the skill should handle.",
+            "check": "skill_used",
+        },
+    ),
+    (
+        "stays-quiet",
+        {
+            "purpose": "the skill {skill} should not fire",
+            # A single false trigger is no failure of its own: the false-trigger rate
+            # (and eval_skill_max_false_trigger) decides.
+            "severity": "advisory",
+            "description": "the {skill} skill stays quiet for a nearby task it does not cover",
+            "prompt_hint": ", for a nearby task the skill does not cover",
+            "prompt": "Replace this with a similar task the skill must leave alone.",
+            "check": "skill_not_used",
+        },
+    ),
+)
+
+
+def create_skill_pair(
+    skill: str, directory: Path, fmt: str = "yaml", prefix: str | None = None
+) -> list[Path]:
+    """Write the starter pair of ``skill``: ``PREFIX-fires`` (should fire) and
+    ``PREFIX-stays-quiet`` (should not); ``PREFIX`` is the skill's name by default.
+    Never overwrites: when either file exists, neither is written."""
+    stem = prefix or skill
+    if not _KEBAB.match(skill):
+        raise UsageError(
+            f"skill name {skill!r} is not kebab-case (lowercase letters, digits and single "
+            "hyphens, as in its SKILL.md)"
+        )
+    ids = [f"{stem}-{suffix}" for suffix, _ in SKILL_CASES]
+    for case_id in ids:
+        _free(case_id, directory, fmt)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for case_id, (_, fields) in zip(ids, SKILL_CASES, strict=True):
+        target = directory / f"{case_id}.{fmt}"
+        values = {k: v.format(skill=skill) for k, v in fields.items()}
+        if fmt == "yaml":
+            text = SKILL_YAML_TEMPLATE.format(
+                id=case_id, skill=skill, path=target.as_posix(), **values
+            )
+        else:
+            data = {
+                "id": case_id,
+                "defends": f".claude/skills/{skill}",
+                "severity": values["severity"],
+                "description": values["description"],
+                "bare": False,
+                "prompt": values["prompt"],
+                "checks": [{"type": values["check"], "skill": skill}],
+            }
+            text = json.dumps(data, indent=2) + "\n"
+        with target.open("x", encoding="utf-8") as handle:
+            handle.write(text)
+        written.append(target)
+    return written
+
+
+def _free(case_id: str, directory: Path, fmt: str) -> None:
+    """Refuse an id that is not kebab-case, a format other than YAML or JSON, and a
+    case file of that id that exists already."""
+    if not _KEBAB.match(case_id):
+        raise UsageError(
+            f"case id {case_id!r} is not kebab-case (lowercase letters, digits and single "
+            "hyphens, e.g. attribution-no-trailer)"
+        )
+    if fmt not in ("yaml", "json"):
+        raise UsageError(f"--format expects yaml or json, got {fmt!r}")
+    for suffix in (".yaml", ".yml", ".json"):
+        existing = directory / f"{case_id}{suffix}"
+        if existing.exists():
+            raise UsageError(f"{existing} already exists; not overwriting it")
+
+
 @dataclass(frozen=True)
 class NextStep:
     """What to run after writing a case: a pytest command that collects it, and, when

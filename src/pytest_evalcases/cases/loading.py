@@ -130,7 +130,7 @@ class LoadedCase:
 
     @property
     def needs_transcript(self) -> bool:
-        return any(c.type in schema.TOOL_CHECKS for c in self.checks)
+        return any(c.type in schema.TOOL_CHECKS + schema.SKILL_CHECKS for c in self.checks)
 
 
 def load_case_file(

@@ -43,6 +43,8 @@ class CheckContext:
     tool_inputs: bool = True
     #: The run's sandbox (docs/sandbox.md); a command of a check runs in it.
     sandbox: Sandbox = field(default_factory=Sandbox)
+    #: The name of the agent that ran (the skill checks read its transcript its way).
+    agent: str | None = None
 
     def command(self, args: Sequence[str] | str) -> Sequence[str] | str:
         """``args`` (a shell command line when a string) as it runs contained like the
@@ -123,6 +125,7 @@ class CheckRegistry:
             description=check.description,
             passed=outcome.passed,
             message=outcome.message,
+            skill=getattr(check, "skill", None) if check.type in schema.SKILL_CHECKS else None,
         )
 
 

@@ -250,7 +250,22 @@ class ToolNotCalled(CheckModel):
     input: Regex | None = None
 
 
+class SkillUsed(CheckModel):
+    """The transcript shows the agent loading the skill (docs/skills.md)."""
+
+    type: Literal["skill_used"]
+    skill: str = Field(min_length=1, max_length=limits.LINE_CHARS)
+
+
+class SkillNotUsed(CheckModel):
+    """The transcript shows the agent not loading the skill (docs/skills.md)."""
+
+    type: Literal["skill_not_used"]
+    skill: str = Field(min_length=1, max_length=limits.LINE_CHARS)
+
+
 TOOL_CHECKS = ("tool_called", "tool_not_called")
+SKILL_CHECKS = ("skill_used", "skill_not_used")
 
 
 def check_type_name(model: type[CheckModel]) -> str:

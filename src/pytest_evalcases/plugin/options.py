@@ -28,6 +28,7 @@ from pytest_evalcases.kinds import (
     SandboxNetwork,
 )
 from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results.skills import SkillLimits
 from pytest_evalcases.run import keep, variants
 from pytest_evalcases.run.keep import KeepPlace
 from pytest_evalcases.run.perturb import PerturbPlan, parse_classes
@@ -358,6 +359,16 @@ def add_options(parser: pytest.Parser) -> None:
         default=f"{defaults.MIN_PASS_RATE:.2f}",
     )
     parser.addini(
+        "eval_skill_min_recall",
+        "A skill's recall below which the gate blocks (unset: none)",
+        default="",
+    )
+    parser.addini(
+        "eval_skill_max_false_trigger",
+        "A skill's false-trigger rate above which the gate blocks (unset: none)",
+        default="",
+    )
+    parser.addini(
         "eval_paths", "Directories whose case files are collected, besides evals/", type="paths"
     )
     parser.addini(
@@ -538,6 +549,10 @@ def build_settings(config: pytest.Config) -> Settings:
         timeout=config.getoption("eval_timeout")
         or _float_ini(config, "eval_timeout", positive=True),
         min_pass_rate=_float_ini(config, "eval_min_pass_rate", unit=True),
+        skill_limits=SkillLimits(
+            _optional_rate(config, "eval_skill_min_recall"),
+            _optional_rate(config, "eval_skill_max_false_trigger"),
+        ),
         retries=config.getoption("eval_retry_errors"),
         transcript=config.getoption("eval_transcript"),
         agent_home=_agent_home(config),
@@ -674,6 +689,13 @@ def _results_settings(config: pytest.Config) -> resultsfile.ResultsSettings:
         config_patterns=tuple(config.getini("eval_config_files")),
         shard=config.getoption("eval_shard"),
     )
+
+
+def _optional_rate(config: pytest.Config, name: str) -> float | None:
+    """A rate from 0 to 1 in ini option ``name``; ``None`` when it is unset."""
+    if not str(config.getini(name)).strip():
+        return None
+    return _float_ini(config, name, unit=True)
 
 
 def _float_ini(

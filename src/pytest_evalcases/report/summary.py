@@ -15,6 +15,7 @@ from pytest_evalcases.results.gate import (
 )
 from pytest_evalcases.results.perturbation import ClassScore
 from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.results.skills import scores
 from pytest_evalcases.results.stats import wilson
 from pytest_evalcases.text import plural, ratio, usd
 
@@ -98,6 +99,7 @@ def lines(
         for case_id, check_id in cmp.improved_checks:
             out.append(f"  improved: {case_id} / {check_id}")
     out.extend(perturbation_lines(report.perturbation))
+    out.extend(skill_lines(report.records))
     for broken in report.broken_files:
         out.append(f"case file error: {broken.file}")
     replayed = replay_line(report.records)
@@ -253,6 +255,28 @@ def _case_line(c: CaseVerdict) -> str:
         f"needs {c.min_pass_rate:.0%})"
         + (f", {plural(c.errors, 'errored run')}" if c.errors else "")
     )
+
+
+def skill_lines(records: Sequence[RunRecord]) -> list[str]:
+    """Per skill and variant, its recall and false-trigger rate with their 95 % Wilson
+    intervals (docs/skills.md, "Trigger scores"); none without skill checks."""
+    out = []
+    for score in scores(records):
+        parts = []
+        for what, hits, n in (
+            ("recall", score.fired, score.positives),
+            ("false triggers", score.false_triggers, score.negatives),
+        ):
+            if n:
+                lo, hi = wilson(hits, n)
+                parts.append(f"{what} {hits}/{n} ({ratio(hits, n)}, 95% CI {lo:.0%}–{hi:.0%})")
+            else:
+                parts.append(
+                    f"{what} n/a (no {'positive' if what == 'recall' else 'negative'} case)"
+                )
+        variant = f" [{score.variant}]" if score.variant else ""
+        out.append(f"skill {score.skill}{variant}: " + " · ".join(parts))
+    return out
 
 
 def _worst_first(c: CaseVerdict) -> tuple[bool, float, int, str]:

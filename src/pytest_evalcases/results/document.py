@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pytest_evalcases.kinds import CaseOutcome, Status
+from pytest_evalcases.results import skills
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import plural
@@ -315,6 +316,7 @@ class ResultsDocument:
             "pins": self.pins,
             "variants": [v.to_dict() for v in self.variants],
             "comparisons": [c.to_dict() for c in self.comparisons],
+            "skills": [score.to_dict() for score in skills.scores(self.cases)],
             "cases": [r.to_dict() for r in self.cases],
         }
         if self.perturbation is not None:

@@ -19,15 +19,20 @@ class CheckRecord:
     description: str | None
     passed: bool
     message: str
+    #: The skill a ``skill_used`` / ``skill_not_used`` check names (docs/skills.md).
+    skill: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "type": self.type,
             "description": self.description,
             "passed": self.passed,
             "message": self.message,
         }
+        if self.skill is not None:
+            data["skill"] = self.skill
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckRecord:
@@ -37,6 +42,7 @@ class CheckRecord:
             description=data.get("description"),
             passed=bool(data.get("passed")),
             message=str(data.get("message", "")),
+            skill=str(data["skill"]) if isinstance(data.get("skill"), str) else None,
         )
 
 

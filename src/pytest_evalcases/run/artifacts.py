@@ -110,6 +110,8 @@ class StoredRun:
     #: The workspace was as the run started it (after ``setup``) when the agent ended.
     workspace_unchanged: bool = False
     changes: Changes = field(default_factory=Changes)
+    #: The name of the agent that ran (the skill checks read its transcript its way).
+    agent: str | None = None
 
 
 # --- storing ---------------------------------------------------------------------------
@@ -426,6 +428,7 @@ def _stored_run(directory: Path, data: dict[str, Any]) -> StoredRun:
         directory=directory,
         result=result,
         tool_inputs=bool(data.get("tool_inputs", True)),
+        agent=str(data["agent"]) if isinstance(data.get("agent"), str) else None,
         error=(str(error["kind"]), str(error["message"])) if error else None,
         workspace_unchanged=bool(data.get("workspace_unchanged", False)),
         changes=Changes(

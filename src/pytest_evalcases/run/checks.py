@@ -20,6 +20,7 @@ from typing import Literal, TypeVar
 
 from pytest_evalcases import defaults, process
 from pytest_evalcases.agents.base import ToolCall
+from pytest_evalcases.agents.skills import SkillLoads, skill_loads
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry, Outcome
 from pytest_evalcases.defaults import COMMAND_TIMEOUT
@@ -433,6 +434,54 @@ def _tool_not_called(check: schema.ToolNotCalled, ctx: CheckContext) -> Outcome:
     )
 
 
+def _loads(check: schema.SkillUsed | schema.SkillNotUsed, ctx: CheckContext) -> SkillLoads:
+    """The skill loads of the run's transcript; an error where it cannot show the one
+    the check names (docs/skills.md, "What counts as using a skill")."""
+    agent = ctx.agent or "(unknown)"
+    if ctx.tool_calls is None:
+        raise RunError(
+            f"{check.type} needs a transcript of tool calls, and the {agent} agent gave none "
+            "(docs/skills.md)",
+            kind="no-transcript",
+        )
+    loads = skill_loads(ctx.agent, ctx.tool_calls)
+    if loads is None:
+        raise RunError(
+            f"{check.type} {check.skill!r}: the {agent} agent's transcript cannot show skills "
+            "being loaded, so the check reached no verdict (docs/skills.md lists the agents "
+            "that can)",
+            kind="no-transcript",
+        )
+    if loads.unnamed and not loads.count(check.skill):
+        raise RunError(
+            f"{check.type} {check.skill!r}: the {agent} agent loaded {loads.unnamed} skill(s) "
+            "and its transcript does not say which, so the check reached no verdict "
+            "(docs/skills.md)",
+            kind="no-transcript",
+        )
+    return loads
+
+
+def _loaded(loads: SkillLoads) -> str:
+    return ", ".join(sorted(set(loads.names))) or "none"
+
+
+def _skill_used(check: schema.SkillUsed, ctx: CheckContext) -> Outcome:
+    loads = _loads(check, ctx)
+    times = loads.count(check.skill)
+    if times:
+        return Outcome(True, f"skill {check.skill!r} loaded {times} time(s)")
+    return Outcome(False, f"skill {check.skill!r} not loaded (skills loaded: {_loaded(loads)})")
+
+
+def _skill_not_used(check: schema.SkillNotUsed, ctx: CheckContext) -> Outcome:
+    loads = _loads(check, ctx)
+    times = loads.count(check.skill)
+    if not times:
+        return Outcome(True, f"skill {check.skill!r} not loaded (skills loaded: {_loaded(loads)})")
+    return Outcome(False, f"skill {check.skill!r} must not be loaded; loaded {times} time(s)")
+
+
 C = TypeVar("C", bound=schema.CheckModel)
 
 
@@ -473,6 +522,8 @@ def _builtin_registry() -> CheckRegistry:
     registry.register(schema.CommandFails, _command_fails)
     registry.register(schema.ToolCalled, _bounded(_tool_called))
     registry.register(schema.ToolNotCalled, _bounded(_tool_not_called))
+    registry.register(schema.SkillUsed, _bounded(_skill_used))
+    registry.register(schema.SkillNotUsed, _bounded(_skill_not_used))
     registry.builtin = frozenset(registry.names)
     return registry
 

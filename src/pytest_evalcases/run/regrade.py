@@ -38,6 +38,8 @@ _IN_PROCESS = (
     schema.FileUnchanged,
     schema.ToolCalled,
     schema.ToolNotCalled,
+    schema.SkillUsed,
+    schema.SkillNotUsed,
 )
 
 #: The error kind of a run with nothing stored to regrade or replay.
@@ -110,6 +112,7 @@ def regrade(
         env=case_env(ctx.base_env, case, variant, workspace),
         tool_inputs=stored.tool_inputs,
         sandbox=ctx.sandbox,
+        agent=stored.agent,
     )
     try:
         checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]

@@ -684,5 +684,6 @@ def _evaluate(
         env=env,
         tool_inputs=tool_inputs,
         sandbox=ctx.sandbox,
+        agent=ctx.agent.name if ctx.agent is not None else None,
     )
     return [ctx.registry.evaluate(i, check, check_ctx) for i, check in enumerate(case.checks)]

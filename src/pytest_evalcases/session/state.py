@@ -16,7 +16,7 @@ from pytest_evalcases import defaults
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.results import gate, perturbation
+from pytest_evalcases.results import gate, perturbation, skills
 from pytest_evalcases.results.files import ResultsSettings
 from pytest_evalcases.run.perturb import PerturbPlan
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
@@ -70,6 +70,8 @@ class Settings:
     agents: Mapping[str, AgentSettings | None] = field(default_factory=dict)
     timeout: float = defaults.TIMEOUT
     min_pass_rate: float = defaults.MIN_PASS_RATE
+    #: ``eval_skill_min_recall`` / ``eval_skill_max_false_trigger`` (docs/skills.md).
+    skill_limits: skills.SkillLimits = field(default_factory=skills.SkillLimits)
     retries: int = 0
     transcript: bool = False
     #: ``eval_agent_home``: a fresh agent home per run, or the operator's own.
@@ -328,6 +330,8 @@ class EvalSession:
         if plan is not None:
             found = tuple(perturbation.scores(self.records, plan.max_delta))
             report = dataclasses.replace(report, perturbation=found)
+        if self.settings.skill_limits.active:
+            report = skills.apply(report, self.settings.skill_limits)
         if self.baseline_result is not None:
             from pytest_evalcases.results import baseline
 

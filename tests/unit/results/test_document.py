@@ -144,6 +144,7 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
                 "mcnemar_p": 1.0,
             }
         ],
+        "skills": [],
     }
     assert [c["id"] for c in cases] == ["alpha", "beta", "alpha", "beta"]
     assert cases[0] == records[0].to_dict()
