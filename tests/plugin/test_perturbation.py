@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,10 @@ def fake_claude(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> P
     record = pytester.path / "record.jsonl"
     fake_credentials(monkeypatch)
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(SAMPLES / "claude-json-success.json"))
+    # Copied into the rootdir, which the sandbox shows the agent (the repository's tests
+    # may be hidden: a checkout below /tmp is).
+    sample = shutil.copy(SAMPLES / "claude-json-success.json", pytester.path / "sample.json")
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE", str(sample))
     monkeypatch.setenv("FAKE_AGENT_RECORD", str(record))
     for name in ("FAKE_AGENT_MODEL_SAMPLES", "FAKE_AGENT_SAMPLE_CLAUDE"):
         monkeypatch.delenv(name, raising=False)

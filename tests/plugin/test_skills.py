@@ -1,5 +1,5 @@
 """The skill checks in a session (docs/skills.md): the fake ``claude`` printing a
-stream-json transcript with a ``Skill`` tool call (tests/agent_samples/
+stream-json transcript with a ``Skill`` tool call (tests/plugin/samples/
 claude-stream-skill.jsonl), the fake ``gemini`` one whose JSON counts an
 ``activate_skill`` call without saying which skill."""
 
@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 
 from tests.helpers.agents import FAKES, SAMPLES, fake_credentials
 from tests.helpers.results import only_results
+
+#: A Claude Code stream-json transcript whose model loads a skill first: the
+#: claude-stream.jsonl sample of tests/agent_samples with a ``Skill`` tool call.
+SKILL_SAMPLE = Path(__file__).parent / "samples" / "claude-stream-skill.jsonl"
 
 CASES = {
     "fires": "checks:\n  - {type: skill_used, skill: todo-triage}\n",
@@ -31,7 +37,9 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
     fake_credentials(monkeypatch)
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
     monkeypatch.delenv("FAKE_AGENT_SAMPLE", raising=False)
-    monkeypatch.setenv("FAKE_AGENT_SAMPLE_CLAUDE", str(SAMPLES / "claude-stream-skill.jsonl"))
+    # Copied into the rootdir, which the sandbox shows the agent.
+    claude = shutil.copy(SKILL_SAMPLE, pytester.path / SKILL_SAMPLE.name)
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE_CLAUDE", str(claude))
     gemini = pytester.path / "gemini.json"
     gemini.write_text(gemini_sample(), "utf-8")
     monkeypatch.setenv("FAKE_AGENT_SAMPLE_GEMINI", str(gemini))
