@@ -91,6 +91,7 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
         mode=docs[0].mode,
         selection=_selection(docs, records, warnings),
         factors=factors,
+        **_perturbation(docs),
     )
     reasons = list(merged.incomplete_reasons)
     missing = _missing_shards([doc.shard for doc in docs])
@@ -183,6 +184,22 @@ def _merge_pins(pins: Sequence[dict[str, Any]], warnings: list[str]) -> dict[str
             elif merged[key] != value:
                 warnings.append(f"pins differ between the files: {key}")
     return merged
+
+
+def _perturbation(docs: Sequence[ResultsDocument]) -> dict[str, Any]:
+    """The perturbation plan the files ran under (docs/perturbation.md): whether its
+    perturbed runs block, and the threshold that flags a class, so that the merged file
+    scores the classes over every shard's runs as each file did over its own."""
+    plans = [d.pins.get("perturbation") for d in docs]
+    deltas: list[float] = []
+    for doc in docs:
+        delta = (doc.perturbation or {}).get("max_delta")
+        if isinstance(delta, (int, float)):
+            deltas.append(float(delta))
+    return {
+        "perturbed_block": any(isinstance(p, dict) and p.get("blocking") for p in plans),
+        "perturb_max_delta": deltas[0] if deltas else None,
+    }
 
 
 def _merge_variant_pins(merged: Any, other: dict[str, Any], warnings: list[str]) -> dict[str, Any]:

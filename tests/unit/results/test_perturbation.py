@@ -169,3 +169,35 @@ def test_a_perturbation_that_is_not_text_is_a_clear_error(tmp_path: Path) -> Non
 
     with pytest.raises(resultsfile.ResultsFileError, match=r"r\.json.*cases\[0\]\.perturbation"):
         resultsfile.load(path)
+
+
+def test_merged_shards_score_the_classes_over_every_shards_runs_and_keep_blocking() -> None:
+    from pytest_evalcases.results.merge import merge
+
+    started = datetime(2026, 12, 2, tzinfo=timezone.utc)
+    plan = {"perturbation": {"classes": ["case"], "n": 1, "seed": 0, "blocking": True}}
+    first = resultsfile.document(
+        [run("a", "passed"), run("a", "failed", "case-0")],
+        0.9,
+        started=started,
+        shard=(1, 2),
+        pins=plan,
+        perturb_max_delta=15.0,
+        perturbed_block=True,
+    )
+    second = resultsfile.document(
+        [run("b", "passed"), run("b", "passed", "case-0")],
+        0.9,
+        started=started,
+        shard=(2, 2),
+        pins=plan,
+        perturb_max_delta=15.0,
+        perturbed_block=True,
+    )
+
+    merged = merge([first, second])
+
+    records = [*first.cases, *second.cases]
+    assert merged.perturbation == to_dict(scores(records, 15.0), 15.0)
+    # The perturbed run of a failed as in the shard: blocking, so the verdict is BLOCKED.
+    assert (first.verdict, merged.verdict) == ("BLOCKED", "BLOCKED")
