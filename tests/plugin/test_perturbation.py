@@ -373,3 +373,18 @@ def test_under_xdist_the_summary_counts_every_workers_runs(pytester: pytest.Pyte
         "filler-1",
     ]
     assert data["verdict"] == "PASS"
+
+
+def test_the_html_report_shows_each_class_against_the_originals(
+    pytester: pytest.Pytester,
+) -> None:
+    echo_suite(pytester)
+
+    result = run(pytester, "--eval-perturb", "case", "--eval-html", "report.html")
+
+    page = (pytester.path / "report.html").read_text("utf-8")
+    section = page.split('<ul class="notes" id="perturbation">', 1)[1].split("</ul>", 1)[0]
+    assert "<li>perturbation (flagged above 15 points):</li>" in section
+    assert "<li>case: originals 1/1 (100%, 95% CI 21%–100%) · perturbed 0/2" in section
+    assert "BRITTLE</li>" in section
+    assert result.ret == 0

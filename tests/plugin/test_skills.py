@@ -5,6 +5,7 @@ claude-stream-skill.jsonl), the fake ``gemini`` one whose JSON counts an
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -169,3 +170,16 @@ def test_regrade_reads_the_stored_transcript_as_its_agent_wrote_it(
 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*skill 'todo-triage' must not be loaded; loaded 1 time(s)*"])
+
+
+def test_the_html_report_shows_the_trigger_scores(suite: pytest.Pytester) -> None:
+    result = suite.runpytest(
+        "-p", "no:cacheprovider", "--eval-agent", "claude", "--eval-html", "report.html"
+    )
+
+    result.assert_outcomes(passed=2, failed=1)
+    page = (suite.path / "report.html").read_text("utf-8")
+    section = page.split('<ul class="notes" id="skills">', 1)[1].split("</ul>", 1)[0]
+    shown = [line for line in result.stdout.lines if line.startswith("skill ")]
+    assert len(shown) == 2
+    assert section == "".join(f"<li>{html.escape(line, quote=True)}</li>" for line in shown)

@@ -19,7 +19,13 @@ from pathlib import Path
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.report import conversation, transcript
 from pytest_evalcases.report.show import run_name
-from pytest_evalcases.report.summary import described_variants, mcnemar, usage_line
+from pytest_evalcases.report.summary import (
+    described_variants,
+    mcnemar,
+    perturbation_lines,
+    skill_lines,
+    usage_line,
+)
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.results.factors import label
 from pytest_evalcases.results.files import Headline, read_headlines
@@ -98,6 +104,8 @@ def render(
         '<section id="details" aria-live="polite"><p class="hint">'
         "Select a cell to see its failed checks.</p></section>",
         _comparisons(report),
+        _lines_section("Skills", skill_lines(report.records)),
+        _lines_section("Perturbation", perturbation_lines(report.perturbation)),
         "<h2>Pass rate over time</h2>",
         _trend_svg(trend),
         _transcripts_section(transcripts),
@@ -105,6 +113,16 @@ def render(
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"
+
+
+def _lines_section(title: str, lines: Sequence[str]) -> str:
+    """A section of the ``eval gate`` lines on skills' trigger scores (docs/skills.md)
+    or on perturbation (docs/perturbation.md), as the terminal prints them; nothing
+    when the run has none."""
+    if not lines:
+        return ""
+    items = "".join(f"<li>{_e(line.strip())}</li>" for line in lines)
+    return f'<h2>{_e(title)}</h2><ul class="notes" id="{_e(title.lower())}">{items}</ul>'
 
 
 def _matrix(report: GateReport, transcripts: dict[str, tuple[str, str]]) -> str:
