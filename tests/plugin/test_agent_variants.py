@@ -170,6 +170,8 @@ MATRIX_SUMMARY = [
     "gm vs cc (agent): 0 checks regressed, 1 improved; cases 0 regressed, 1 improved "
     "(McNemar exact p=1: 0 cases passed only in cc, 1 only in gm)",
     "  improved: signed / signed",
+    "all variants: tokens 135,735 (15,082 per run) · cost $0.1255 ($0.0418 per run; "
+    "3 of 9 runs reported it)",
     "eval gate: BLOCKED (cc: 1 normal case failed: signed)",
 ]
 

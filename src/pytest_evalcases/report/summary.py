@@ -100,6 +100,11 @@ def lines(
             out.append(f"  improved: {case_id} / {check_id}")
     out.extend(perturbation_lines(report.perturbation))
     out.extend(skill_lines(report.records))
+    if len(report.variants) > 1:
+        # What the whole session spent, beside each variant's line (docs/variants.md).
+        spent = usage_line(report.records)
+        if spent:
+            out.append("all variants:" + spent[1:])
     for broken in report.broken_files:
         out.append(f"case file error: {broken.file}")
     replayed = replay_line(report.records)
