@@ -7,6 +7,7 @@ from pathlib import Path
 from pytest_evalcases.report.summary import described_variants
 from pytest_evalcases.report.table import table
 from pytest_evalcases.report.trend import suite
+from pytest_evalcases.results import skills
 from pytest_evalcases.results.baseline import BaselineResult
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.text import percent, plural, usd
@@ -58,6 +59,7 @@ def lines(
         ],
     )
     out.append("")
+    out += _skills(before, after)
     if result.pin_differences:
         out.append("pins differ (results may not be comparable):")
         out += [f"  {d}" for d in result.pin_differences]
@@ -68,6 +70,35 @@ def lines(
     else:
         out.append("B passes the baseline gate against A")
     return out
+
+
+def _skills(before: ResultsDocument, after: ResultsDocument) -> list[str]:
+    """Each skill's trigger scores in A and B, by variant (docs/skills.md); nothing when
+    neither file checked a skill."""
+    a = {(s.skill, s.variant): s for s in skills.scores(before.cases)}
+    b = {(s.skill, s.variant): s for s in skills.scores(after.cases)}
+    if not a and not b:
+        return []
+
+    def rate(score: skills.TriggerScore | None, hits: str, total: str) -> str:
+        if score is None or not getattr(score, total):
+            return "-"
+        n, k = getattr(score, total), getattr(score, hits)
+        return f"{k}/{n} ({percent(k / n)})"
+
+    rows = [
+        [
+            skill,
+            variant,
+            rate(a.get((skill, variant)), "fired", "positives"),
+            rate(b.get((skill, variant)), "fired", "positives"),
+            rate(a.get((skill, variant)), "false_triggers", "negatives"),
+            rate(b.get((skill, variant)), "false_triggers", "negatives"),
+        ]
+        for skill, variant in sorted(a.keys() | b.keys())
+    ]
+    head = ["skill", "variant", "recall A", "recall B", "false triggers A", "false triggers B"]
+    return [*table(head, rows), ""]
 
 
 def _variants(doc: ResultsDocument) -> list[str]:

@@ -49,3 +49,35 @@ def test_the_comparison_lists_the_cases_that_differ_and_the_verdict() -> None:
     ]
     every = compare.lines(result, before, after, Path("a.json"), Path("b.json"), every=True)
     assert every[5] == "alpha" + " " * 11 + "passed  passed"
+
+
+def test_the_comparison_sets_each_skills_trigger_scores_side_by_side() -> None:
+    from pytest_evalcases.results.record import CheckRecord, RunRecord
+
+    def skill_run(case: str, outcome: str, kind: str, fired: bool) -> RunRecord:
+        passed = fired if kind == "skill_used" else not fired
+        check = CheckRecord("s", kind, None, passed, "", skill="triage")
+        return run(case, outcome, checks=[check])
+
+    before = doc(
+        [
+            skill_run("fires", "passed", "skill_used", True),
+            skill_run("quiet", "passed", "skill_not_used", False),
+        ]
+    )
+    after = doc(
+        [
+            skill_run("fires", "failed", "skill_used", False),
+            skill_run("quiet", "failed", "skill_not_used", True),
+        ]
+    )
+    result = baseline.check(before, after, label="a.json")
+
+    lines = compare.lines(result, before, after, Path("a.json"), Path("b.json"))
+
+    start = lines.index(
+        "skill   variant  recall A      recall B    false triggers A  false triggers B"
+    )
+    assert lines[start + 2] == (
+        "triage           1/1 (100.0%)  0/1 (0.0%)  0/1 (0.0%)        1/1 (100.0%)"
+    )
