@@ -217,3 +217,36 @@ def test_under_xdist_each_worker_counts_what_the_others_reported(
     passed = result.parseoutcomes().get("passed", 0)
     assert 4 <= passed <= 6
     assert len(refused(only_results(root))) == 12 - passed
+
+
+def test_a_price_per_million_tokens_counts_runs_that_report_tokens_only(
+    make_suite: SuiteBuilder, fake_claude: Callable[..., Path], pytester: pytest.Pytester
+) -> None:
+    # Each run reports 1,100 tokens and no cost: $0.11 at $100 per million tokens.
+    fake_claude(tokens=1000, cost=None)
+    ini = "eval_budget = 0.25\neval_budget_token_price = 100\n"
+    make_suite.steered(["one", "two", "three"], agent="claude", ini=ini)
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "budget: $0.22 of $0.25 spent by 2 runs (2 runs priced by their 2,200 tokens at "
+            "$100.00 per million); 1 run not started"
+        ]
+    )
+    assert "reported no cost" not in result.stdout.str()
+
+
+def test_a_token_price_that_is_no_amount_is_a_usage_error(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite.steered(["one"], ini="eval_budget = 1\neval_budget_token_price = free\n")
+
+    result = run(pytester)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*ini option eval_budget_token_price expects USD per million tokens > 0, got 'free'*"]
+    )

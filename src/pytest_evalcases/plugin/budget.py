@@ -57,13 +57,28 @@ def limit_of(config: pytest.Config) -> float | None:
         raise UsageError(message) from None
 
 
+def token_price_of(config: pytest.Config) -> float | None:
+    """``eval_budget_token_price``: USD per million tokens, for runs that report tokens
+    but no cost (docs/budget.md); ``None``: unset."""
+    raw = str(config.getini("eval_budget_token_price") or "").strip()
+    if not raw:
+        return None
+    try:
+        return usd_amount(raw)
+    except argparse.ArgumentTypeError:
+        message = (
+            f"ini option eval_budget_token_price expects USD per million tokens > 0, got {raw!r}"
+        )
+        raise UsageError(message) from None
+
+
 def register(config: pytest.Config, state: EvalSession) -> None:
     """Keep the account of a session with a budget; nothing without one, and nothing
     under ``--eval-regrade``, which starts no agent."""
     limit = limit_of(config)
     if limit is None or state.settings.regrade is not None:
         return
-    budget = Budget(limit)
+    budget = Budget(limit, token_price=token_price_of(config))
     spend_file: SpendFile | None = None
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and workerinput.get(BUDGET_INPUT):
@@ -165,7 +180,10 @@ class BudgetHooks:
         spend = Spend()
         for part in self.workers.values():
             spend = spend.plus(part)
-        for line in lines(self.budget.limit, spend, self.refused, self.unpriced_agents):
+        said = lines(
+            self.budget.limit, spend, self.refused, self.unpriced_agents, self.budget.token_price
+        )
+        for line in said:
             terminalreporter.write_line(line)
 
 
@@ -176,12 +194,26 @@ def _agent_of(state: EvalSession, variant: str) -> str:
     return state.agent.name if state.agent is not None else "the agent"
 
 
-def lines(limit: float, spend: Spend, refused: int, unpriced_agents: set[str]) -> list[str]:
+def lines(
+    limit: float,
+    spend: Spend,
+    refused: int,
+    unpriced_agents: set[str],
+    token_price: float | None = None,
+) -> list[str]:
     """What the summary says of the budget: what it counted, the runs it did not start,
-    and once, the runs it could not count."""
-    said = [f"budget: {usd(spend.usd)} of {usd(limit)} spent by {_runs(spend.priced)}"]
+    and once, the runs it could not count. ``token_price``: runs that reported tokens
+    only were priced at it (USD per million tokens)."""
+    counted = spend.priced_at(token_price)
+    said = [f"budget: {usd(counted.usd)} of {usd(limit)} spent by {_runs(counted.priced)}"]
+    if counted.priced > spend.priced:
+        said[0] += (
+            f" ({_runs(counted.priced - spend.priced)} priced by their "
+            f"{spend.unpriced_tokens:,} tokens at {usd(token_price or 0)} per million)"
+        )
     if refused:
         said[0] += f"; {_runs(refused)} not started"
+    spend = counted
     uncounted = spend.unpriced + spend.unreported
     if uncounted:
         agents = ", ".join(sorted(unpriced_agents))

@@ -353,6 +353,13 @@ def add_options(parser: pytest.Parser) -> None:
         default="",
     )
     parser.addini(
+        "eval_budget_token_price",
+        "USD per million tokens at which the budget counts runs that report tokens but no "
+        "cost (unset: not counted)",
+        type=_NUMBER,
+        default="",
+    )
+    parser.addini(
         "eval_min_pass_rate",
         "Overall case pass rate below which the gate blocks",
         type=_NUMBER,

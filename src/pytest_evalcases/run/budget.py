@@ -166,6 +166,21 @@ class Spend:
         first (the first run always starts)."""
         return self.usd / self.priced if self.priced else 0.0
 
+    def priced_at(self, token_price: float | None) -> Spend:
+        """The account with the runs that reported tokens but no cost priced at
+        ``token_price`` USD per million tokens (``eval_budget_token_price``); as it is
+        without a price."""
+        if token_price is None or not self.unpriced:
+            return self
+        return Spend(
+            self.runs,
+            self.priced + self.unpriced,
+            self.usd + self.unpriced_tokens * token_price / 1e6,
+            0,
+            0,
+            self.unreported,
+        )
+
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
 
@@ -190,8 +205,11 @@ class Budget:
     ``others`` gives what the other workers' runs reported, as the controller last
     wrote it (:class:`SpendFile`)."""
 
-    def __init__(self, limit: float, total: int = 0) -> None:
+    def __init__(self, limit: float, total: int = 0, token_price: float | None = None) -> None:
         self.limit = limit
+        #: USD per million tokens for runs that report tokens but no cost; ``None``:
+        #: such runs are not counted.
+        self.token_price = token_price
         #: How many runs the session has (for the message); 0: not known.
         self.total = total
         self.others: Callable[[], Spend] = Spend
@@ -203,7 +221,7 @@ class Budget:
         """Count a run about to start; :class:`BudgetSpent` when the budget does not
         allow it."""
         with self._lock:
-            spend = self.others().plus(self._own)
+            spend = self.others().plus(self._own).priced_at(self.token_price)
             in_flight = self._admitted - self._own.runs
             expected = spend.mean * (in_flight + 1)
             if spend.priced and spend.usd + expected > self.limit:

@@ -157,3 +157,14 @@ def test_a_spend_file_gone_or_garbled_counts_nothing(tmp_path: Path) -> None:
     assert made.others("gw0") == budget.Spend()
     made.remove()
     assert not made.path.exists()
+
+
+def test_a_price_per_million_tokens_counts_the_runs_without_a_cost() -> None:
+    account = budget.Budget(0.01, token_price=2.0)
+    account.admit()
+    account.finished(ran(None, 4000, 1000))  # 5,000 tokens: $0.01
+    with pytest.raises(budget.BudgetSpent, match=r"they reported \$0\.01"):
+        account.admit()
+    spend = budget.Spend().add(None, 5000).add(0.5, 10).add(None, None)
+    assert spend.priced_at(2.0) == budget.Spend(3, 2, 0.51, 0, 0, 1)
+    assert spend.priced_at(None) == spend
