@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import pytest_evalcases
 from pytest_evalcases.run.perturb import CLASSES, perturb, protected_spans
 
 PROMPT = (
@@ -22,7 +21,8 @@ PROMPT = (
     "```\n"
     "Then describe briefly what changed and whether tests passed."
 )
-ROOT = Path(pytest_evalcases.__file__).resolve().parents[2]
+#: The checkout (the package may be installed elsewhere, as CI installs it).
+ROOT = Path(__file__).resolve().parents[3]
 EXACT = (
     '"fix the token expiry off-by-one in auth middleware"',
     "src/auth/middleware.py",
