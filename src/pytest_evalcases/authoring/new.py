@@ -117,18 +117,8 @@ def render(case_id: str, directory: str, path: str, fmt: str) -> str:
 
 def create(case_id: str, directory: Path, fmt: str = "yaml") -> Path:
     """Write the case file ``directory/ID.yaml`` (or ``.json``); never overwrite."""
-    if not _KEBAB.match(case_id):
-        raise UsageError(
-            f"case id {case_id!r} is not kebab-case (lowercase letters, digits and single "
-            "hyphens, e.g. attribution-no-trailer)"
-        )
-    if fmt not in ("yaml", "json"):
-        raise UsageError(f"--format expects yaml or json, got {fmt!r}")
+    _free(case_id, directory, fmt)
     target = directory / f"{case_id}.{fmt}"
-    for suffix in (".yaml", ".yml", ".json"):
-        existing = directory / f"{case_id}{suffix}"
-        if existing.exists():
-            raise UsageError(f"{existing} already exists; not overwriting it")
     directory.mkdir(parents=True, exist_ok=True)
     text = render(case_id, directory.as_posix(), target.as_posix(), fmt)
     with target.open("x", encoding="utf-8") as handle:

@@ -24,7 +24,7 @@ from pytest_evalcases.report.summary import (
     mcnemar,
     perturbation_lines,
     skill_lines,
-    usage_line,
+    variant_usage_line,
 )
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.results.factors import label
@@ -200,10 +200,7 @@ def _matrix(report: GateReport, transcripts: dict[str, tuple[str, str]]) -> str:
 def _usage_row(report: GateReport) -> str:
     """The matrix's last row: what each variant's runs spent, the terminal's usage
     line split at its dots; none when no variant's agent reported tokens or cost."""
-    spent = [
-        usage_line([r for r in report.records if r.variant == v.name]).strip()
-        for v in report.variants
-    ]
+    spent = [variant_usage_line(report, v.name).strip() for v in report.variants]
     if not any(spent):
         return ""
     cells = "".join(

@@ -81,7 +81,7 @@ def lines(
     described = described_variants(report.factors)
     for v in report.variants:
         out.append(_variant_line(v, described.get(v.name)))
-        spent = usage_line([r for r in report.records if r.variant == v.name])
+        spent = variant_usage_line(report, v.name)
         if spent:
             out.append(spent)
         if report.repeated:
@@ -193,6 +193,12 @@ def replay_line(records: Sequence[RunRecord]) -> str:
     if costs:
         saved += f", {usd(sum(costs))}"
     return "replay: " + ", ".join(parts) + " · " + saved
+
+
+def variant_usage_line(report: GateReport, variant: str) -> str:
+    """:func:`usage_line` of one variant's runs, as its ``eval gate`` lines and the HTML
+    report's money row say it."""
+    return usage_line([r for r in report.records if r.variant == variant])
 
 
 def usage_line(records: Sequence[RunRecord]) -> str:
