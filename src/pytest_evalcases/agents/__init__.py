@@ -54,8 +54,12 @@ def make_agent(settings: AgentSettings) -> Agent:
     broken one of another package never stands in the way."""
     factory = _FACTORIES.get(settings.name)
     if factory is None and settings.name in _BUILTIN:
+        # Looked up in sys.modules each time, not kept here: a host that drops the
+        # modules a session imported (pytester's in-process runs) would otherwise pair
+        # a stale driver class with fresh modules (its Requirements no longer the
+        # preflight's).
         module, name = _BUILTIN[settings.name]
-        factory = _FACTORIES[settings.name] = getattr(importlib.import_module(module), name)
+        factory = getattr(importlib.import_module(module), name)
     if factory is None:
         ep = _entry_points().get(settings.name)
         if ep is None:
