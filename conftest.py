@@ -1,14 +1,20 @@
 """Test-suite configuration: pytester drives real pytest sessions in every test module."""
 
-# The plugin imports its loader (PyYAML, pydantic) only when a case file is collected.
-# pytester's in-process runs restore sys.modules afterwards, and a C extension such as
-# PyYAML's parser cannot be imported a second time into fresh Python modules: import
-# them once, here, so that every in-process run shares them.
+# The plugin imports most of its modules (and PyYAML, pydantic) only when they are
+# needed. pytester's in-process runs restore sys.modules afterwards, dropping what a run
+# imported: a C extension such as PyYAML's parser cannot be imported a second time, and a
+# module imported afresh by the next run defines new classes that no longer match those
+# the older modules still hold (a driver's ``Requirements`` failing the preflight's
+# ``isinstance``). Import every module once, here, so every in-process run shares them.
+import importlib
+import pkgutil
+
 import pytest
 
-import pytest_evalcases.authoring.lint
-import pytest_evalcases.cases.loading
-import pytest_evalcases.run.runner  # noqa: F401
+import pytest_evalcases
+
+for _module in pkgutil.walk_packages(pytest_evalcases.__path__, "pytest_evalcases."):
+    importlib.import_module(_module.name)
 
 pytest_plugins = ["pytester"]
 
