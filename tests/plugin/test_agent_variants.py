@@ -322,6 +322,14 @@ def test_a_model_matrix_gives_each_run_its_variants_model(suite: Suite, agent: s
     assert [c["argv"] for c in json_lines(suite.record)].count(["--version"]) == 1
 
 
+def test_a_single_model_variant_says_its_model_in_the_header_and_its_line(suite: Suite) -> None:
+    result = suite.run("--eval-agent", "claude", "--eval-variant", "opus=model:m1")
+
+    result.stdout.fnmatch_lines(["evalcases: agent claude; variants opus (claude, model m1)*"])
+    assert "configurations" not in result.stdout.str()
+    assert gate_lines(result)[0].startswith("opus (claude, model m1): ")
+
+
 def test_a_comparison_where_agent_and_model_differ_says_it_is_confounded(suite: Suite) -> None:
     result = suite.run(
         "--eval-variant", "cc=agent:claude", "--eval-variant", "gm=agent:gemini,model:flash"

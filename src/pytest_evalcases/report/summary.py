@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pytest_evalcases.results.factors import FACTORS, Factors, label
+from pytest_evalcases.results.factors import FACTORS, WORKING_TREE, Factors, label
 from pytest_evalcases.results.files import usage
 from pytest_evalcases.results.gate import (
     CaseVerdict,
@@ -165,10 +165,15 @@ def _points(delta: float) -> str:
 
 def described_variants(factors: Mapping[str, Factors]) -> Mapping[str, Factors]:
     """The variants whose lines say what they are made of: all of them when their
-    agent, model or arguments differ (an agent or model matrix); none when only their
-    configurations do, which their names and the header already say."""
-    seen = {tuple(getattr(f, k) for k in FACTORS if k != "config") for f in factors.values()}
-    return factors if len(seen) > 1 else {}
+    agent, model or arguments differ (an agent or model matrix), or when none of them
+    has a configuration of its own (``--eval-variant b=model:opus`` alone: its name says
+    nothing of the model); none when only their configurations differ, which their
+    names and the header already say."""
+    named = {name: f for name, f in factors.items() if name}
+    seen = {tuple(getattr(f, k) for k in FACTORS if k != "config") for f in named.values()}
+    if len(seen) > 1 or (named and all(f.config == WORKING_TREE for f in named.values())):
+        return named
+    return {}
 
 
 def replay_line(records: Sequence[RunRecord]) -> str:

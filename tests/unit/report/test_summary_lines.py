@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pytest_evalcases.report import summary
 from pytest_evalcases.results import gate
+from pytest_evalcases.results.factors import Factors
 
 from ..results.records import run
 
@@ -130,3 +131,18 @@ def test_a_replaying_session_says_how_its_runs_went_and_what_it_saved() -> None:
     )
     assert line in summary.lines(gate.evaluate(records, 0.9))
     assert summary.replay_line([run("a", "passed")]) == ""
+
+
+def test_variants_are_described_unless_their_configurations_alone_tell_them_apart() -> None:
+    models = {"a": Factors("claude", "opus"), "b": Factors("claude", "sonnet")}
+    configs = {"main": Factors("claude", config="git:main"), "pr": Factors("claude")}
+    one_model = {"b": Factors("claude", "opus")}
+    one_config = {"b": Factors("claude", "opus", config="git:main")}
+
+    assert summary.described_variants(models) == models
+    assert summary.described_variants(configs) == {}
+    # Alone, a model variant's name is all the header would say of it.
+    assert summary.described_variants(one_model) == one_model
+    assert summary.described_variants(one_config) == {}
+    # The session's single unnamed variant is not one the user named.
+    assert summary.described_variants({"": Factors("claude", "opus")}) == {}
