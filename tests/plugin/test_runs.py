@@ -344,6 +344,25 @@ def test_workspace_is_outside_the_users_git_repository(
     result.assert_outcomes(passed=1)
 
 
+def test_workspace_is_below_no_instruction_file_of_the_project(
+    run_suite_of: SuiteRun, pytester: pytest.Pytester
+) -> None:
+    """A project that is no git repository, with its own CLAUDE.md and AGENTS.md and a
+    --basetemp inside it: an agent would read them from the parent directories in every
+    run, so the workspace goes elsewhere (docs/agents.md, "Where workspaces live")."""
+    (pytester.path / "CLAUDE.md").write_text("the project's rules, not the case's\n")
+    (pytester.path / "AGENTS.md").write_text("the project's rules, not the case's\n")
+    above = (
+        'd="$PWD"; while [ "$d" != / ]; do d=$(dirname "$d");'
+        ' [ -e "$d/CLAUDE.md" ] || [ -e "$d/AGENTS.md" ] && exit 1; done; exit 0'
+    )
+    where = simple_case("where", checks=f"[{{type: command_succeeds, command: '{above}'}}]")
+
+    result = run_suite_of(f"--basetemp={pytester.path / 'tmp'}", where=where)
+
+    result.assert_outcomes(passed=1)
+
+
 def test_passed_workspaces_are_removed_failed_ones_kept(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

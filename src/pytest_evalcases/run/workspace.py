@@ -135,9 +135,31 @@ def run_setup(
         )
 
 
-def inside_git_repository(path: Path) -> bool:
-    """Whether ``path`` or one of its parents holds a ``.git``."""
-    return any((p / ".git").exists() for p in (path, *path.parents))
+#: The instruction files agents read from the directories above their working directory
+#: (docs/agents.md): Claude Code every CLAUDE.md up to ``/``, Codex and Gemini CLI theirs
+#: up to a project root.
+INSTRUCTION_FILES = (
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    ".claude/CLAUDE.md",
+    "AGENTS.md",
+    "AGENTS.override.md",
+    "GEMINI.md",
+)
+
+
+def inherited_configuration(path: Path) -> str | None:
+    """Why an agent working in ``path`` would read configuration from around it (a git
+    repository it is in, an instruction file in a directory above it), or ``None``."""
+    for parent in (path, *path.parents):
+        if (parent / ".git").exists():
+            return f"it is inside the git repository {parent}"
+        if parent == path:
+            continue
+        for name in INSTRUCTION_FILES:
+            if (parent / name).is_file():
+                return f"agents would also read {parent / name}"
+    return None
 
 
 class WorkspaceDirs:
@@ -148,8 +170,9 @@ class WorkspaceDirs:
     Without it, or when it returns ``None`` (pytest's tmpdir plugin disabled), they go
     in a numbered session directory of our own, ``evalcases-of-USER/session-N`` below
     the system's temporary directory, of which the newest ``keep`` are kept. Never inside
-    a git repository: agents read configuration from parent directories, so a workspace
-    there falls back to the session directory.
+    a git repository and never below an agent's instruction file (:data:`INSTRUCTION_FILES`):
+    agents read configuration from parent directories, so a workspace there falls back to
+    the session directory, and where that is no better the run is a setup error.
     """
 
     def __init__(
@@ -169,7 +192,7 @@ class WorkspaceDirs:
         prefix = _safe(label)
         path = self.mktemp(prefix) if self.mktemp is not None else None
         if path is not None:
-            if not inside_git_repository(path):
+            if inherited_configuration(path) is None:
                 return path
             path.rmdir()
         for _ in range(1000):
@@ -180,6 +203,15 @@ class WorkspaceDirs:
             except FileExistsError:
                 # Another process of the session took the number first.
                 continue
+            inherited = inherited_configuration(path)
+            if inherited is not None:
+                path.rmdir()
+                raise SetupError(
+                    f"no workspace can be made where only the case's configuration is"
+                    f" read: in {path.parent}, {inherited}; set TMPDIR to a directory"
+                    " outside any git repository and with no CLAUDE.md, AGENTS.md or"
+                    " GEMINI.md above it (docs/agents.md#where-workspaces-live)"
+                )
             return path
         raise SetupError(f"could not make a workspace for {label!r} in {self.root}")
 

@@ -12,7 +12,7 @@ from pytest_evalcases.errors import SetupError
 from pytest_evalcases.run.workspace import (
     Overlay,
     WorkspaceDirs,
-    inside_git_repository,
+    inherited_configuration,
     populate,
     run_setup,
 )
@@ -56,7 +56,7 @@ def test_a_workspace_inside_a_git_repository_falls_back_to_the_session_directory
     assert made.parent.parent.parent == temproot.resolve()
     assert made.parent.name == "session-0"
     assert made.name == "x0"
-    assert not inside_git_repository(made)
+    assert inherited_configuration(made) is None
     # The directory made inside the repository is not left behind.
     assert not (repo / "tmp" / "x0").exists()
 
@@ -92,13 +92,65 @@ def test_no_directory_is_made_before_the_first_workspace(tmp_path: Path) -> None
     assert os.listdir(tmp_path) == []
 
 
-def test_inside_git_repository_looks_at_the_parents(tmp_path: Path) -> None:
+def test_inherited_configuration_names_a_repository_or_an_instruction_file_above(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "repo" / ".git").mkdir(parents=True)
     (tmp_path / "repo" / "a" / "b").mkdir(parents=True)
-    (tmp_path / "other").mkdir()
+    (tmp_path / "project" / ".claude").mkdir(parents=True)
+    (tmp_path / "project" / "tmp" / "w").mkdir(parents=True)
+    (tmp_path / "other" / "w").mkdir(parents=True)
 
-    assert inside_git_repository(tmp_path / "repo" / "a" / "b") is True
-    assert inside_git_repository(tmp_path / "other") is False
+    assert inherited_configuration(tmp_path / "repo" / "a" / "b") == (
+        f"it is inside the git repository {tmp_path / 'repo'}"
+    )
+    assert inherited_configuration(tmp_path / "other" / "w") is None
+    for name in ("CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md", "GEMINI.md"):
+        (tmp_path / "project" / name).write_text("rules")
+        assert inherited_configuration(tmp_path / "project" / "tmp" / "w") == (
+            f"agents would also read {tmp_path / 'project' / name}"
+        )
+        (tmp_path / "project" / name).unlink()
+    assert inherited_configuration(tmp_path / "project" / "tmp" / "w") is None
+    # The workspace's own files are the case's: only the directories above count.
+    (tmp_path / "other" / "w" / "CLAUDE.md").write_text("the case's own")
+    assert inherited_configuration(tmp_path / "other" / "w") is None
+
+
+def test_a_workspace_below_an_instruction_file_falls_back_to_the_session_directory(
+    tmp_path: Path,
+) -> None:
+    """A --basetemp inside a project that is no git repository but has a CLAUDE.md:
+    Claude Code would read it in every run, whatever configuration the case tests."""
+    project = tmp_path / "project"
+    (project / "basetemp").mkdir(parents=True)
+    (project / "CLAUDE.md").write_text("the project's own rules")
+    temproot = tmp_path / "tmp"
+    temproot.mkdir()
+
+    def mktemp(label: str) -> Path:
+        path = project / "basetemp" / f"{label}0"
+        path.mkdir()
+        return path
+
+    made = WorkspaceDirs(mktemp, temproot=temproot).new("x")
+
+    assert made.is_relative_to(temproot.resolve())
+    assert not (project / "basetemp" / "x0").exists()
+
+
+def test_no_workspace_where_even_the_session_directory_inherits_configuration(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "AGENTS.md").write_text("somebody else's rules")
+    temproot = tmp_path / "tmp"
+    temproot.mkdir()
+
+    with pytest.raises(SetupError, match=r"agents would also read .*AGENTS\.md; set TMPDIR"):
+        WorkspaceDirs(temproot=temproot).new("x")
+
+    # Nothing is left for the agent to run in.
+    assert not list(temproot.glob("evalcases-of-*/session-*/x*"))
 
 
 def test_populate_copies_the_fixture_then_lays_the_overlays(tmp_path: Path) -> None:
