@@ -7,7 +7,28 @@ and never a traceback of our internals.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pytest_evalcases.kinds import Replayed
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a run reported spending: tokens in and out, cost in USD; ``None`` where the
+    agent did not say. Runs that end without a verdict carry it too: the model was paid
+    all the same (docs/budget.md)."""
+
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+
+    @property
+    def tokens(self) -> int | None:
+        """Input plus output (cache reads and writes apart), as results files count
+        them; ``None`` when neither is reported."""
+        if self.tokens_in is None and self.tokens_out is None:
+            return None
+        return (self.tokens_in or 0) + (self.tokens_out or 0)
 
 
 class EvalcasesError(Exception):
@@ -61,6 +82,9 @@ class RunError(EvalcasesError):
         self.recording: str | None = None
         #: How the run was replayed (``--eval-replay``, ``--eval-reuse``); set by the runner.
         self.replayed: Replayed | None = None
+        #: What the agent reported spending before the run ended without a verdict (an
+        #: agent stopped at its turn limit, a check that could not grade its transcript).
+        self.spent: Spent | None = None
         super().__init__(message)
 
 

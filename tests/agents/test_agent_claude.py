@@ -19,6 +19,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.claude import PERMISSIONS, ClaudeAgent
+from pytest_evalcases.errors import Spent
 from tests.helpers.agents import SAMPLES, Driver, recorded_calls, sample_file
 
 MODEL = "claude-sonnet-4-5-20250929"
@@ -220,6 +221,11 @@ def test_error_samples(tmp_path: Path, sample: str, kind: str, words: str) -> No
     assert error.kind == kind
     assert words in str(error)
     assert str(error).startswith("claude ")
+
+
+def test_a_run_stopped_at_its_turn_limit_says_what_it_spent(tmp_path: Path) -> None:
+    error = run_error(request(tmp_path, sample="claude-max-turns.json", exit_code=1))
+    assert error.spent == Spent(tokens_in=340, tokens_out=2210, cost_usd=0.1175)
 
 
 def test_is_error_decides_even_with_exit_status_0(tmp_path: Path) -> None:

@@ -39,7 +39,8 @@ else:
 """
 
 #: A fake ``claude`` CLI: ``--version`` and ``-p PROMPT --output-format json``, its
-#: version, model, tokens, cost and failing cases read from $FAKE_CLAUDE_STATE (JSON).
+#: version, model, tokens, cost, failing cases and cases stopped at the turn limit (still
+#: paid for) read from $FAKE_CLAUDE_STATE (JSON).
 FAKE_CLAUDE = r"""#!{python}
 import json, os, sys
 state = json.load(open(os.environ["FAKE_CLAUDE_STATE"]))
@@ -48,8 +49,10 @@ if sys.argv[1:] == ["--version"]:
     sys.exit(0)
 case = sys.argv[sys.argv.index("-p") + 1].split()[0]
 text = "wrong" if case in state.get("fail", []) else "ok " + case
+stopped = case in state.get("max_turns", [])
 print(json.dumps({
-    "type": "result", "subtype": "success", "is_error": False, "result": text,
+    "type": "result", "subtype": "error_max_turns" if stopped else "success",
+    "is_error": stopped, "result": text,
     "num_turns": 1, "duration_ms": 10,
     "total_cost_usd": state.get("cost", 0.01),
     "usage": {"input_tokens": state.get("tokens", 1000), "output_tokens": 100},

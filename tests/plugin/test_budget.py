@@ -113,6 +113,51 @@ def test_the_budget_stops_starting_runs_once_the_next_would_exceed_it(
     ]
 
 
+@pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_runs_without_a_verdict_count_what_they_were_paid(
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
+    args: tuple[str, ...],
+) -> None:
+    """A run stopped at its turn limit is an error, not a verdict, and the model was
+    paid all the same: the budget counts it, and so do the results file and summary."""
+    fake_claude(tokens=1000, cost=0.5, max_turns=EIGHT)
+    root = make_suite.steered(EIGHT, agent="claude")
+
+    result = run(pytester, "--eval-budget", "1.20", *args)
+
+    outcomes = result.parseoutcomes()
+    assert outcomes["errors"] == 8
+    doc = only_results(root)
+    stopped = [c for c in doc["cases"] if c["error_kind"] == "max-turns"]
+    assert 2 <= len(stopped) <= (4 if args else 2)
+    assert len(refused(doc)) == 8 - len(stopped)
+    assert {(c["cost_usd"], c["tokens_in"], c["tokens_out"]) for c in stopped} == {(0.5, 1000, 100)}
+    result.stdout.fnmatch_lines(
+        [f"budget: ${0.5 * len(stopped):.2f} of $1.20 spent by {len(stopped)} runs; "
+         f"{8 - len(stopped)} runs not started"]
+    )  # fmt: skip
+
+
+def test_a_run_its_checks_cannot_grade_keeps_what_it_spent(
+    make_suite: SuiteBuilder, fake_claude: Callable[..., Path], pytester: pytest.Pytester
+) -> None:
+    fake_claude(tokens=1000, cost=0.5)
+    root = make_suite.steered(["plain"], agent="claude")
+    (root / "evals" / "tools.yaml").write_text(
+        case_yaml("tools") + "  - {type: tool_called, tool: Bash}\n"
+    )
+
+    result = run(pytester)
+
+    result.assert_outcomes(passed=1, errors=1)
+    tools = by_case(only_results(root))["tools"]
+    assert tools["error_kind"] == "no-transcript"
+    assert (tools["cost_usd"], tools["tokens_in"], tools["tokens_out"]) == (0.5, 1000, 100)
+    result.stdout.fnmatch_lines(["  tokens 2,200 (1,100 per run) · cost $1.0000 ($0.5000 per run)"])
+
+
 @pytest.mark.parametrize(
     ("args", "most"),
     [

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pytest_evalcases import containment, process
-from pytest_evalcases.errors import AgentError
+from pytest_evalcases.errors import AgentError, Spent
 from pytest_evalcases.process import tail as tail  # docs/agents.md imports it from here
 from pytest_evalcases.redact import shorten
 from pytest_evalcases.sandbox import Sandbox
@@ -71,6 +71,11 @@ class AgentResult:
     #: Paths outside the workspace the sandbox refused to let the agent write, as its
     #: output and transcript name them (docs/sandbox.md).
     refused_writes: tuple[str, ...] = ()
+
+    @property
+    def spent(self) -> Spent:
+        """The tokens and cost the run reported."""
+        return Spent(self.usage.input_tokens, self.usage.output_tokens, self.cost_usd)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evalcases.errors import CaseFileError, RunError, UsageError
+from pytest_evalcases.errors import CaseFileError, RunError, Spent, UsageError
 from pytest_evalcases.plugin import budget
 from pytest_evalcases.plugin.stash import runs_cases, session_of
 
@@ -161,11 +161,15 @@ def _work(item: EvalItem) -> Callable[[], AgentRun]:
         except RunError:
             shutil.rmtree(workspace, ignore_errors=True)
             raise
-        ran: AgentRun | None = None
+        spent: Spent | None = None
         try:
             ran = run_agent_phase(case, variant, context, workspace, record_as=name)
+            spent = ran.result.spent
+        except RunError as exc:
+            spent = exc.spent
+            raise
         finally:
-            budget.finished(config, ran.result if ran is not None else None)
+            budget.finished(config, spent)
         return ran
 
     return work

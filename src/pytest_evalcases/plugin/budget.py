@@ -23,7 +23,7 @@ from pytest_evalcases.run.budget import Budget, Spend, SpendFile, not_started, u
 from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
-    from pytest_evalcases.agents.base import AgentResult
+    from pytest_evalcases.errors import Spent
 
 #: The key of ``workerinput`` by which the controller tells its workers where it keeps
 #: the account.
@@ -109,12 +109,12 @@ def admit(config: pytest.Config) -> None:
         budget.admit()
 
 
-def finished(config: pytest.Config, result: AgentResult | None) -> None:
-    """After a run that :func:`admit` let start: count what it reported (``None``:
-    nothing, it errored). Thread-safe."""
+def finished(config: pytest.Config, spent: Spent | None) -> None:
+    """After a run that :func:`admit` let start: count what it reported spending
+    (``None``: nothing). Thread-safe."""
     budget = config.stash.get(BUDGET_KEY, None)
     if budget is not None:
-        budget.finished(result)
+        budget.finished(spent)
 
 
 class BudgetHooks:

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_evalcases.cases.limits import shown_path
 from pytest_evalcases.cases.parsecache import CaseEntry
-from pytest_evalcases.errors import CaseFileError, RunError, UsageError
+from pytest_evalcases.errors import CaseFileError, RunError, Spent, UsageError
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin import budget
 from pytest_evalcases.plugin.stash import runs_cases, session_of
@@ -364,6 +364,7 @@ class EvalItem(pytest.Item):
                 counted = first is None and self.variant.graded_dir is None
                 if counted:
                     budget.admit(self.config)
+                spent: Spent | None = None
                 try:
                     self.run_report = execute(
                         self.run_case(),
@@ -374,10 +375,14 @@ class EvalItem(pytest.Item):
                         limit=self.limit,
                         record_as=self.run_name(),
                     )
+                    agent = self.run_report.agent
+                    spent = agent.spent if agent is not None else None
+                except RunError as exc:
+                    spent = exc.spent
+                    raise
                 finally:
                     if counted:
-                        ran = self.run_report.agent if self.run_report is not None else None
-                        budget.finished(self.config, ran)
+                        budget.finished(self.config, spent)
         except RunError as exc:
             self.run_error = exc
         except pytest.fail.Exception as exc:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_evalcases.errors import RunError
+from pytest_evalcases.errors import RunError, Spent
 from pytest_evalcases.results.record import CheckRecord
 
 if TYPE_CHECKING:
@@ -29,15 +29,6 @@ MAX_TOKENS = "max_tokens"
 NO_USAGE = "no-usage"
 #: The error kind of a run that ``--eval-budget`` did not start (docs/agents.md).
 BUDGET = "budget"
-
-
-def run_tokens(result: AgentResult) -> int | None:
-    """The tokens a run used, as results files count them: input plus output (cache
-    reads and writes apart); ``None`` when the agent reports neither."""
-    usage = result.usage
-    if usage.input_tokens is None and usage.output_tokens is None:
-        return None
-    return (usage.input_tokens or 0) + (usage.output_tokens or 0)
 
 
 def limit_checks(case: LoadedCase, agent: str, result: AgentResult) -> list[CheckRecord]:
@@ -63,7 +54,7 @@ def limit_checks(case: LoadedCase, agent: str, result: AgentResult) -> list[Chec
             )
         )
     if case.max_tokens is not None:
-        tokens = run_tokens(result)
+        tokens = result.spent.tokens
         if tokens is None:
             raise RunError(
                 f"max_tokens: {agent} reports no token counts of its runs, so the case's "
@@ -233,14 +224,14 @@ class Budget:
                 )
             self._admitted += 1
 
-    def finished(self, result: AgentResult | None) -> None:
-        """Count the end of a run :meth:`admit` let start: what it reported (``None``:
-        it reported nothing, an error)."""
+    def finished(self, spent: Spent | None) -> None:
+        """Count the end of a run :meth:`admit` let start: what it reported spending,
+        an errored run's too (``None``: it reported nothing)."""
         with self._lock:
-            if result is None:
+            if spent is None:
                 self._own = self._own.add(None, None)
             else:
-                self._own = self._own.add(result.cost_usd, run_tokens(result))
+                self._own = self._own.add(spent.cost_usd, spent.tokens)
 
 
 class SpendFile:

@@ -162,7 +162,12 @@ def execute(
                     workspace = new_workspace()
                     ran = run_agent_phase(case, variant, ctx, workspace, limit, record_as=record_as)
                 workspace = ran.workspace
-                report = grade(case, ctx, ran)
+                try:
+                    report = grade(case, ctx, ran)
+                except RunError as exc:
+                    # The checks could not grade the run: the model was paid all the same.
+                    exc.spent = exc.spent or ran.result.spent
+                    raise
         except BudgetSpent:
             # Not started: no attempt, nothing to retry (docs/budget.md).
             raise

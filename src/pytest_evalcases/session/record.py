@@ -75,6 +75,10 @@ def run_record(
         rec.duration = result.duration
         rec.recording = result.recording
         _replayed(rec, result.replayed)
+        if result.spent is not None:
+            rec.tokens_in = result.spent.tokens_in
+            rec.tokens_out = result.spent.tokens_out
+            rec.cost_usd = result.spent.cost_usd
     elif result is not None:
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         if outcome in ("failed", "xfailed"):

@@ -75,8 +75,8 @@ def test_a_run_over_its_limits_fails_with_the_figures(tmp_path: Path) -> None:
 def test_tokens_count_what_the_agent_reports_of_input_and_output(tmp_path: Path) -> None:
     (check,) = budget.limit_checks(load(tmp_path, max_tokens="10"), "gemini", ran(None, None, 11))
     assert not check.passed
-    assert budget.run_tokens(ran(None, 5, None)) == 5
-    assert budget.run_tokens(ran()) is None
+    assert ran(None, 5, None).spent.tokens == 5
+    assert ran().spent.tokens is None
 
 
 @pytest.mark.parametrize(
@@ -100,9 +100,9 @@ def test_dollars_show_cents_or_fractions_of_a_cent() -> None:
 def test_the_first_run_starts_and_the_mean_prices_the_next() -> None:
     account = budget.Budget(1.2, total=8)
     account.admit()
-    account.finished(ran(0.5, 10, 1))
+    account.finished(ran(0.5, 10, 1).spent)
     account.admit()
-    account.finished(ran(0.5, 10, 1))
+    account.finished(ran(0.5, 10, 1).spent)
     with pytest.raises(budget.BudgetSpent) as info:
         account.admit()
     assert (info.value.kind, info.value.attempts) == ("budget", 0)
@@ -115,7 +115,7 @@ def test_the_first_run_starts_and_the_mean_prices_the_next() -> None:
 def test_runs_in_flight_count_at_the_expected_cost() -> None:
     account = budget.Budget(2.0)
     account.admit()
-    account.finished(ran(0.5))
+    account.finished(ran(0.5).spent)
     account.admit()
     account.admit()
     account.admit()  # $0.50 + 3 x $0.50 <= $2.00: two in flight and this one
@@ -127,7 +127,7 @@ def test_runs_without_a_cost_are_not_counted() -> None:
     account = budget.Budget(0.01)
     for _ in range(3):
         account.admit()
-        account.finished(ran(None, 1000, 10))
+        account.finished(ran(None, 1000, 10).spent)
     account.admit()
     account.finished(None)
     account.admit()
@@ -141,9 +141,9 @@ def test_a_worker_adds_the_others_spend_from_the_controllers_file(tmp_path: Path
     account = budget.Budget(2.2)
     account.others = lambda: spend_file.others("gw0")
     account.admit()
-    account.finished(ran(0.5))  # $1.00 + $0.50 own + $0.50 expected <= $2.20
+    account.finished(ran(0.5).spent)  # $1.00 + $0.50 own + $0.50 expected <= $2.20
     account.admit()
-    account.finished(ran(0.5))
+    account.finished(ran(0.5).spent)
     with pytest.raises(budget.BudgetSpent, match=r"after 4 runs: they reported \$2\.00"):
         account.admit()
 
@@ -162,7 +162,7 @@ def test_a_spend_file_gone_or_garbled_counts_nothing(tmp_path: Path) -> None:
 def test_a_price_per_million_tokens_counts_the_runs_without_a_cost() -> None:
     account = budget.Budget(0.01, token_price=2.0)
     account.admit()
-    account.finished(ran(None, 4000, 1000))  # 5,000 tokens: $0.01
+    account.finished(ran(None, 4000, 1000).spent)  # 5,000 tokens: $0.01
     with pytest.raises(budget.BudgetSpent, match=r"they reported \$0\.01"):
         account.admit()
     spend = budget.Spend().add(None, 5000).add(0.5, 10).add(None, None)
