@@ -4,8 +4,8 @@ Run from the repository root with ``python benchmarks/collect.py``. It builds, i
 temporary directory, a tree of 1,000 realistic YAML case files under ``evals/`` and a
 tree of 1,000 ``test_NNNN.py`` modules holding one trivial test each, then times
 ``pytest --collect-only -q`` on each in a subprocess of this interpreter, alternating
-the trees, and prints the medians and the ratio cases / python (target <= 0.6; SPEC
-section 7 allows 1.5 against parametrized tests).
+the trees, and prints the medians and the ratio cases / python (target <= 0.35: IDE
+discovery is collection).
 
 Both trees are timed twice: *cold*, with their caches removed before the run (the first
 run after a checkout: no ``__pycache__`` for the modules, no ``.pytest_cache`` holding
@@ -131,6 +131,10 @@ def collect(tree: Path, expected: int | None) -> float:
     return elapsed
 
 
+#: Collecting 1,000 case files against 1,000 one-test modules, both warm.
+TARGET = 0.35
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1000, help="files per tree")
@@ -182,8 +186,8 @@ def main() -> None:
         net = (med[cases] - floor) / max(med[other] - floor, 1e-9)
         print(f"  ratio {cases} / {other:<12} {ratio:5.2f}   (start-up excluded: {net:5.2f})")
     target = med["cases-warm"] / med["python-warm"]
-    verdict = "meets" if target <= 0.6 else "MISSES"
-    print(f"\ncases-warm / python-warm = {target:.2f}: {verdict} the target <= 0.6")
+    verdict = "meets" if target <= TARGET else "MISSES"
+    print(f"\ncases-warm / python-warm = {target:.2f}: {verdict} the target <= {TARGET}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ doing the same work.
 Run from the repository root with ``python benchmarks/overhead.py``. Both trees are
 built in a temporary directory and run with ``pytest -q -p no:cacheprovider`` in a
 subprocess of this interpreter, alternating, several times; it prints the medians and
-the ratio plugin / hand-written (target <= 1.2; SPEC section 7 allows about 1.5).
+the ratio plugin / hand-written (target <= 1.2).
 
 Each of the 200 runs does the same work in both trees:
 
