@@ -409,6 +409,12 @@ def test_a_model_that_never_stops_calling_tools_is_an_error_and_leaves_no_proces
     # Each request answered with another tool call: the loop went on until stopped.
     assert len(claude_env.conversation()) >= 2
     assert processes_in(Path(record["workspace"])) == []
+    if kind == "max-turns":
+        # Stopped at its limit, the run was paid for up to there: the CLI says so and
+        # the record keeps it (docs/budget.md).
+        assert record["tokens_in"] > 0, record
+        assert record["tokens_out"] > 0, record
+        assert record["cost_usd"] > 0, record
 
 
 def test_gemini_bad_credentials_are_an_authentication_error(
