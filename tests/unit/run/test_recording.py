@@ -270,11 +270,25 @@ def test_the_proxy_stops_and_frees_its_port() -> None:
 
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", port)) != 0
-    with socket.socket() as again:
-        # SO_REUSEADDR: the closed connection may linger in TIME_WAIT; only a socket
-        # still listening on the port would make this bind fail.
-        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        again.bind(("127.0.0.1", port))
+    # No socket of this process holds the port any more. (Binding it again would say
+    # the same, but under xdist another worker's connection may take the freed port.)
+    assert own_sockets_on(port) == []
+
+
+def own_sockets_on(port: int) -> list[str]:
+    """The TCP sockets of this process bound to ``port``, as lines of /proc/net/tcp."""
+    fds = Path("/proc/self/fd")
+    inodes = set()
+    for fd in fds.iterdir():
+        with contextlib.suppress(OSError):
+            inodes.add(os.readlink(fd))
+    found = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local_port = int(fields[1].rsplit(":", 1)[1], 16)
+        if local_port == port and f"socket:[{fields[9]}]" in inodes:
+            found.append(line.strip())
+    return found
 
 
 def test_the_recorder_starts_its_proxy_at_the_first_run_only(api: Upstream, tmp_path: Path) -> None:
