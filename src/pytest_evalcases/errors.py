@@ -8,6 +8,7 @@ and never a traceback of our internals.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pytest_evalcases.kinds import Replayed
 
@@ -26,9 +27,32 @@ class Spent:
     def tokens(self) -> int | None:
         """Input plus output (cache reads and writes apart), as results files count
         them; ``None`` when neither is reported."""
-        if self.tokens_in is None and self.tokens_out is None:
-            return None
-        return (self.tokens_in or 0) + (self.tokens_out or 0)
+        return _sum(self.tokens_in, self.tokens_out)
+
+    def plus(self, other: Spent | None) -> Spent:
+        """Both together (two attempts of a run); a figure neither reported stays
+        ``None``."""
+        if other is None:
+            return self
+        return Spent(
+            _sum(self.tokens_in, other.tokens_in),
+            _sum(self.tokens_out, other.tokens_out),
+            _sum(self.cost_usd, other.cost_usd),
+        )
+
+
+def add_spent(spent: Spent | None, more: Spent | None) -> Spent | None:
+    """``spent`` and ``more`` together, either of them ``None`` for nothing reported."""
+    return more if spent is None else spent.plus(more)
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def _sum(a: _Number | None, b: _Number | None) -> _Number | None:
+    if a is None:
+        return b
+    return a if b is None else a + b
 
 
 class EvalcasesError(Exception):
@@ -83,8 +107,11 @@ class RunError(EvalcasesError):
         #: How the run was replayed (``--eval-replay``, ``--eval-reuse``); set by the runner.
         self.replayed: Replayed | None = None
         #: What the agent reported spending before the run ended without a verdict (an
-        #: agent stopped at its turn limit, a check that could not grade its transcript).
+        #: agent stopped at its turn limit, a check that could not grade its transcript),
+        #: over all its attempts (set by the runner).
         self.spent: Spent | None = None
+        #: The part of ``spent`` that the attempts after the first reported.
+        self.spent_on_retries: Spent | None = None
         super().__init__(message)
 
 

@@ -140,6 +140,42 @@ def test_runs_without_a_verdict_count_what_they_were_paid(
     )  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("args", "most"),
+    [
+        # Run 1's three attempts cost $1.50: $1.50 + $1.50 expected > $2.00.
+        ((), 1),
+        # Runs ahead count their first attempt as it ends, their retries after them:
+        # runs may start before the retries of the first ones are counted.
+        (("--eval-concurrency", "2"), 4),
+    ],
+    ids=["serial", "concurrency"],
+)
+def test_every_attempt_of_a_retried_run_counts(
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
+    args: tuple[str, ...],
+    most: int,
+) -> None:
+    fake_claude(tokens=1000, cost=0.5, max_turns=EIGHT)
+    root = make_suite.steered(EIGHT, agent="claude")
+
+    result = run(pytester, "--eval-budget", "2", "--eval-retry-errors", "2", *args)
+
+    doc = only_results(root)
+    started = [c for c in doc["cases"] if c["error_kind"] == "max-turns"]
+    assert 1 <= len(started) <= most
+    assert len(refused(doc)) == 8 - len(started)
+    assert {(c["attempts"], c["cost_usd"], c["tokens_in"], c["tokens_out"]) for c in started} == {
+        (3, 1.5, 3000, 300)
+    }
+    result.stdout.fnmatch_lines(
+        [f"budget: ${1.5 * len(started):.2f} of $2.00 spent by {len(started)} run*; "
+         f"{8 - len(started)} runs not started"]
+    )  # fmt: skip
+
+
 def test_a_run_its_checks_cannot_grade_keeps_what_it_spent(
     make_suite: SuiteBuilder, fake_claude: Callable[..., Path], pytester: pytest.Pytester
 ) -> None:

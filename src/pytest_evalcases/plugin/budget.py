@@ -117,6 +117,14 @@ def finished(config: pytest.Config, spent: Spent | None) -> None:
         budget.finished(spent)
 
 
+def spent_more(config: pytest.Config, spent: Spent) -> None:
+    """What the retries of a run already counted reported: added to its cost, not
+    counted as another run. Thread-safe."""
+    budget = config.stash.get(BUDGET_KEY, None)
+    if budget is not None:
+        budget.spent_more(spent)
+
+
 class BudgetHooks:
     """Counts each reported run; says in the summary what the budget counted."""
 

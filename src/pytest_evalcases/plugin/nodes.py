@@ -365,6 +365,7 @@ class EvalItem(pytest.Item):
                 if counted:
                     budget.admit(self.config)
                 spent: Spent | None = None
+                on_retries: Spent | None = None
                 try:
                     self.run_report = execute(
                         self.run_case(),
@@ -375,14 +376,17 @@ class EvalItem(pytest.Item):
                         limit=self.limit,
                         record_as=self.run_name(),
                     )
-                    agent = self.run_report.agent
-                    spent = agent.spent if agent is not None else None
+                    spent = self.run_report.spent
+                    on_retries = self.run_report.spent_on_retries
                 except RunError as exc:
-                    spent = exc.spent
+                    spent, on_retries = exc.spent, exc.spent_on_retries
                     raise
                 finally:
                     if counted:
                         budget.finished(self.config, spent)
+                    elif on_retries is not None:
+                        # The run started ahead counted its first attempt as it ended.
+                        budget.spent_more(self.config, on_retries)
         except RunError as exc:
             self.run_error = exc
         except pytest.fail.Exception as exc:

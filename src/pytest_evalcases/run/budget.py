@@ -11,7 +11,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,6 +140,15 @@ class Spend:
             self.unreported + 1,
         )
 
+    def more(self, cost: float | None, tokens: int | None) -> Spend:
+        """The account with ``cost`` and ``tokens`` added to runs it counted already
+        (their retries): the cost, else the tokens; no run more."""
+        if cost is not None:
+            return replace(self, usd=self.usd + cost)
+        if tokens is not None:
+            return replace(self, unpriced_tokens=self.unpriced_tokens + tokens)
+        return self
+
     def plus(self, other: Spend, sign: int = 1) -> Spend:
         """The two accounts together (``sign`` -1: ``other`` taken out)."""
         return Spend(
@@ -232,6 +241,12 @@ class Budget:
                 self._own = self._own.add(None, None)
             else:
                 self._own = self._own.add(spent.cost_usd, spent.tokens)
+
+    def spent_more(self, spent: Spent) -> None:
+        """Add what the retries of a run already counted reported (a run started ahead
+        counts its first attempt as it ends)."""
+        with self._lock:
+            self._own = self._own.more(spent.cost_usd, spent.tokens)
 
 
 class SpendFile:

@@ -29,7 +29,7 @@ from pytest_evalcases.agents.base import (
 )
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
-from pytest_evalcases.errors import RunError, SetupError
+from pytest_evalcases.errors import RunError, SetupError, Spent, add_spent
 from pytest_evalcases.kinds import AgentHome, Replayed
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.budget import NO_USAGE, BudgetSpent, limit_checks
@@ -63,6 +63,10 @@ class RunReport:
     recording: str | None = None
     #: How the run was replayed (``--eval-replay``, ``--eval-reuse``); ``None``: it was not.
     replayed: Replayed | None = None
+    #: What the agent reported spending over all the run's attempts (``agent`` is the
+    #: last one's), and the part of it the attempts after the first reported.
+    spent: Spent | None = None
+    spent_on_retries: Spent | None = None
 
     @property
     def passed(self) -> bool:
@@ -144,6 +148,9 @@ def execute(
     caller's thread. ``record_as`` names the run's recording (:func:`run_agent_phase`).
     """
     start = time.monotonic()
+    # What the attempts so far reported spending, and the part of it after the first.
+    paid: Spent | None = None
+    paid_on_retries: Spent | None = None
     for attempt in range(1, ctx.retries + 2):
         workspace: Path | None = None
         try:
@@ -173,17 +180,24 @@ def execute(
             raise
         except RunError as exc:
             workspace = workspace if exc.workspace is None else Path(exc.workspace)
+            paid = add_spent(paid, exc.spent)
+            if attempt > 1:
+                paid_on_retries = add_spent(paid_on_retries, exc.spent)
             if attempt > ctx.retries or exc.kind in NOT_RETRIED:
                 if ctx.retries:
                     exc.args = (f"{exc} (after {attempt} attempts)",)
                 exc.workspace = str(workspace) if workspace is not None else None
                 exc.attempts = attempt
                 exc.duration = time.monotonic() - start
+                exc.spent, exc.spent_on_retries = paid, paid_on_retries
                 raise
             # After a rate limit, the retry waits as every other start does.
             ctx.backoff.record(exc)
             ctx.backoff.wait()
             continue
+        last = report.agent.spent if report.agent is not None else None
+        report.spent = add_spent(paid, last)
+        report.spent_on_retries = add_spent(paid_on_retries, last) if attempt > 1 else None
         report.attempts = attempt
         report.duration = time.monotonic() - start
         return report

@@ -92,9 +92,11 @@ def run_record(
         _replayed(rec, result.replayed)
         agent = result.agent
         if agent is not None:
-            rec.tokens_in = agent.usage.input_tokens
-            rec.tokens_out = agent.usage.output_tokens
-            rec.cost_usd = agent.cost_usd
+            # Over all the run's attempts: each was paid for (docs/budget.md).
+            spent = result.spent or agent.spent
+            rec.tokens_in = spent.tokens_in
+            rec.tokens_out = spent.tokens_out
+            rec.cost_usd = spent.cost_usd
             rec.permission_denials = [redact(denied) for denied in agent.denials]
             rec.refused_writes = [redact(path) for path in agent.refused_writes]
             rec.turns = agent.num_turns

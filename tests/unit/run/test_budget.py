@@ -8,7 +8,7 @@ import pytest
 
 from pytest_evalcases.agents.base import AgentResult, Usage
 from pytest_evalcases.cases.loading import LoadedCase, load_case_file
-from pytest_evalcases.errors import CaseFileError, RunError
+from pytest_evalcases.errors import CaseFileError, RunError, Spent, add_spent
 from pytest_evalcases.run import budget
 from pytest_evalcases.run.checks import default_registry
 
@@ -77,6 +77,30 @@ def test_tokens_count_what_the_agent_reports_of_input_and_output(tmp_path: Path)
     assert not check.passed
     assert ran(None, 5, None).spent.tokens == 5
     assert ran().spent.tokens is None
+
+
+def test_what_attempts_spent_adds_up_and_what_none_reported_stays_unknown() -> None:
+    first, second = Spent(1000, 100, 0.5), Spent(2000, None, None)
+    assert first.plus(second) == Spent(3000, 100, 0.5)
+    assert first.plus(None) is first
+    assert Spent().plus(Spent()) == Spent()
+    assert add_spent(None, second) is second
+    assert add_spent(None, None) is None
+    assert add_spent(first, first) == Spent(2000, 200, 1.0)
+
+
+def test_the_retries_of_a_counted_run_add_to_its_cost_not_to_the_runs() -> None:
+    account = budget.Budget(limit=2.0)
+    account.admit()
+    account.finished(Spent(1000, 100, 0.5))
+    account.spent_more(Spent(1000, 100, 0.5))
+    account.spent_more(Spent(None, None, None))
+
+    # $1.00 for one run: the next is expected to cost as much, $2.00 in all: it starts.
+    account.admit()
+    account.finished(Spent(1000, 100, 1.0))
+    with pytest.raises(budget.BudgetSpent, match=r"after 2 runs: they reported \$2.00"):
+        account.admit()
 
 
 @pytest.mark.parametrize(
