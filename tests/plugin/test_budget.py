@@ -58,6 +58,35 @@ def test_a_run_over_its_limits_fails_with_the_figures_in_report_and_results(
     assert cases["roomy"]["outcome"] == cases["within"]["outcome"] == "passed"
 
 
+def test_a_runaway_stopped_over_its_limits_fails_them_and_is_not_retried(
+    make_suite: SuiteBuilder, fake_claude: Callable[..., Path], pytester: pytest.Pytester
+) -> None:
+    """Stopped at its turn limit after spending more than the case allows: a regression
+    (failed limit checks with the figures), not an error; within them, still an error."""
+    fake_claude(tokens=1000, cost=0.5, max_turns=["runaway", "roomy"])
+    root = make_suite.steered([], agent="claude")
+    (root / "evals" / "runaway.yaml").write_text(
+        limited("runaway", max_cost="0.25", max_tokens="1000")
+    )
+    (root / "evals" / "roomy.yaml").write_text(limited("roomy", max_cost="1"))
+
+    result = run(pytester, "--eval-retry-errors", "2")
+
+    result.assert_outcomes(failed=1, errors=1)
+    after = " (and then it ended without a verdict: max-turns)"
+    result.stdout.fnmatch_lines(
+        [f"  FAILED max_cost [[]max_cost[]]: the run cost $0.50; the limit is $0.25{after}",
+         "  FAILED max_tokens [[]max_tokens[]]: the run used 1,100 tokens (input plus output);"
+         f" the limit is 1,000{after}"]
+    )  # fmt: skip
+    cases = by_case(only_results(root))
+    runaway, roomy = cases["runaway"], cases["roomy"]
+    assert (runaway["outcome"], runaway["attempts"], runaway["cost_usd"]) == ("failed", 1, 0.5)
+    assert [c["id"] for c in runaway["checks"]] == ["max_cost", "max_tokens"]  # type: ignore[index]
+    assert (roomy["outcome"], roomy["error_kind"], roomy["attempts"]) == ("error", "max-turns", 3)
+    assert roomy["cost_usd"] == 1.5
+
+
 def test_a_limit_the_agent_cannot_show_is_an_error_naming_the_agent(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -44,15 +44,7 @@ def limit_checks(case: LoadedCase, agent: str, result: AgentResult) -> list[Chec
                 f"{usd(case.max_cost)} per run cannot be checked (docs/budget.md)",
                 kind=NO_USAGE,
             )
-        checks.append(
-            CheckRecord(
-                id=MAX_COST,
-                type=MAX_COST,
-                description=None,
-                passed=cost <= case.max_cost,
-                message=f"the run cost {usd(cost)}; the limit is {usd(case.max_cost)}",
-            )
-        )
+        checks.append(_cost_check(case.max_cost, cost))
     if case.max_tokens is not None:
         tokens = result.spent.tokens
         if tokens is None:
@@ -62,17 +54,47 @@ def limit_checks(case: LoadedCase, agent: str, result: AgentResult) -> list[Chec
                 "(docs/budget.md)",
                 kind=NO_USAGE,
             )
-        checks.append(
-            CheckRecord(
-                id=MAX_TOKENS,
-                type=MAX_TOKENS,
-                description=None,
-                passed=tokens <= case.max_tokens,
-                message=f"the run used {tokens:,} tokens (input plus output); the limit is "
-                f"{case.max_tokens:,}",
-            )
-        )
+        checks.append(_tokens_check(case.max_tokens, tokens))
     return checks
+
+
+def runaway_checks(case: LoadedCase, error: RunError) -> list[CheckRecord]:
+    """The limits of ``case`` that a run ending in ``error`` is known to have gone over,
+    as failed checks: an agent stopped at its turn limit after spending more than the
+    case allows is a regression, not an error (docs/budget.md). Empty when it stayed
+    within them, or when the agent did not say what it spent."""
+    spent = error.spent
+    if spent is None:
+        return []
+    after = f" (and then it ended without a verdict: {error.kind})"
+    failed = []
+    if case.max_cost is not None and spent.cost_usd is not None:
+        failed.append(_cost_check(case.max_cost, spent.cost_usd, after))
+    tokens = spent.tokens
+    if case.max_tokens is not None and tokens is not None:
+        failed.append(_tokens_check(case.max_tokens, tokens, after))
+    return [check for check in failed if not check.passed]
+
+
+def _cost_check(limit: float, cost: float, after: str = "") -> CheckRecord:
+    return CheckRecord(
+        id=MAX_COST,
+        type=MAX_COST,
+        description=None,
+        passed=cost <= limit,
+        message=f"the run cost {usd(cost)}; the limit is {usd(limit)}{after}",
+    )
+
+
+def _tokens_check(limit: int, tokens: int, after: str = "") -> CheckRecord:
+    return CheckRecord(
+        id=MAX_TOKENS,
+        type=MAX_TOKENS,
+        description=None,
+        passed=tokens <= limit,
+        message=f"the run used {tokens:,} tokens (input plus output); the limit is "
+        f"{limit:,}{after}",
+    )
 
 
 def usd(amount: float) -> str:

@@ -32,7 +32,7 @@ from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
 from pytest_evalcases.errors import RunError, SetupError, Spent, add_spent
 from pytest_evalcases.kinds import AgentHome, Replayed
 from pytest_evalcases.results.record import CheckRecord
-from pytest_evalcases.run.budget import NO_USAGE, BudgetSpent, limit_checks
+from pytest_evalcases.run.budget import NO_USAGE, BudgetSpent, limit_checks, runaway_checks
 from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.scheduler import Backoff
 from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
@@ -180,9 +180,22 @@ def execute(
             raise
         except RunError as exc:
             workspace = workspace if exc.workspace is None else Path(exc.workspace)
+            over = runaway_checks(case, exc)
             paid = add_spent(paid, exc.spent)
             if attempt > 1:
                 paid_on_retries = add_spent(paid_on_retries, exc.spent)
+            if over:
+                # Over the case's own limits before it stopped: a verdict, not retried.
+                return RunReport(
+                    checks=over,
+                    workspace=workspace,
+                    attempts=attempt,
+                    duration=time.monotonic() - start,
+                    recording=exc.recording,
+                    replayed=exc.replayed,
+                    spent=paid,
+                    spent_on_retries=paid_on_retries,
+                )
             if attempt > ctx.retries or exc.kind in NOT_RETRIED:
                 if ctx.retries:
                     exc.args = (f"{exc} (after {attempt} attempts)",)

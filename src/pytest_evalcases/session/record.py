@@ -91,12 +91,13 @@ def run_record(
         rec.recording = result.recording
         _replayed(rec, result.replayed)
         agent = result.agent
-        if agent is not None:
-            # Over all the run's attempts: each was paid for (docs/budget.md).
-            spent = result.spent or agent.spent
+        # Over all the run's attempts: each was paid for (docs/budget.md).
+        spent = result.spent or (agent.spent if agent is not None else None)
+        if spent is not None:
             rec.tokens_in = spent.tokens_in
             rec.tokens_out = spent.tokens_out
             rec.cost_usd = spent.cost_usd
+        if agent is not None:
             rec.permission_denials = [redact(denied) for denied in agent.denials]
             rec.refused_writes = [redact(path) for path in agent.refused_writes]
             rec.turns = agent.num_turns

@@ -79,6 +79,29 @@ def test_tokens_count_what_the_agent_reports_of_input_and_output(tmp_path: Path)
     assert ran().spent.tokens is None
 
 
+def test_a_run_without_a_verdict_fails_only_the_limits_it_is_known_to_exceed(
+    tmp_path: Path,
+) -> None:
+    case = load(tmp_path, max_cost="0.5", max_tokens="1000")
+
+    def stopped(spent: Spent | None) -> RunError:
+        error = RunError("claude stopped at its turn limit", kind="max-turns")
+        error.spent = spent
+        return error
+
+    (cost,) = budget.runaway_checks(case, stopped(Spent(10, 10, 0.75)))
+    assert (cost.id, cost.passed) == ("max_cost", False)
+    assert cost.message == (
+        "the run cost $0.75; the limit is $0.50 (and then it ended without a verdict: max-turns)"
+    )
+    both = budget.runaway_checks(case, stopped(Spent(900, 200, 0.75)))
+    assert [c.id for c in both] == ["max_cost", "max_tokens"]
+    assert budget.runaway_checks(case, stopped(Spent(900, 100, 0.5))) == []
+    assert budget.runaway_checks(case, stopped(Spent(None, None, None))) == []
+    assert budget.runaway_checks(case, stopped(None)) == []
+    assert budget.runaway_checks(load(tmp_path), stopped(Spent(10**6, 0, 99.0))) == []
+
+
 def test_what_attempts_spent_adds_up_and_what_none_reported_stays_unknown() -> None:
     first, second = Spent(1000, 100, 0.5), Spent(2000, None, None)
     assert first.plus(second) == Spent(3000, 100, 0.5)
