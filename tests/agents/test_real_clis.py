@@ -417,6 +417,28 @@ def test_a_model_that_never_stops_calling_tools_is_an_error_and_leaves_no_proces
         assert record["cost_usd"] > 0, record
 
 
+def test_a_runaway_over_its_cost_limit_fails_the_limit_with_the_real_claude(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    """The turn limit stops the loop; what it cost by then is over the case's max_cost:
+    a failed check with the figures, not an error (docs/budget.md)."""
+    claude_env.script = lambda request: Reply(shell="echo again >> log.txt")
+    write_case(pytester, CLAUDE_INI + "eval_agent_args = --max-turns 2\n")
+    case = pytester.path / "evals" / "acts.yaml"
+    case.write_text(case.read_text() + "max_cost: 0.000001\n")
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-retry-errors", "1")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["  FAILED max_cost [[]max_cost[]]: the run cost $*; the limit is $0.0000 (and then it"
+         " ended without a verdict: max-turns)"]
+    )  # fmt: skip
+    record = only_results(pytester.path)["cases"][0]
+    assert (record["outcome"], record["attempts"]) == ("failed", 1)
+    assert record["cost_usd"] > 0.000001
+
+
 def test_gemini_bad_credentials_are_an_authentication_error(
     pytester: pytest.Pytester, gemini_server: ModelServer
 ) -> None:
