@@ -206,3 +206,65 @@ def test_sessions_that_run_no_case_never_check_the_agent(suite: Suite, flags: li
 
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert suite.calls() == []
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_machine_wide_configuration_is_said_and_pinned(
+    suite: Suite, workers: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An administrator's /etc/claude-code reaches every run: the summary says so once,
+    the pins record each file, and a baseline names it when it changed."""
+    from dataclasses import replace
+
+    from pytest_evalcases.agents.claude import ClaudeAgent
+
+    etc = suite.pytester.path / "etc" / "claude-code"
+    etc.mkdir(parents=True)
+    policy = etc / "CLAUDE.md"
+    policy.write_text("Always sign commits.\n")
+    moved = replace(ClaudeAgent.requirements, machine_config=(("", str(etc)),))
+    monkeypatch.setattr(ClaudeAgent, "requirements", moved)
+    suite.cases("one", "two", bare=False)
+    suite.login()
+
+    first = suite.run(*workers)
+
+    first.assert_outcomes(passed=2)
+    said = [line for line in first.stdout.lines if line.startswith("machine-wide")]
+    assert said == [
+        f"machine-wide configuration: claude reads {policy} on every run, beside the "
+        'configuration under test (docs/agents.md, "Machine-wide configuration")'
+    ]
+    (results,) = (suite.pytester.path / "evals" / "results").glob("*.json")
+    pinned = json.loads(results.read_text())["pins"]["machine_config"]
+    assert list(pinned) == [str(policy)]
+
+    policy.write_text("Never sign commits.\n")
+    again = suite.run(*workers, "--eval-baseline", str(results))
+
+    again.stdout.fnmatch_lines(
+        [f"WARNING: pins differ from the baseline*machine-wide configuration changed: {policy}*"]
+    )
+
+
+def test_no_machine_wide_configuration_says_nothing(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from pytest_evalcases.agents.claude import ClaudeAgent
+
+    # Whatever this machine's /etc holds: a directory that is not there.
+    absent = str(suite.pytester.path / "etc" / "claude-code")
+    monkeypatch.setattr(
+        ClaudeAgent,
+        "requirements",
+        replace(ClaudeAgent.requirements, machine_config=(("", absent),)),
+    )
+    suite.cases("one", bare=False)
+    suite.login()
+
+    result = suite.run()
+
+    result.assert_outcomes(passed=1)
+    assert not [line for line in result.stdout.lines if "machine-wide" in line]

@@ -70,6 +70,10 @@ REQUIREMENTS = preflight.Requirements(
         bare_variables=("ANTHROPIC_API_KEY",),
         keychain=True,
     ),
+    # Managed settings and policy memory (CLAUDE.md, managed-settings.json,
+    # managed-settings.d/, managed-mcp.json): CLAUDE.md reaches every request of a run
+    # that is not bare (tried with 2.1.197).
+    machine_config=(("", "/etc/claude-code"),),
 )
 
 

@@ -37,6 +37,8 @@ REQUIREMENTS = preflight.Requirements(
         home=HOME,
         provider_args=("model_provider=", "--oss", "--local-provider"),
     ),
+    # config.toml, managed_config.toml, requirements.toml and skills/ of the system.
+    machine_config=(("", "/etc/codex"),),
 )
 
 #: The configuration key of the built-in OpenAI provider's base URL (``-c KEY=URL``),

@@ -35,6 +35,12 @@ REQUIREMENTS = preflight.Requirements(
         login_files=("oauth_creds.json",),
         providers=PROVIDERS,
     ),
+    # The system settings override the user's and the workspace's; the system defaults
+    # come under them.
+    machine_config=(
+        ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "/etc/gemini-cli/settings.json"),
+        ("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", "/etc/gemini-cli/system-defaults.json"),
+    ),
 )
 
 #: Gemini CLI's built-in tool names and their canonical kinds.

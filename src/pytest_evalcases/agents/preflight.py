@@ -58,6 +58,10 @@ class Requirements:
     credentials: Credentials | None = None
     #: Whether ``PROGRAM --version`` says the agent's version (not an interpreter's).
     version: bool = True
+    #: The machine-wide configuration the CLI reads on every run, whatever its home and
+    #: workspace (an administrator's policy): pairs of an environment variable that
+    #: moves it (``""``: none) and the default file or directory.
+    machine_config: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,30 @@ class Checked:
 
     program: str | None
     version: str | None
+    #: The files of the machine-wide configuration the agent reads, where there are
+    #: any (:func:`machine_files`).
+    machine_config: tuple[Path, ...] = ()
+
+
+#: How many files of a machine-wide configuration directory are named and pinned.
+MACHINE_FILES = 50
+
+
+def machine_files(requirements: Requirements, env: Mapping[str, str]) -> tuple[Path, ...]:
+    """The files of the agent's machine-wide configuration that exist (a directory's
+    files, sorted, at most :data:`MACHINE_FILES`): configuration no case sets, read by
+    every run (docs/agents.md, "Machine-wide configuration")."""
+    found: list[Path] = []
+    for variable, default in requirements.machine_config:
+        path = Path(env.get(variable) or default) if variable else Path(default)
+        try:
+            if path.is_file():
+                found.append(path)
+            elif path.is_dir():
+                found += sorted(p for p in path.rglob("*") if p.is_file())
+        except OSError:
+            continue
+    return tuple(found[:MACHINE_FILES])
 
 
 def requirements_of(agent: base.Agent) -> Requirements | None:
@@ -115,7 +143,7 @@ def check(
         if problem:
             raise UsageError(problem)
     version = read_version(program, env, cwd, timeout) if requirements.version else None
-    return Checked(program, version)
+    return Checked(program, version, machine_files(requirements, env))
 
 
 def _own_provider(credentials: Credentials, args: Sequence[str]) -> bool:

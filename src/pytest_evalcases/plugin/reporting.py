@@ -166,6 +166,8 @@ class SessionHooks:
             terminalreporter.write_line(line, yellow=True)
         if self.state.agent is not None and self.state.settings.agent_home == "inherit":
             terminalreporter.write_line(messages.INHERITED_HOME)
+        for agent, files in self.state.machine_config().items():
+            terminalreporter.write_line(messages.machine_config(agent, files), yellow=True)
         for line in self._sandbox_lines():
             terminalreporter.write_line(line)
         if self.state.results_line:

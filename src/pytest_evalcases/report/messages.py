@@ -41,6 +41,16 @@ INHERITED_HOME = (
 )
 
 
+def machine_config(agent: str, files: Sequence[Path]) -> str:
+    """That ``agent`` read machine-wide configuration no case sets."""
+    shown = ", ".join(str(f) for f in files[:5])
+    more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+    return (
+        f"machine-wide configuration: {agent} reads {shown}{more} on every run, beside the "
+        'configuration under test (docs/agents.md, "Machine-wide configuration")'
+    )
+
+
 def display_path(path: Path | str, base: Path) -> str:
     """``path`` relative to ``base`` (the invocation directory) when it can be."""
     try:

@@ -209,7 +209,7 @@ def apply(report: gate.GateReport, result: BaselineResult) -> gate.GateReport:
 
 def pin_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """Phrases naming the pins that differ: agent, version, models, case files,
-    configuration, fixtures, permissions."""
+    configuration, fixtures, permissions, the machine-wide configuration."""
     out: list[str] = []
     for key, what in (
         ("agent", "agent"),
@@ -228,7 +228,11 @@ def pin_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
             + (f" ({', '.join(changed[:5])})" if changed else "")
         )
     out += _variant_differences(before.get("variants"), after.get("variants"))
-    for key, what in (("case_files", "case files"), ("fixtures", "fixtures")):
+    for key, what in (
+        ("case_files", "case files"),
+        ("fixtures", "fixtures"),
+        ("machine_config", "machine-wide configuration"),
+    ):
         changed = _changed_files(before.get(key) or {}, after.get(key) or {})
         if changed:
             more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""

@@ -49,6 +49,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         sandbox=_sandbox(state),
         variant_agents=_variant_agents(state),
         perturbation=settings.perturb.pins() if settings.perturb is not None else None,
+        machine_config=tuple(f for files in state.machine_config().values() for f in files),
     )
     doc = resultsfile.document(
         records,

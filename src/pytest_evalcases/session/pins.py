@@ -87,6 +87,9 @@ class PinInputs:
     #: ``--eval-perturb``: classes, N, seed and blocking, so that a rerun perturbs
     #: alike (docs/perturbation.md); ``None`` without perturbed runs.
     perturbation: Mapping[str, Any] | None = None
+    #: The machine-wide configuration files the agents read (docs/agents.md,
+    #: "Machine-wide configuration").
+    machine_config: tuple[Path, ...] = ()
 
 
 def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
@@ -126,6 +129,9 @@ def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
             for name, agent in inputs.variant_agents.items()
         },
         "perturbation": dict(inputs.perturbation) if inputs.perturbation is not None else None,
+        "machine_config": {
+            str(path): file_sha256(path) for path in sorted(set(inputs.machine_config))
+        },
     }
 
 

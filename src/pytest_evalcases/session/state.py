@@ -235,6 +235,17 @@ class EvalSession:
         given = self.settings.agents.get(variant.name, self.settings.agent)
         return given.name if given is not None and given.name else None
 
+    def machine_config(self) -> dict[str, tuple[Path, ...]]:
+        """Each agent's machine-wide configuration files, found by its preflight, by
+        agent name, in the variants' order; agents that read none are left out."""
+        found: dict[str, tuple[Path, ...]] = {}
+        for variant in self.settings.variants:
+            checked = self.preflights.get(variant.name)
+            name = self.agent_name(variant)
+            if checked is not None and checked.machine_config and name:
+                found.setdefault(name, checked.machine_config)
+        return found
+
     def factors(self) -> dict[str, Factors]:
         """What each variant that runs an agent is made of, by name (docs/variants.md)."""
         from pytest_evalcases.results.factors import WORKING_TREE, Factors

@@ -274,3 +274,46 @@ def test_a_version_that_fails_or_hangs_is_unknown(tmp_path: Path) -> None:
     assert preflight.read_version(str(script), env, tmp_path, timeout=0.2) is None
     assert preflight.read_version(str(failing), env, tmp_path, timeout=5) is None
     assert preflight.read_version("not-there", env, tmp_path, timeout=5) is None
+
+
+def test_machine_files_lists_what_exists_of_the_machine_wide_configuration(
+    tmp_path: Path,
+) -> None:
+    etc = tmp_path / "etc"
+    (etc / "claude-code" / "managed-settings.d").mkdir(parents=True)
+    (etc / "claude-code" / "CLAUDE.md").write_text("policy")
+    (etc / "claude-code" / "managed-settings.d" / "10-base.json").write_text("{}")
+    (etc / "elsewhere.json").write_text("{}")
+    needs = preflight.Requirements(
+        machine_config=(
+            ("", str(etc / "claude-code")),
+            ("SYSTEM_SETTINGS", str(etc / "settings.json")),
+            ("", str(etc / "absent")),
+        )
+    )
+
+    assert preflight.machine_files(needs, {}) == (
+        etc / "claude-code" / "CLAUDE.md",
+        etc / "claude-code" / "managed-settings.d" / "10-base.json",
+    )
+    # A variable moves the default: the file it names counts, the default does not.
+    moved = {"SYSTEM_SETTINGS": str(etc / "elsewhere.json")}
+    assert preflight.machine_files(needs, moved)[-1] == etc / "elsewhere.json"
+    assert preflight.machine_files(preflight.Requirements(), {}) == ()
+
+
+def test_the_built_in_agents_name_their_machine_wide_configuration() -> None:
+    found = {
+        name: [
+            default
+            for _, default in preflight.requirements_of(
+                make_agent(AgentSettings(name=name))
+            ).machine_config
+        ]  # type: ignore[union-attr]
+        for name in ("claude", "codex", "gemini")
+    }
+    assert found == {
+        "claude": ["/etc/claude-code"],
+        "codex": ["/etc/codex"],
+        "gemini": ["/etc/gemini-cli/settings.json", "/etc/gemini-cli/system-defaults.json"],
+    }
