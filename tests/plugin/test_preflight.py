@@ -232,8 +232,8 @@ def test_machine_wide_configuration_is_said_and_pinned(
     first.assert_outcomes(passed=2)
     said = [line for line in first.stdout.lines if line.startswith("machine-wide")]
     assert said == [
-        f"machine-wide configuration: claude reads {policy} on every run, beside the "
-        'configuration under test (docs/agents.md, "Machine-wide configuration")'
+        f"machine-wide configuration that no case sets reaches the runs of claude: {policy} "
+        '(docs/agents.md, "Machine-wide configuration")'
     ]
     (results,) = (suite.pytester.path / "evals" / "results").glob("*.json")
     pinned = json.loads(results.read_text())["pins"]["machine_config"]

@@ -42,12 +42,12 @@ INHERITED_HOME = (
 
 
 def machine_config(agent: str, files: Sequence[Path]) -> str:
-    """That ``agent`` read machine-wide configuration no case sets."""
+    """That the runs of ``agent`` read machine-wide configuration no case sets."""
     shown = ", ".join(str(f) for f in files[:5])
     more = f" and {len(files) - 5} more" if len(files) > 5 else ""
     return (
-        f"machine-wide configuration: {agent} reads {shown}{more} on every run, beside the "
-        'configuration under test (docs/agents.md, "Machine-wide configuration")'
+        f"machine-wide configuration that no case sets reaches the runs of {agent}: "
+        f'{shown}{more} (docs/agents.md, "Machine-wide configuration")'
     )
 
 
