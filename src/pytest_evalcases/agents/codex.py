@@ -37,7 +37,8 @@ REQUIREMENTS = preflight.Requirements(
         home=HOME,
         provider_args=("model_provider=", "--oss", "--local-provider"),
     ),
-    # config.toml, managed_config.toml, requirements.toml and skills/ of the system.
+    # config.toml, managed_config.toml, requirements.toml and skills/ of the system: the
+    # developer_instructions of its config.toml reach every request (tried with 0.171).
     machine_config=(("", "/etc/codex"),),
 )
 

@@ -35,8 +35,8 @@ REQUIREMENTS = preflight.Requirements(
         login_files=("oauth_creds.json",),
         providers=PROVIDERS,
     ),
-    # The system settings override the user's and the workspace's; the system defaults
-    # come under them.
+    # The system settings override the user's and the workspace's (their model is the one
+    # every request asks for, tried with 0.61); the system defaults come under them.
     machine_config=(
         ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "/etc/gemini-cli/settings.json"),
         ("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", "/etc/gemini-cli/system-defaults.json"),
