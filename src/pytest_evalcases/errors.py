@@ -7,52 +7,7 @@ and never a traceback of our internals.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TypeVar
-
-from pytest_evalcases.kinds import Replayed
-
-
-@dataclass(frozen=True)
-class Spent:
-    """What a run reported spending: tokens in and out, cost in USD; ``None`` where the
-    agent did not say. Runs that end without a verdict carry it too: the model was paid
-    all the same (docs/budget.md)."""
-
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    cost_usd: float | None = None
-
-    @property
-    def tokens(self) -> int | None:
-        """Input plus output (cache reads and writes apart), as results files count
-        them; ``None`` when neither is reported."""
-        return _sum(self.tokens_in, self.tokens_out)
-
-    def plus(self, other: Spent | None) -> Spent:
-        """Both together (two attempts of a run); a figure neither reported stays
-        ``None``."""
-        if other is None:
-            return self
-        return Spent(
-            _sum(self.tokens_in, other.tokens_in),
-            _sum(self.tokens_out, other.tokens_out),
-            _sum(self.cost_usd, other.cost_usd),
-        )
-
-
-def add_spent(spent: Spent | None, more: Spent | None) -> Spent | None:
-    """``spent`` and ``more`` together, either of them ``None`` for nothing reported."""
-    return more if spent is None else spent.plus(more)
-
-
-_Number = TypeVar("_Number", int, float)
-
-
-def _sum(a: _Number | None, b: _Number | None) -> _Number | None:
-    if a is None:
-        return b
-    return a if b is None else a + b
+from pytest_evalcases.kinds import Replayed, Spent
 
 
 class EvalcasesError(Exception):
@@ -106,12 +61,13 @@ class RunError(EvalcasesError):
         self.recording: str | None = None
         #: How the run was replayed (``--eval-replay``, ``--eval-reuse``); set by the runner.
         self.replayed: Replayed | None = None
-        #: What the agent reported spending before the run ended without a verdict (an
-        #: agent stopped at its turn limit, a check that could not grade its transcript),
-        #: over all its attempts (set by the runner).
+        #: What the attempt that raised it reported spending before it ended without a
+        #: verdict (an agent stopped at its turn limit, a check that could not grade its
+        #: transcript).
         self.spent: Spent | None = None
-        #: The part of ``spent`` that the attempts after the first reported.
-        self.spent_on_retries: Spent | None = None
+        #: What each attempt of the run reported, in order, this one last (set by the
+        #: runner when it gives up; --eval-retry-errors makes several).
+        self.spends: tuple[Spent | None, ...] = ()
         super().__init__(message)
 
 

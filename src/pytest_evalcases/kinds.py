@@ -6,8 +6,9 @@ layer imports them from here, and this module imports nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 #: A case's ``severity``, and the pytest marker of its items.
 Severity = Literal["critical", "normal", "advisory"]
@@ -44,6 +45,47 @@ class Replayed:
     #: The part of the recorded run's cost that was not spent again; ``None`` when the
     #: recorded run did not say what it cost.
     saved_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What one attempt of a run reported spending: tokens in and out, cost in USD;
+    ``None`` where the agent did not say. An attempt that ends without a verdict was
+    paid for all the same (docs/budget.md)."""
+
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+
+    @property
+    def tokens(self) -> int | None:
+        """Input plus output (cache reads and writes apart), as results files count
+        them; ``None`` when neither is reported."""
+        return _total((self.tokens_in, self.tokens_out))
+
+
+def total_spent(spends: Iterable[Spent | None]) -> Spent | None:
+    """What several attempts reported together; a figure none of them reported stays
+    ``None``, and so does the whole when none reported anything."""
+    found = [s for s in spends if s is not None]
+    if not found:
+        return None
+    return Spent(
+        _total(s.tokens_in for s in found),
+        _total(s.tokens_out for s in found),
+        _total(s.cost_usd for s in found),
+    )
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def _total(values: Iterable[_Number | None]) -> _Number | None:
+    total: _Number | None = None
+    for value in values:
+        if value is not None:
+            total = value if total is None else total + value
+    return total
 
 
 #: ``eval_agent_home``: a fresh agent home per run, or the operator's own.

@@ -19,7 +19,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.claude import PERMISSIONS, ClaudeAgent
-from pytest_evalcases.errors import Spent
+from pytest_evalcases.kinds import Spent
 from tests.helpers.agents import SAMPLES, Driver, recorded_calls, sample_file
 
 MODEL = "claude-sonnet-4-5-20250929"

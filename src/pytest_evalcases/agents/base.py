@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Protocol
 
 from pytest_evalcases import containment, process
-from pytest_evalcases.errors import AgentError, Spent
+from pytest_evalcases.errors import AgentError
+from pytest_evalcases.kinds import Spent
 from pytest_evalcases.process import tail as tail  # docs/agents.md imports it from here
 from pytest_evalcases.redact import shorten
 from pytest_evalcases.sandbox import Sandbox
@@ -50,6 +51,10 @@ class Usage:
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
 
+    def spent(self, cost_usd: float | None) -> Spent:
+        """These tokens and ``cost_usd`` as what a run reported spending."""
+        return Spent(self.input_tokens, self.output_tokens, cost_usd)
+
 
 @dataclass(frozen=True)
 class AgentResult:
@@ -75,7 +80,7 @@ class AgentResult:
     @property
     def spent(self) -> Spent:
         """The tokens and cost the run reported."""
-        return Spent(self.usage.input_tokens, self.usage.output_tokens, self.cost_usd)
+        return self.usage.spent(self.cost_usd)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output, preflight
-from pytest_evalcases.errors import AgentError, Spent
+from pytest_evalcases.errors import AgentError
 
 #: Claude Code's tool names and their canonical kinds (anything else, MCP tools
 #: included, is ``other``).
@@ -206,9 +206,7 @@ class ClaudeAgent:
         error = output.agent_error(self.name, kind, words, hint=self._hint(kind, request))
         # A run stopped at its turn or budget limit was paid for up to there.
         usage = _usage(output.as_object(final.get("usage")))
-        error.spent = Spent(
-            usage.input_tokens, usage.output_tokens, output.as_float(final.get("total_cost_usd"))
-        )
+        error.spent = usage.spent(output.as_float(final.get("total_cost_usd")))
         return error
 
     def _hint(self, kind: str, request: base.RunRequest) -> str:

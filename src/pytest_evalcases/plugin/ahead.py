@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evalcases.errors import CaseFileError, RunError, Spent, UsageError
+from pytest_evalcases.errors import CaseFileError, RunError, UsageError
+from pytest_evalcases.kinds import Spent
 from pytest_evalcases.plugin import budget
 from pytest_evalcases.plugin.stash import runs_cases, session_of
 

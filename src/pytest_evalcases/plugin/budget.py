@@ -23,7 +23,7 @@ from pytest_evalcases.run.budget import Budget, Spend, SpendFile, not_started, u
 from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
-    from pytest_evalcases.errors import Spent
+    from pytest_evalcases.kinds import Spent
 
 #: The key of ``workerinput`` by which the controller tells its workers where it keeps
 #: the account.
@@ -117,11 +117,11 @@ def finished(config: pytest.Config, spent: Spent | None) -> None:
         budget.finished(spent)
 
 
-def spent_more(config: pytest.Config, spent: Spent) -> None:
+def spent_more(config: pytest.Config, spent: Spent | None) -> None:
     """What the retries of a run already counted reported: added to its cost, not
-    counted as another run. Thread-safe."""
+    counted as another run (``None``: nothing). Thread-safe."""
     budget = config.stash.get(BUDGET_KEY, None)
-    if budget is not None:
+    if budget is not None and spent is not None:
         budget.spent_more(spent)
 
 

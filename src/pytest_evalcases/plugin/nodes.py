@@ -14,8 +14,8 @@ import pytest
 
 from pytest_evalcases.cases.limits import shown_path
 from pytest_evalcases.cases.parsecache import CaseEntry
-from pytest_evalcases.errors import CaseFileError, RunError, Spent, UsageError
-from pytest_evalcases.kinds import Outcome
+from pytest_evalcases.errors import CaseFileError, RunError, UsageError
+from pytest_evalcases.kinds import Outcome, Spent, total_spent
 from pytest_evalcases.plugin import budget
 from pytest_evalcases.plugin.stash import runs_cases, session_of
 from pytest_evalcases.report import messages
@@ -364,8 +364,7 @@ class EvalItem(pytest.Item):
                 counted = first is None and self.variant.graded_dir is None
                 if counted:
                     budget.admit(self.config)
-                spent: Spent | None = None
-                on_retries: Spent | None = None
+                spends: tuple[Spent | None, ...] = ()
                 try:
                     self.run_report = execute(
                         self.run_case(),
@@ -376,17 +375,16 @@ class EvalItem(pytest.Item):
                         limit=self.limit,
                         record_as=self.run_name(),
                     )
-                    spent = self.run_report.spent
-                    on_retries = self.run_report.spent_on_retries
+                    spends = self.run_report.spends
                 except RunError as exc:
-                    spent, on_retries = exc.spent, exc.spent_on_retries
+                    spends = exc.spends
                     raise
                 finally:
                     if counted:
-                        budget.finished(self.config, spent)
-                    elif on_retries is not None:
+                        budget.finished(self.config, total_spent(spends))
+                    else:
                         # The run started ahead counted its first attempt as it ended.
-                        budget.spent_more(self.config, on_retries)
+                        budget.spent_more(self.config, total_spent(spends[1:]))
         except RunError as exc:
             self.run_error = exc
         except pytest.fail.Exception as exc:

@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_evalcases.errors import RunError, Spent
+from pytest_evalcases.errors import RunError
+from pytest_evalcases.kinds import Spent
 from pytest_evalcases.results.record import CheckRecord
 
 if TYPE_CHECKING:
@@ -77,24 +78,18 @@ def runaway_checks(case: LoadedCase, error: RunError) -> list[CheckRecord]:
 
 
 def _cost_check(limit: float, cost: float, after: str = "") -> CheckRecord:
-    return CheckRecord(
-        id=MAX_COST,
-        type=MAX_COST,
-        description=None,
-        passed=cost <= limit,
-        message=f"the run cost {usd(cost)}; the limit is {usd(limit)}{after}",
-    )
+    said = f"the run cost {usd(cost)}; the limit is {usd(limit)}{after}"
+    return _limit_check(MAX_COST, cost <= limit, said)
 
 
 def _tokens_check(limit: int, tokens: int, after: str = "") -> CheckRecord:
-    return CheckRecord(
-        id=MAX_TOKENS,
-        type=MAX_TOKENS,
-        description=None,
-        passed=tokens <= limit,
-        message=f"the run used {tokens:,} tokens (input plus output); the limit is "
-        f"{limit:,}{after}",
-    )
+    said = f"the run used {tokens:,} tokens (input plus output); the limit is {limit:,}{after}"
+    return _limit_check(MAX_TOKENS, tokens <= limit, said)
+
+
+def _limit_check(limit: str, passed: bool, message: str) -> CheckRecord:
+    """The implicit check of a case's limit ``max_cost`` or ``max_tokens``."""
+    return CheckRecord(id=limit, type=limit, description=None, passed=passed, message=message)
 
 
 def usd(amount: float) -> str:
@@ -258,11 +253,9 @@ class Budget:
     def finished(self, spent: Spent | None) -> None:
         """Count the end of a run :meth:`admit` let start: what it reported spending,
         an errored run's too (``None``: it reported nothing)."""
+        spent = spent or Spent()
         with self._lock:
-            if spent is None:
-                self._own = self._own.add(None, None)
-            else:
-                self._own = self._own.add(spent.cost_usd, spent.tokens)
+            self._own = self._own.add(spent.cost_usd, spent.tokens)
 
     def spent_more(self, spent: Spent) -> None:
         """Add what the retries of a run already counted reported (a run started ahead

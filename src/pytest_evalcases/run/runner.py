@@ -29,8 +29,8 @@ from pytest_evalcases.agents.base import (
 )
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry
-from pytest_evalcases.errors import RunError, SetupError, Spent, add_spent
-from pytest_evalcases.kinds import AgentHome, Replayed
+from pytest_evalcases.errors import RunError, SetupError
+from pytest_evalcases.kinds import AgentHome, Replayed, Spent, total_spent
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.budget import NO_USAGE, BudgetSpent, limit_checks, runaway_checks
 from pytest_evalcases.run.files import Unreadable, inside, read_text
@@ -63,10 +63,17 @@ class RunReport:
     recording: str | None = None
     #: How the run was replayed (``--eval-replay``, ``--eval-reuse``); ``None``: it was not.
     replayed: Replayed | None = None
-    #: What the agent reported spending over all the run's attempts (``agent`` is the
-    #: last one's), and the part of it the attempts after the first reported.
-    spent: Spent | None = None
-    spent_on_retries: Spent | None = None
+    #: What each attempt of the run reported spending, in order (``agent`` is the last
+    #: one's): retried attempts were paid for too.
+    spends: tuple[Spent | None, ...] = ()
+
+    @property
+    def spent(self) -> Spent | None:
+        """What all the run's attempts reported spending together (the agent's, for a
+        report the runner did not fill in)."""
+        if self.spends:
+            return total_spent(self.spends)
+        return self.agent.spent if self.agent is not None else None
 
     @property
     def passed(self) -> bool:
@@ -148,9 +155,8 @@ def execute(
     caller's thread. ``record_as`` names the run's recording (:func:`run_agent_phase`).
     """
     start = time.monotonic()
-    # What the attempts so far reported spending, and the part of it after the first.
-    paid: Spent | None = None
-    paid_on_retries: Spent | None = None
+    # What each attempt so far reported spending.
+    spends: list[Spent | None] = []
     for attempt in range(1, ctx.retries + 2):
         workspace: Path | None = None
         try:
@@ -180,10 +186,8 @@ def execute(
             raise
         except RunError as exc:
             workspace = workspace if exc.workspace is None else Path(exc.workspace)
+            spends.append(exc.spent)
             over = runaway_checks(case, exc)
-            paid = add_spent(paid, exc.spent)
-            if attempt > 1:
-                paid_on_retries = add_spent(paid_on_retries, exc.spent)
             if over:
                 # Over the case's own limits before it stopped: a verdict, not retried.
                 return RunReport(
@@ -193,8 +197,7 @@ def execute(
                     duration=time.monotonic() - start,
                     recording=exc.recording,
                     replayed=exc.replayed,
-                    spent=paid,
-                    spent_on_retries=paid_on_retries,
+                    spends=tuple(spends),
                 )
             if attempt > ctx.retries or exc.kind in NOT_RETRIED:
                 if ctx.retries:
@@ -202,15 +205,14 @@ def execute(
                 exc.workspace = str(workspace) if workspace is not None else None
                 exc.attempts = attempt
                 exc.duration = time.monotonic() - start
-                exc.spent, exc.spent_on_retries = paid, paid_on_retries
+                exc.spends = tuple(spends)
                 raise
             # After a rate limit, the retry waits as every other start does.
             ctx.backoff.record(exc)
             ctx.backoff.wait()
             continue
-        last = report.agent.spent if report.agent is not None else None
-        report.spent = add_spent(paid, last)
-        report.spent_on_retries = add_spent(paid_on_retries, last) if attempt > 1 else None
+        spends.append(report.agent.spent if report.agent is not None else None)
+        report.spends = tuple(spends)
         report.attempts = attempt
         report.duration = time.monotonic() - start
         return report

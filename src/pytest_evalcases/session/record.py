@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, RunError
-from pytest_evalcases.kinds import Outcome
+from pytest_evalcases.kinds import Outcome, Spent, total_spent
 from pytest_evalcases.report.messages import case_file_message
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant
@@ -75,10 +75,7 @@ def run_record(
         rec.duration = result.duration
         rec.recording = result.recording
         _replayed(rec, result.replayed)
-        if result.spent is not None:
-            rec.tokens_in = result.spent.tokens_in
-            rec.tokens_out = result.spent.tokens_out
-            rec.cost_usd = result.spent.cost_usd
+        _spent(rec, total_spent(result.spends or (result.spent,)))
     elif result is not None:
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         if outcome in ("failed", "xfailed"):
@@ -90,19 +87,22 @@ def run_record(
             rec.workspace = str(result.workspace)
         rec.recording = result.recording
         _replayed(rec, result.replayed)
+        _spent(rec, result.spent)
         agent = result.agent
-        # Over all the run's attempts: each was paid for (docs/budget.md).
-        spent = result.spent or (agent.spent if agent is not None else None)
-        if spent is not None:
-            rec.tokens_in = spent.tokens_in
-            rec.tokens_out = spent.tokens_out
-            rec.cost_usd = spent.cost_usd
         if agent is not None:
             rec.permission_denials = [redact(denied) for denied in agent.denials]
             rec.refused_writes = [redact(path) for path in agent.refused_writes]
             rec.turns = agent.num_turns
             rec.model = redact(", ".join(agent.models)) or None
     return rec
+
+
+def _spent(rec: RunRecord, spent: Spent | None) -> None:
+    """What the run's attempts reported together: each was paid for (docs/budget.md)."""
+    if spent is not None:
+        rec.tokens_in = spent.tokens_in
+        rec.tokens_out = spent.tokens_out
+        rec.cost_usd = spent.cost_usd
 
 
 def _replayed(rec: RunRecord, replayed: Replayed | None) -> None:

@@ -8,7 +8,8 @@ import pytest
 
 from pytest_evalcases.agents.base import AgentResult, Usage
 from pytest_evalcases.cases.loading import LoadedCase, load_case_file
-from pytest_evalcases.errors import CaseFileError, RunError, Spent, add_spent
+from pytest_evalcases.errors import CaseFileError, RunError
+from pytest_evalcases.kinds import Spent, total_spent
 from pytest_evalcases.run import budget
 from pytest_evalcases.run.checks import default_registry
 
@@ -104,12 +105,13 @@ def test_a_run_without_a_verdict_fails_only_the_limits_it_is_known_to_exceed(
 
 def test_what_attempts_spent_adds_up_and_what_none_reported_stays_unknown() -> None:
     first, second = Spent(1000, 100, 0.5), Spent(2000, None, None)
-    assert first.plus(second) == Spent(3000, 100, 0.5)
-    assert first.plus(None) is first
-    assert Spent().plus(Spent()) == Spent()
-    assert add_spent(None, second) is second
-    assert add_spent(None, None) is None
-    assert add_spent(first, first) == Spent(2000, 200, 1.0)
+    assert total_spent([first, None, second]) == Spent(3000, 100, 0.5)
+    assert total_spent([first, first]) == Spent(2000, 200, 1.0)
+    assert total_spent([second]) == second
+    assert total_spent([Spent(), Spent()]) == Spent()
+    assert total_spent([None, None]) is None
+    assert total_spent([]) is None
+    assert (second.tokens, Spent().tokens, Spent(None, 7).tokens) == (2000, None, 7)
 
 
 def test_the_retries_of_a_counted_run_add_to_its_cost_not_to_the_runs() -> None:
