@@ -93,7 +93,7 @@ def machine_files(requirements: Requirements, env: Mapping[str, str]) -> tuple[P
     every run (docs/agents.md, "Machine-wide configuration")."""
     found: list[Path] = []
     for variable, default in requirements.machine_config:
-        path = Path(env.get(variable) or default) if variable else Path(default)
+        path = Path((env.get(variable) if variable else None) or default)
         try:
             if path.is_file():
                 found.append(path)

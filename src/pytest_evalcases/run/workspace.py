@@ -151,15 +151,13 @@ INSTRUCTION_FILES = (
 def inherited_configuration(path: Path) -> str | None:
     """Why an agent working in ``path`` would read configuration from around it (a git
     repository it is in, an instruction file in a directory above it), or ``None``."""
-    for parent in (path, *path.parents):
-        if (parent / ".git").exists():
-            return f"it is inside the git repository {parent}"
-        if parent == path:
-            continue
-        for name in INSTRUCTION_FILES:
-            if (parent / name).is_file():
-                return f"agents would also read {parent / name}"
-    return None
+    repository = next((p for p in (path, *path.parents) if (p / ".git").exists()), None)
+    if repository is not None:
+        return f"it is inside the git repository {repository}"
+    # The workspace's own files are the case's: only the directories above it count.
+    above = (p / name for p in path.parents for name in INSTRUCTION_FILES)
+    found = next((file for file in above if file.is_file()), None)
+    return None if found is None else f"agents would also read {found}"
 
 
 class WorkspaceDirs:

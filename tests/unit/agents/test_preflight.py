@@ -303,17 +303,14 @@ def test_machine_files_lists_what_exists_of_the_machine_wide_configuration(
 
 
 def test_the_built_in_agents_name_their_machine_wide_configuration() -> None:
-    found = {
-        name: [
-            default
-            for _, default in preflight.requirements_of(
-                make_agent(AgentSettings(name=name))
-            ).machine_config
-        ]  # type: ignore[union-attr]
-        for name in ("claude", "codex", "gemini")
-    }
-    assert found == {
-        "claude": ["/etc/claude-code"],
-        "codex": ["/etc/codex"],
-        "gemini": ["/etc/gemini-cli/settings.json", "/etc/gemini-cli/system-defaults.json"],
-    }
+    def defaults(name: str) -> list[str]:
+        requirements = preflight.requirements_of(make_agent(AgentSettings(name=name)))
+        assert requirements is not None
+        return [default for _, default in requirements.machine_config]
+
+    assert defaults("claude") == ["/etc/claude-code"]
+    assert defaults("codex") == ["/etc/codex"]
+    assert defaults("gemini") == [
+        "/etc/gemini-cli/settings.json",
+        "/etc/gemini-cli/system-defaults.json",
+    ]
