@@ -270,23 +270,29 @@ def test_the_proxy_stops_and_frees_its_port() -> None:
 
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", port)) != 0
-    # No socket of this process holds the port any more. (Binding it again would say
-    # the same, but under xdist another worker's connection may take the freed port.)
-    assert own_sockets_on(port) == []
+    # No socket of this process listens on the port any more. (Binding it again would say
+    # the same, but under xdist another worker's connection may take the freed port; the
+    # connection above may still be closing in a handler thread.)
+    assert own_listeners_on(port) == []
 
 
-def own_sockets_on(port: int) -> list[str]:
-    """The TCP sockets of this process bound to ``port``, as lines of /proc/net/tcp."""
-    fds = Path("/proc/self/fd")
+#: The state of a listening socket in /proc/net/tcp.
+LISTEN = "0A"
+
+
+def own_listeners_on(port: int) -> list[str]:
+    """The TCP sockets of this process listening on ``port``, as lines of
+    /proc/net/tcp."""
     inodes = set()
-    for fd in fds.iterdir():
+    for fd in Path("/proc/self/fd").iterdir():
         with contextlib.suppress(OSError):
             inodes.add(os.readlink(fd))
     found = []
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
         local_port = int(fields[1].rsplit(":", 1)[1], 16)
-        if local_port == port and f"socket:[{fields[9]}]" in inodes:
+        ours = f"socket:[{fields[9]}]" in inodes
+        if local_port == port and fields[3] == LISTEN and ours:
             found.append(line.strip())
     return found
 
