@@ -143,7 +143,7 @@ def test_runs_overlap_on_each_xdist_worker(
 def test_x_stops_starting_runs_and_kills_the_running_ones(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
-    ids = ["fail-first", "hang-1", "hang-2", "hang-3", "pass-later-1", "pass-later-2"]
+    ids = ["fail-first", "hang-1", "hang-2", "hang-3", "hang-later-1", "hang-later-2"]
     root = make_suite(
         AGENT,
         {case_id: CASE.format(id=case_id) for case_id in ids},
@@ -157,11 +157,17 @@ def test_x_stops_starting_runs_and_kills_the_running_ones(
 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(failed=1)
-    # The three hanging agents had started beside the first; they are dead, and the
-    # runs beyond the concurrency never started.
-    assert sorted(p.name for p in (root / "pids").iterdir()) == ["hang-1", "hang-2", "hang-3"]
+    # The three hanging agents had started beside the first. The slot the first one
+    # freed may start the fifth run before -x takes effect; the sixth can never start,
+    # since the four slots stay taken until -x closes the scheduler. Every agent that
+    # started is dead, and no run but the first is reported.
+    started = sorted(p.name for p in (root / "pids").iterdir())
+    assert started in (
+        ["hang-1", "hang-2", "hang-3"],
+        ["hang-1", "hang-2", "hang-3", "hang-later-1"],
+    )
     assert gone(str(root / "agent.py"))
-    assert not any(p.name.startswith("pass-later") for p in (root / "runs").iterdir())
+    assert [p.name.rsplit("-", 1)[0] for p in (root / "runs").iterdir()] == ["fail-first"]
     assert [c["id"] for c in only_results(root)["cases"]] == ["fail-first"]
 
 
