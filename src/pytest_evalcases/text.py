@@ -11,6 +11,12 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
+def check_label(check_id: str, check_type: str) -> str:
+    """A check as result lines name it: its id, then its type in brackets unless the two
+    are the same word (``no-force-push [command_not_run]``, ``max_cost``)."""
+    return check_id if check_id == check_type else f"{check_id} [{check_type}]"
+
+
 def percent(rate: float | None, digits: int = 1) -> str:
     """``97.5%`` (``digits`` after the point), or ``n/a`` when there is no rate."""
     return "n/a" if rate is None else f"{rate:.{digits}%}"

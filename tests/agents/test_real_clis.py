@@ -431,7 +431,7 @@ def test_a_runaway_over_its_cost_limit_fails_the_limit_with_the_real_claude(
 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["  FAILED max_cost [[]max_cost[]]: the run cost $*; the limit is $0.0000 (and then it"
+        ["  FAILED max_cost: the run cost $*; the limit is $0.0000 (and then it"
          " ended without a verdict: max-turns)"]
     )  # fmt: skip
     record = only_results(pytester.path)["cases"][0]

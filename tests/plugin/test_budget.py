@@ -42,8 +42,8 @@ def test_a_run_over_its_limits_fails_with_the_figures_in_report_and_results(
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(
         [
-            "  FAILED max_cost [[]max_cost[]]: the run cost $0.50; the limit is $0.25",
-            "  FAILED max_tokens [[]max_tokens[]]: the run used 1,334 tokens (input plus output);"
+            "  FAILED max_cost: the run cost $0.50; the limit is $0.25",
+            "  FAILED max_tokens: the run used 1,334 tokens (input plus output);"
             " the limit is 1,000",
         ]
     )
@@ -75,8 +75,8 @@ def test_a_runaway_stopped_over_its_limits_fails_them_and_is_not_retried(
     result.assert_outcomes(failed=1, errors=1)
     after = " (and then it ended without a verdict: max-turns)"
     result.stdout.fnmatch_lines(
-        [f"  FAILED max_cost [[]max_cost[]]: the run cost $0.50; the limit is $0.25{after}",
-         "  FAILED max_tokens [[]max_tokens[]]: the run used 1,100 tokens (input plus output);"
+        [f"  FAILED max_cost: the run cost $0.50; the limit is $0.25{after}",
+         "  FAILED max_tokens: the run used 1,100 tokens (input plus output);"
          f" the limit is 1,000{after}"]
     )  # fmt: skip
     cases = by_case(only_results(root))

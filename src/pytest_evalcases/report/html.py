@@ -243,9 +243,9 @@ def _details(
         if failed:
             out.append('<ul class="failed">')
             for c in failed:
+                kind = "" if c.id == c.type else f" [{_e(c.type)}]"
                 out.append(
-                    f'<li><b class="check">{_e(c.id)}</b> '
-                    f"[{_e(c.type)}]: "
+                    f'<li><b class="check">{_e(c.id)}</b>{kind}: '
                     f'<span class="msg">{_e(c.message)}</span></li>'
                 )
             out.append("</ul>")

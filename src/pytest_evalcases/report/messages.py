@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from pytest_evalcases.errors import CaseFileError, RunError
-from pytest_evalcases.text import plural
+from pytest_evalcases.text import check_label, plural
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import AgentResult
@@ -162,7 +162,7 @@ def failure_text(
     lines.append(f"{len(failed)} of {len(report.checks)} checks failed:")
     for check in failed:
         desc = f" ({check.description})" if check.description else ""
-        lines.append(f"  FAILED {check.id} [{check.type}]{desc}: {check.message}")
+        lines.append(f"  FAILED {check_label(check.id, check.type)}{desc}: {check.message}")
     if report.workspace is not None:
         kept = "graded directory" if graded else "workspace kept"
         lines.append(f"{kept}: {report.workspace}" + (f" ({note})" if note else ""))
@@ -194,7 +194,7 @@ def checks_text(
     for check in checks:
         result = "PASSED" if check.passed else "FAILED"
         desc = f" ({check.description})" if check.description else ""
-        lines.append(f"{result} {check.id} [{check.type}]{desc}: {check.message}")
+        lines.append(f"{result} {check_label(check.id, check.type)}{desc}: {check.message}")
     usage = usage_line(agent)
     if usage:
         lines.append(usage)

@@ -17,7 +17,7 @@ from typing import Any
 from pytest_evalcases.report.conversation import Conversation, Other, Turn
 from pytest_evalcases.report.dialects import Usage
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.text import plural, usd
+from pytest_evalcases.text import check_label, plural, usd
 
 #: Lines of the system prompt, of each context text and of a raw body shown unless full.
 HEAD_LINES = 5
@@ -284,7 +284,9 @@ def _verdict(record: RunRecord) -> list[str]:
     if record.checks:
         out[-1] += f" · {passed} of {plural(len(record.checks), 'check')} passed"
     out += [
-        f"{_INDENT}failed {c.id} [{c.type}]: {c.message}" for c in record.checks if not c.passed
+        f"{_INDENT}failed {check_label(c.id, c.type)}: {c.message}"
+        for c in record.checks
+        if not c.passed
     ]
     if record.error:
         out.append(f"{_INDENT}error ({record.error_kind or 'error'}): {record.error}")
