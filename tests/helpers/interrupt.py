@@ -10,6 +10,39 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+#: A conftest (or the end of one) for a suite interrupted once an item is reported:
+#: pytest, the xdist controller under xdist, touches ``reported/<case>`` after it has
+#: taken in the item's last report. A signal sent after that cannot beat the item's
+#: record, as one sent when the next agent starts can (the controller takes a worker's
+#: reports in its own time).
+REPORTED_HOOK = """
+import pathlib as _pathlib
+
+import pytest as _pytest
+
+_CONTROLLER = []
+
+
+def pytest_configure(config):
+    # Not PYTEST_XDIST_WORKER: the outer suite's xdist worker leaves it to this pytest.
+    if not hasattr(config, "workerinput"):
+        _CONTROLLER.append(True)
+
+
+@_pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report):
+    if report.when == "teardown" and _CONTROLLER:
+        done = _pathlib.Path(__file__).parent / "reported"
+        done.mkdir(exist_ok=True)
+        (done / report.nodeid.rsplit("::", 1)[-1]).touch()
+"""
+
+
+def reported(root: Path) -> set[str]:
+    """The cases whose reports pytest has taken in (see :data:`REPORTED_HOOK`)."""
+    directory = root / "reported"
+    return {p.name for p in directory.iterdir()} if directory.is_dir() else set()
+
 
 def interrupted_pytest(
     cwd: Path,

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers.interrupt import interrupted_pytest
+from tests.helpers.interrupt import REPORTED_HOOK, interrupted_pytest, reported
 from tests.helpers.results import only_results
 from tests.helpers.sandbox import gone
 from tests.helpers.suite import SuiteBuilder, eval_configs
@@ -105,18 +104,22 @@ def test_runs_overlap_and_report_as_a_serial_run_does(
     root = suite(make_suite, IDS)
     common = [*eval_configs(f"a={root}/a", f"b={root}/b"), "--eval-repeat=2"]
 
-    serial = pytester.runpytest("-p", "no:randomly", "-v", *common)
+    serial = pytester.runpytest("-p", "no:randomly", "-v", *xdist, *common)
     serial_results = only_results(root)
     for old in (root / "evals" / "results").glob("*.json"):
         old.unlink()
     (root / "runs").rename(root / "serial-runs")
-    concurrent = pytester.runpytest("-p", "no:randomly", "-v", "--eval-concurrency=4", *common)
+    concurrent = pytester.runpytest(
+        "-p", "no:randomly", "-v", *xdist, "--eval-concurrency=4", *common
+    )
 
     assert concurrent.ret == serial.ret == pytest.ExitCode.TESTS_FAILED
     counts = {"passed": 12, "failed": 8, "errors": 4}
     serial.assert_outcomes(**counts)
     concurrent.assert_outcomes(**counts)
-    assert comparable(only_results(root)) == comparable(serial_results)
+    # Under xdist the records come in the order the workers report them.
+    assert sorted(comparable(only_results(root))) == sorted(comparable(serial_results))
+    workers = 2 if xdist else 1
     if not xdist:
         # Reported one by one, in collection order, each with its own verdict.
         def verdicts(result: pytest.RunResult) -> list[str]:
@@ -124,20 +127,48 @@ def test_runs_overlap_and_report_as_a_serial_run_does(
 
         assert verdicts(concurrent) == verdicts(serial)
         assert len(verdicts(serial)) == 24
-    assert most_at_once(runs_in(root / "serial-runs")) == 1
-    assert 2 <= most_at_once(runs(root)) <= 4
+    assert most_at_once(runs_in(root / "serial-runs")) <= workers
+    assert most_at_once(runs(root)) <= 4 * workers
+
+
+#: Each run says it started (``started/``) and, while it runs, that it is alive
+#: (``live/``, whose count it logs), then ends only once OVERLAP runs have started: runs
+#: that did not overlap could never end, and after a minute answer wrongly.
+BARRIER_AGENT = """
+import json, os, pathlib, sys, time
+root, overlap = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+case = os.environ["EVALCASES_CASE_ID"]
+for name in ("started", "live", "runs"):
+    (root / name).mkdir(exist_ok=True)
+started = time.time()
+(root / "started" / case).touch()
+(root / "live" / case).touch()
+deadline = time.monotonic() + 60
+while len(os.listdir(root / "started")) < overlap and time.monotonic() < deadline:
+    time.sleep(0.02)
+overlapped = len(os.listdir(root / "started")) >= overlap
+(root / "live" / case).unlink()
+(root / "runs" / case).write_text(json.dumps([started, time.time()]))
+print("the answer is " + ("right" if overlapped else "wrong: the runs never overlapped"))
+"""
 
 
 def test_runs_overlap_on_each_xdist_worker(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
-    root = suite(make_suite, [f"pass-{i}" for i in range(12)])
+    ids = [f"pass-{i}" for i in range(12)]
+    root = make_suite(
+        BARRIER_AGENT,
+        {case_id: CASE.format(id=case_id) for case_id in ids},
+        # Two workers, three runs each: four at once is more than either alone makes.
+        command="{python} {rootdir}/agent.py {rootdir} 4",
+        ini="eval_agent = command\n",
+    )
 
     result = pytester.runpytest("-p", "no:randomly", "-n", "2", "--eval-concurrency=3")
 
     result.assert_outcomes(passed=12)
-    # Two workers, three runs each: more at once than either alone could make.
-    assert 4 <= most_at_once(runs(root)) <= 6
+    assert most_at_once(runs(root)) <= 6
 
 
 def test_x_stops_starting_runs_and_kills_the_running_ones(
@@ -181,14 +212,12 @@ def test_an_interrupt_kills_every_running_agent(
         {case_id: CASE.format(id=case_id) for case_id in ids},
         command="{python} {rootdir}/agent.py {rootdir}",
         ini="eval_agent = command\neval_timeout = 300\n",
+        fixtures={"conftest.py": REPORTED_HOOK},
     )
 
     def all_hanging() -> bool:
         hanging = (root / "pids").is_dir() and len(list((root / "pids").iterdir())) == 3
-        if hanging and (root / "runs").is_dir() and any((root / "runs").iterdir()):
-            time.sleep(1)  # for the first case, which has ended, to be reported
-            return True
-        return False
+        return hanging and reported(root) == {"a-first"}
 
     returncode, out = interrupted_pytest(
         root, all_hanging, sig=sig, args=("-p", "no:randomly", "--eval-concurrency=4")
@@ -201,15 +230,26 @@ def test_an_interrupt_kills_every_running_agent(
     assert results["incomplete_reasons"]
 
 
+#: The first run of ``a-limited`` is rate limited; ``b``, which starts beside it, holds
+#: its slot until the retry of ``a-limited`` has started, so that the one slot that can
+#: free inside the pause is the limited run's own, freed after the limit is counted.
 RATE_LIMITED_AGENT = """
 import json, os, pathlib, sys, time
 root = pathlib.Path(sys.argv[1])
 case = os.environ["EVALCASES_CASE_ID"]
 started = time.time()
+(root / "starts").mkdir(exist_ok=True)
+(root / "starts" / f"{case}-{started}").touch()
 first = root / "limited-once"
 if case == "a-limited" and not first.exists():
     first.write_text(json.dumps(time.time()))
     sys.exit("HTTP 429 Too Many Requests: rate limit reached, retry after 1.5 seconds")
+if case == "b":
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if len(list((root / "starts").glob("a-limited-*"))) >= 2:
+            break
+        time.sleep(0.02)
 time.sleep(0.2)
 (root / "runs").mkdir(exist_ok=True)
 (root / "runs" / f"{case}-{started}").write_text(json.dumps([started, time.time()]))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.interrupt import interrupted_pytest
+from tests.helpers.interrupt import REPORTED_HOOK, interrupted_pytest, reported
 from tests.helpers.sandbox import gone, requires_bwrap
 from tests.helpers.suite import SuiteBuilder
 
@@ -94,7 +94,7 @@ def interrupted_twice(
     make_suite(
         AGENT,
         CASES,
-        fixtures={"conftest.py": CONFTEST},
+        fixtures={"conftest.py": CONFTEST + REPORTED_HOOK},
         ini=f"eval_agent = command\neval_timeout = 60\neval_sandbox = {sandbox}\n"
         f"eval_sandbox_rw = {pytester.path}\n",
     )
@@ -102,7 +102,8 @@ def interrupted_twice(
     want = 2 if args else 1
 
     def running() -> bool:
-        return started.is_dir() and len(list(started.iterdir())) >= want
+        running = started.is_dir() and len(list(started.iterdir())) >= want
+        return running and reported(pytester.path) == {"a-fast"}
 
     returncode, out = interrupted_pytest(
         pytester.path,

@@ -7,10 +7,15 @@ import pytest
 from tests.helpers.suite import SuiteBuilder
 
 #: An agent slow enough for the status to show (after 2 s, refreshed every second),
-#: that prints on its standard output and answers wrongly.
+#: that prints on its standard output and answers wrongly. It runs until pytest's
+#: output (the file ``stdout`` that ``runpytest_subprocess`` writes) shows the status,
+#: or for as long as its second argument says.
 SLOW = """
-import sys, time
-time.sleep(3.6)
+import pathlib, sys, time
+out = pathlib.Path(sys.argv[1]) / "stdout"
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline and "[running: " not in out.read_text("utf-8", "replace"):
+    time.sleep(0.05)
 print("wrong answer")
 """
 
@@ -37,7 +42,13 @@ checks:
 def test_a_status_shows_while_an_agent_runs_and_leaves_no_trace(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, args: tuple[str, ...], shown: bool
 ) -> None:
-    make_suite(SLOW, {"slow-case": CASE}, ini="eval_agent = command\n")
+    # Where the status must not show, 3.6 s is time enough for it to show twice.
+    make_suite(
+        SLOW,
+        {"slow-case": CASE},
+        command=f"{{python}} {{rootdir}}/agent.py {{rootdir}} {60 if shown else 3.6}",
+        ini="eval_agent = command\n",
+    )
 
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-rA", *args)
 
