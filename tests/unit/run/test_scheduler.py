@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 
 import pytest
 
 from pytest_evalcases import process
 from pytest_evalcases.errors import AgentError, RunError
-from pytest_evalcases.run.scheduler import Backoff, Scheduler
+from pytest_evalcases.run.scheduler import Backoff, Scheduler, _Job
 
 
 class Probe:
@@ -56,20 +56,37 @@ def wait_until(condition: Callable[[], bool], wait: float = 10.0) -> None:
         time.sleep(0.01)
 
 
+class StartOrder(Scheduler[str]):
+    """A scheduler that notes the keys of the jobs it starts, in the order it starts
+    them (under its lock). The jobs' own threads may run in any order: a thread started
+    later can be scheduled first."""
+
+    def __init__(self, concurrency: int) -> None:
+        super().__init__(concurrency)
+        self.order: list[Hashable] = []
+
+    def _start(self, key: Hashable, job: _Job[str]) -> None:
+        self.order.append(key)
+        super()._start(key, job)
+
+
 def test_jobs_start_in_offer_order_never_more_than_the_concurrency() -> None:
     probe = Probe()
-    scheduler: Scheduler[str] = Scheduler(3)
+    scheduler = StartOrder(3)
     names = [f"job{i}" for i in range(10)]
     for name in names:
         scheduler.offer(name, probe.job(name))
     wait_until(lambda: len(probe.started) == 3)
     time.sleep(0.1)
     # Three run; the rest wait, and start as places free up, in order.
-    assert probe.started == names[:3]
+    assert scheduler.order == names[:3]
+    assert sorted(probe.started) == names[:3]
     probe.release.set()
     results = [scheduler.take(name) for name in names]
     assert results == [f"result of {name}" for name in names]
-    assert probe.started == names
+    assert scheduler.order == names
+    # Each job ran, once.
+    assert sorted(probe.started) == sorted(names)
     assert probe.peak == 3 == scheduler.peak
 
 
