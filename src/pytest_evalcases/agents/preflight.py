@@ -19,8 +19,9 @@ from pytest_evalcases.agents import base, home
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.redact import redact
 
-#: How long ``PROGRAM --version`` may take before the version is recorded as unknown.
-VERSION_TIMEOUT = 5.0
+#: How long ``PROGRAM --version`` may take before the version is recorded as unknown:
+#: a node CLI starting on a loaded CI machine can take several seconds.
+VERSION_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
