@@ -165,29 +165,31 @@ def run(
         before = None
         if sweep and files.enter_context(_SUBREAPER.adopting()):
             before = _children()
-        with _SUBREAPER.spawning():
-            proc = subprocess.Popen(
-                args,
-                shell=shell,
-                cwd=cwd,
-                env=env,
-                stdin=inp,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
-            if before is not None:
-                _SUBREAPER.running(proc.pid, mark)
-        leftovers = None
-        if before is not None:
-            files.callback(_SUBREAPER.ended, proc.pid)
-            leftovers = _Leftovers(mark, before, _start_time(proc.pid) or 0)
-        elif sweep:
-            leftovers = _Leftovers(mark)
+        proc: subprocess.Popen[bytes] | None = None
+        # Until the leftovers are known, what the command started is found by its mark.
+        leftovers = _Leftovers(mark) if sweep else None
         try:
+            # A Ctrl-C from the moment the command exists ends it: inside this ``try``.
+            with _SUBREAPER.spawning():
+                proc = subprocess.Popen(
+                    args,
+                    shell=shell,
+                    cwd=cwd,
+                    env=env,
+                    stdin=inp,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                )
+                if before is not None:
+                    _SUBREAPER.running(proc.pid, mark)
+                    files.callback(_SUBREAPER.ended, proc.pid)
+            if before is not None:
+                leftovers = _Leftovers(mark, before, _start_time(proc.pid) or 0)
             status = _wait(proc, timeout, token)
         except BaseException:
-            _end(proc, leftovers, stop=True)
+            if proc is not None:
+                _end(proc, leftovers, stop=True)
             raise
         timed_out = status == "timeout"
         _end(proc, leftovers, stop=status != "exited")

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import pytest
 
 from pytest_evalcases import process
+from tests.helpers.sandbox import gone
 
 
 def alive(pid: int, wait: float = 5.0) -> bool:
@@ -185,6 +186,28 @@ def test_a_daemon_is_killed_when_the_run_is_interrupted(tmp_path: Path) -> None:
     finally:
         signal.signal(signal.SIGUSR1, previous)
     assert reaped(int(pidfile.read_text()))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+def test_a_ctrl_c_as_the_command_starts_kills_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Ctrl-C lands after the command exists and before run() waits for it: where it
+    # notes when the command started (for its sweep).
+    mark = f"evalcases-mark-{tmp_path}"
+
+    def interrupted(pid: int) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(process, "_start_time", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        process.run(
+            [sys.executable, "-c", "import time; time.sleep(300)", mark],
+            cwd=tmp_path,
+            timeout=60,
+            sweep=True,
+        )
+    assert gone(mark)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
