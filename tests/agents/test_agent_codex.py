@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
-from pytest_evalcases import process
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
     AgentSettings,
@@ -22,6 +19,7 @@ from pytest_evalcases.agents.base import (
 )
 from pytest_evalcases.agents.codex import PERMISSIONS, CodexAgent
 from tests.helpers.agents import SAMPLES, Driver, sample_file
+from tests.helpers.timeouts import timeout_once
 
 EXEC = (SAMPLES / "codex-exec.jsonl").read_text().splitlines()
 RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
@@ -315,36 +313,15 @@ NO_NETWORK = [
 ]
 
 
-def timing_out_once_it_said(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
-    """Commands' timeouts count from the moment their standard output holds ``size``
-    bytes: a CLI that prints, then hangs, has printed it all when its timeout ends it,
-    however long it took to start. The timeout itself is the real one."""
-    real = process._wait
-
-    def wait(
-        proc: subprocess.Popen[bytes], timeout: float | None, token: Any = None
-    ) -> Literal["exited", "timeout", "cancelled"]:
-        out = Path(f"/proc/{proc.pid}/fd/1")
-        deadline = time.monotonic() + 60
-        while proc.poll() is None and time.monotonic() < deadline:
-            try:
-                if out.stat().st_size >= size:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.01)
-        return real(proc, timeout, token)
-
-    monkeypatch.setattr(process, "_wait", wait)
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="reads the CLI's output in /proc")
 def test_a_timeout_says_what_the_cli_said_last(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sample = tmp_path / "no-network.jsonl"
     sample.write_text("".join(json.dumps(event) + "\n" for event in NO_NETWORK))
-    timing_out_once_it_said(monkeypatch, len(sample.read_bytes()))
+    # The timeout counts once the CLI has printed it all (its output file, in /proc).
+    size = len(sample.read_bytes())
+    timeout_once(monkeypatch, lambda pid: Path(f"/proc/{pid}/fd/1").stat().st_size >= size)
     error = run_error(request(tmp_path, sample=str(sample), timeout=1, FAKE_AGENT_HANG="60"))
     assert error.kind == "timeout"
     # The message of the last event, nested in its item as Codex has it.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -12,12 +11,12 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
 
 import pytest
 
 from pytest_evalcases import process
 from tests.helpers.sandbox import gone
+from tests.helpers.timeouts import timeout_once
 
 
 def alive(pid: int, wait: float = 5.0) -> bool:
@@ -44,23 +43,9 @@ def alive(pid: int, wait: float = 5.0) -> bool:
 
 
 def timing_out_once(monkeypatch: pytest.MonkeyPatch, pidfile: Path) -> None:
-    """Commands' timeouts count from the moment ``pidfile`` holds a pid: the command
-    has started what the test kills before its timeout runs out, however long its
-    start-up took on a loaded machine. The timeout itself is the real one."""
-    real = process._wait
-
-    def wait(
-        proc: subprocess.Popen[bytes], timeout: float | None, token: Any = None
-    ) -> Literal["exited", "timeout", "cancelled"]:
-        deadline = time.monotonic() + 60
-        while proc.poll() is None and time.monotonic() < deadline:
-            with contextlib.suppress(OSError):
-                if pidfile.read_text().strip():
-                    break
-            time.sleep(0.01)
-        return real(proc, timeout, token)
-
-    monkeypatch.setattr(process, "_wait", wait)
+    """Timeouts count from the moment ``pidfile`` holds a pid: the command has started
+    what the test kills, however long its start-up took."""
+    timeout_once(monkeypatch, lambda pid: bool(pidfile.read_text().strip()))
 
 
 def test_timeout_kills_the_whole_process_group(
