@@ -5,6 +5,7 @@ Ctrl-C and SIGTERM kill the running agents; a rate limit holds back the next sta
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -18,15 +19,25 @@ from tests.helpers.suite import SuiteBuilder, eval_configs
 
 #: The agent logs when it starts and ends (``runs/<case>-<n>.json``), sleeps a little,
 #: then answers as its case asks: ``pass-*`` right, ``fail-*`` wrong, ``crash-*`` not at
-#: all, ``hang-*`` never (its pid in ``pids/``).
+#: all, ``hang-*`` never (its pid in ``pids/``). Where the file ``overlap`` says N, each
+#: run first waits until N runs have begun (``begun/``): runs that do not overlap never
+#: get past it, and after a minute answer that they did not.
 AGENT = """
 import json, os, pathlib, sys, time, uuid
 root = pathlib.Path(sys.argv[1])
 case = os.environ["EVALCASES_CASE_ID"]
-runs = root / "runs"
-runs.mkdir(exist_ok=True)
-log = runs / f"{case}-{uuid.uuid4().hex}.json"
+for name in ("runs", "begun"):
+    (root / name).mkdir(exist_ok=True)
+log = root / "runs" / f"{case}-{uuid.uuid4().hex}.json"
 started = time.time()
+(root / "begun" / log.name).touch()
+if (root / "overlap").exists():
+    overlap = int((root / "overlap").read_text())
+    deadline = time.monotonic() + 60
+    while len(os.listdir(root / "begun")) < overlap:
+        if time.monotonic() > deadline:
+            sys.exit(f"fewer than {overlap} runs ever ran at once")
+        time.sleep(0.02)
 if case.startswith("hang"):
     (root / "pids").mkdir(exist_ok=True)
     (root / "pids" / case).write_text(str(os.getpid()))
@@ -109,6 +120,8 @@ def test_runs_overlap_and_report_as_a_serial_run_does(
     for old in (root / "evals" / "results").glob("*.json"):
         old.unlink()
     (root / "runs").rename(root / "serial-runs")
+    shutil.rmtree(root / "begun")
+    (root / "overlap").write_text("2")
     concurrent = pytester.runpytest(
         "-p", "no:randomly", "-v", *xdist, "--eval-concurrency=4", *common
     )
@@ -128,47 +141,20 @@ def test_runs_overlap_and_report_as_a_serial_run_does(
         assert verdicts(concurrent) == verdicts(serial)
         assert len(verdicts(serial)) == 24
     assert most_at_once(runs_in(root / "serial-runs")) <= workers
-    assert most_at_once(runs(root)) <= 4 * workers
-
-
-#: Each run says it started (``started/``) and, while it runs, that it is alive
-#: (``live/``, whose count it logs), then ends only once OVERLAP runs have started: runs
-#: that did not overlap could never end, and after a minute answer wrongly.
-BARRIER_AGENT = """
-import json, os, pathlib, sys, time
-root, overlap = pathlib.Path(sys.argv[1]), int(sys.argv[2])
-case = os.environ["EVALCASES_CASE_ID"]
-for name in ("started", "live", "runs"):
-    (root / name).mkdir(exist_ok=True)
-started = time.time()
-(root / "started" / case).touch()
-(root / "live" / case).touch()
-deadline = time.monotonic() + 60
-while len(os.listdir(root / "started")) < overlap and time.monotonic() < deadline:
-    time.sleep(0.02)
-overlapped = len(os.listdir(root / "started")) >= overlap
-(root / "live" / case).unlink()
-(root / "runs" / case).write_text(json.dumps([started, time.time()]))
-print("the answer is " + ("right" if overlapped else "wrong: the runs never overlapped"))
-"""
+    assert 2 <= most_at_once(runs(root)) <= 4 * workers
 
 
 def test_runs_overlap_on_each_xdist_worker(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
-    ids = [f"pass-{i}" for i in range(12)]
-    root = make_suite(
-        BARRIER_AGENT,
-        {case_id: CASE.format(id=case_id) for case_id in ids},
-        # Two workers, three runs each: four at once is more than either alone makes.
-        command="{python} {rootdir}/agent.py {rootdir} 4",
-        ini="eval_agent = command\n",
-    )
+    root = suite(make_suite, [f"pass-{i}" for i in range(12)])
+    # Two workers, three runs each: four at once is more than either alone makes.
+    (root / "overlap").write_text("4")
 
     result = pytester.runpytest("-p", "no:randomly", "-n", "2", "--eval-concurrency=3")
 
     result.assert_outcomes(passed=12)
-    assert most_at_once(runs(root)) <= 6
+    assert 4 <= most_at_once(runs(root)) <= 6
 
 
 def test_x_stops_starting_runs_and_kills_the_running_ones(
