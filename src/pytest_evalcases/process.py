@@ -181,9 +181,10 @@ def run(
                     stderr=err,
                     start_new_session=True,
                 )
-                if before is not None:
-                    _SUBREAPER.running(proc.pid, mark)
-                    files.callback(_SUBREAPER.ended, proc.pid)
+                # Every command, swept or not: another's sweep must not take it for an
+                # orphan (a check's search started while an agent runs in a thread).
+                _SUBREAPER.running(proc.pid, mark)
+                files.callback(_SUBREAPER.ended, proc.pid)
             if before is not None:
                 leftovers = _Leftovers(mark, before, _start_time(proc.pid) or 0)
             status = _wait(proc, timeout, token)

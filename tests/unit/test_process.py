@@ -427,3 +427,39 @@ def test_commands_running_at_once_leave_each_other_s_processes_alone(tmp_path: P
     assert path("status").read_text().strip() == "alive", "A's sweep killed B's orphan"
     # Once B ends, its orphan goes with it.
     assert not alive(int(path("orphan").read_text()))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+def test_a_command_without_a_sweep_is_left_to_run_by_another_commands_sweep(
+    tmp_path: Path,
+) -> None:
+    # A runs with its sweep (an agent); while it runs, this thread starts B without one
+    # (the child a regex check searches in, under --eval-concurrency). A ends and sweeps
+    # what it orphaned: B, a command still running, is none of that.
+    started, release = tmp_path / "b-started", tmp_path / "a-may-end"
+    thread_a, outcome_a = _in_thread(
+        lambda: process.run(
+            f"i=0; until [ -e {release} ] || [ $i -ge 1500 ]; do i=$((i+1)); sleep 0.02; done",
+            cwd=tmp_path,
+            timeout=60,
+            sweep=True,
+        )
+    )
+    time.sleep(0.05)  # B starts after A, as an orphan of A's would
+
+    def b_waits_for_a_to_end() -> None:
+        _wait_for(started)
+        release.write_text("x")
+        thread_a.join(30)
+
+    ending = threading.Thread(target=b_waits_for_a_to_end, daemon=True)
+    ending.start()
+    b = process.run(
+        [sys.executable, "-c", f"import pathlib, time; pathlib.Path({str(started)!r})"
+         ".write_text('x'); time.sleep(1); print('searched')"],
+        cwd=tmp_path,
+        timeout=60,
+    )  # fmt: skip
+    ending.join(30)
+    assert not isinstance(outcome_a[0], BaseException), outcome_a
+    assert (b.returncode, b.stdout) == (0, "searched\n"), "A's sweep killed B"
