@@ -211,6 +211,99 @@ def test_claude_reuse_without_a_recording_runs_live_and_replay_is_an_error(
     assert len(claude_env.requests) > sent
 
 
+def not_bare(pytester: pytest.Pytester) -> None:
+    """The suite's case without ``--bare``: Claude Code discovers the working tree's
+    configuration overlaid on the workspace (CLAUDE.md, a skill, a settings file), and
+    its system prompt names its memory directory, below the agent's home, after the
+    workspace's path."""
+    suite(pytester)
+    (pytester.path / "evals" / "reads.yaml").write_text(
+        CASE.replace("prompt:", "bare: false\nprompt:")
+    )
+    claude = pytester.path / ".claude"
+    (claude / "skills" / "todo").mkdir(parents=True)
+    (claude / "skills" / "todo" / "SKILL.md").write_text(
+        "---\nname: todo\ndescription: Sorts TODOs. MARK-skill\n---\nList the TODOs.\n"
+    )
+    (claude / "settings.json").write_text('{"env": {"MY_SETTING": "1"}}\n')
+
+
+def test_claude_replays_and_reuses_a_case_that_is_not_bare_in_full(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    claude_env.script = reads
+    not_bare(pytester)
+    run(pytester, "live").assert_outcomes(passed=1)
+    recorded, live = newest(pytester)
+    [before] = live["cases"]
+    first = claude_env.conversation()[0]
+    # What varies between two runs of the case reached the model: the workspace's path
+    # as a project name (in the memory directory) and the agent's home.
+    project = "-" + Path(before["workspace"]).as_posix()[1:].replace("/", "-")
+    assert f"/projects/{project}/memory/" in first.text
+    assert {"MARK-rules-v1", "MARK-skill"} <= set(first.markers)
+    sent = len(claude_env.requests)
+
+    replayed = run(pytester, "replay", f"--eval-replay={recorded}")
+
+    [record] = newest(pytester)[1]["cases"]
+    assert record["replay"] == "full", record["error"]
+    replayed.assert_outcomes(passed=1)
+    assert len(claude_env.requests) == sent, "a replay sent a request to the API"
+
+    reused = run(pytester, "reuse", f"--eval-reuse={recorded}")
+
+    reused.assert_outcomes(passed=1)
+    assert len(claude_env.requests) == sent, "a reuse of an unchanged case sent a request"
+    [record] = newest(pytester)[1]["cases"]
+    assert record["replay"] == "full"
+    # What the recorded run reported is what replaying it saved.
+    assert record["saved_tokens"] == before["tokens_in"] + before["tokens_out"] == 283
+    assert record["saved_usd"] == pytest.approx(before["cost_usd"])
+    reused.stdout.fnmatch_lines(
+        ["replay: 1 run replayed in full, 0 in part, 0 live · saved 283 tokens, $*"]
+    )
+
+
+def test_a_changed_claude_md_of_a_case_that_is_not_bare_diverges_and_reuse_saves_nothing(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    claude_env.script = reads
+    not_bare(pytester)
+    run(pytester, "live").assert_outcomes(passed=1)
+    recorded, _ = newest(pytester)
+    sent, talked = len(claude_env.requests), len(claude_env.conversation())
+    (pytester.path / "CLAUDE.md").write_text("Be brief. MARK-rules-v2\n")
+
+    run(pytester, "replay", f"--eval-replay={recorded}").assert_outcomes(errors=1)
+
+    assert len(claude_env.requests) == sent, "a replay sent a request to the API"
+    [record] = newest(pytester)[1]["cases"]
+    assert record["error_kind"] == "replay-diverged", record["error"]
+    head, *diff = record["error"].splitlines()
+    assert head.startswith(
+        "replay diverged at turn 1: the system prompt (the CLI's context in message 1) differs"
+    )
+    # Only CLAUDE.md's line differs: nothing else of the run's system prompt.
+    assert [line for line in diff if line[:1] in "+-" and line[:3] not in ("---", "+++")] == [
+        "-Be brief. MARK-rules-v1",
+        "+Be brief. MARK-rules-v2",
+    ]
+
+    reused = run(pytester, "reuse", f"--eval-reuse={recorded}")
+
+    reused.assert_outcomes(passed=1)
+    went = claude_env.conversation()[talked:]
+    assert [r.tool_results for r in went] == [0, 1]
+    assert "MARK-rules-v2" in went[0].text
+    [record] = newest(pytester)[1]["cases"]
+    # Turn 1 differed: no model request was answered from the recording.
+    assert (record["replay"], record["saved_tokens"], record["saved_usd"]) == ("live", 0, 0.0)
+    reused.stdout.fnmatch_lines(
+        ["replay: 0 runs replayed in full, 0 in part, 1 live · saved 0 tokens, $0.0000"]
+    )
+
+
 def counting(request: Request, seen: list[int] = []) -> Reply:  # noqa: B006
     """As :func:`reads`, with a number of its own in each run's final answer."""
     if request.tool_results == 0:

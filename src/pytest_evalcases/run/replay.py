@@ -94,10 +94,46 @@ class Places:
 
     def replacements(self) -> list[tuple[str, str]]:
         """(path, placeholder), the longest path first: a home inside the workspace is
-        the home."""
-        pairs = [(self.workspace, WORKSPACE)] if self.workspace else []
+        the home. The workspace also as Claude Code names its project directory, which
+        its system prompt quotes as the memory directory of a run without ``--bare``."""
+        pairs = [(self.workspace, WORKSPACE), (claude_project(self.workspace), WORKSPACE)]
+        pairs = pairs if self.workspace else []
         pairs += [(home, HOME) for home in self.homes if home]
         return sorted(pairs, key=lambda pair: -len(pair[0]))
+
+
+#: Claude Code's project names are cut here, a hash of the whole path appended.
+_PROJECT_NAME_MAX = 200
+
+
+def claude_project(path: str) -> str:
+    """The name Claude Code gives a working directory's project (its sessions and its
+    memory, ``<config>/projects/<name>/memory/``): the path with every character but an
+    ASCII letter or digit as ``-``; a longer name than 200 characters is cut there and
+    ends with ``-`` and a hash of the path (Claude Code 2.1's, found by experiment)."""
+    name = re.sub(r"[^a-zA-Z0-9]", "-", path)
+    if len(name) <= _PROJECT_NAME_MAX:
+        return name
+    return f"{name[:_PROJECT_NAME_MAX]}-{_base36(abs(_string_hash(path)))}"
+
+
+def _string_hash(text: str) -> int:
+    """JavaScript's ``h = (h << 5) - h + charCodeAt(i) | 0`` over the UTF-16 units."""
+    units = text.encode("utf-16-le")
+    value = 0
+    for i in range(0, len(units), 2):
+        value = (value * 31 + int.from_bytes(units[i : i + 2], "little")) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, digit = divmod(number, 36)
+        out = digits[digit] + out
+        if not number:
+            return out
 
 
 @dataclass(frozen=True)
@@ -436,6 +472,9 @@ class Replay:
         #: The tokens of the responses answered so far.
         self.tokens = 0
         self.answered = 0
+        #: Of those, the model requests (a conversation, not the CLI's check that the
+        #: API answers): a run none of whose model requests replayed went live.
+        self.model_requests = 0
 
     def answer(self, method: str, path: str, body: bytes) -> RecordedExchange | Divergence:
         """The first unused recorded exchange whose request is this one, normalised; a
@@ -449,6 +488,7 @@ class Replay:
                     exchange = self.recording.exchanges[index]
                     self.tokens += exchange.tokens
                     self.answered += 1
+                    self.model_requests += conversation(then.body).dialect != ""
                     return exchange
             unused = [t for i, t in enumerate(self._then) if not self._used[i] and t is not None]
         return describe(now, unused)
@@ -546,7 +586,9 @@ def _diff(before: Any, after: Any) -> tuple[str, ...]:
 
 def outcome(replay: Replay | None, diverged: bool, reuse: bool) -> Replayed:
     """How a run went: ``replay`` answered some of its requests (``None``: it had no
-    recording), and a request ``diverged`` from it or not."""
+    recording), and a request ``diverged`` from it or not. A reused run of which no
+    model request replayed (at most the CLI's check that the API answers) went live;
+    what it saved is what the replayed responses say, request by request."""
     if replay is None:
         return Replayed("live", 0, None)
     if diverged and not reuse:
@@ -554,7 +596,7 @@ def outcome(replay: Replay | None, diverged: bool, reuse: bool) -> Replayed:
     elif not diverged:
         how = "full"
     else:
-        how = "partial" if replay.answered else "live"
+        how = "partial" if replay.model_requests else "live"
     saved = replay.saved_usd
     return Replayed(
         how, replay.tokens, saved if replay.answered else (None if saved is None else 0.0)

@@ -228,6 +228,25 @@ def test_what_always_varies_is_normalised() -> None:
     )
 
 
+def test_claude_codes_project_name_of_the_workspace_is_the_workspace() -> None:
+    # Claude Code without --bare names its memory directory after the workspace.
+    memory = "{}/claude_config_dir/projects/{}/memory/"
+    normal = Normaliser(Places("/tmp/pytest-of-u/pytest-7/case0", ("/h/1",)))
+    assert normal.text(memory.format("/h/1", "-tmp-pytest-of-u-pytest-7-case0")) == (
+        memory.format("<home>", "<workspace>")
+    )
+    # Only this run's: another workspace's project stays as it is.
+    assert "-tmp-pytest-of-u-pytest-8-case0" in normal.text("-tmp-pytest-of-u-pytest-8-case0")
+
+
+def test_a_long_workspace_path_is_named_as_claude_code_names_it() -> None:
+    # Found by running claude 2.1.197 in this directory: its project directory's name.
+    path = "/tmp/" + "/".join(["abcdefghij_klmnopq.rstu"] * 10)
+    name = replay.claude_project(path)
+    assert name == "-tmp-" + "-".join(["abcdefghij-klmnopq-rstu"] * 10)[:195] + "-t3c4cq"
+    assert Normaliser(Places(path)).text(f"projects/{name}/memory") == "projects/<workspace>/memory"
+
+
 def test_the_clis_metadata_and_credential_parameters_are_left_out() -> None:
     normal = Normaliser(Places())
     one = {
@@ -306,6 +325,19 @@ def test_the_cost_saved_is_the_recorded_cost_times_the_share_replayed(tmp_path: 
     assert replay.outcome(player, diverged=False, reuse=True).how == "full"
     assert replay.outcome(player, diverged=True, reuse=False).how == "diverged"
     assert replay.outcome(None, diverged=False, reuse=True).how == "live"
+
+
+def test_a_run_of_which_only_the_check_of_the_api_replayed_went_live(tmp_path: Path) -> None:
+    first, second = sample(tmp_path, "claude-1", cost=0.5), sample(tmp_path, "claude-2")
+    player = replaying(first, second)
+    check = second.exchanges[0]
+    assert (check.method, check.body) == ("HEAD", "")
+    send(player, check)
+    assert isinstance(send(player, second.exchanges[1], "{}"), Divergence)
+
+    outcome = replay.outcome(player, diverged=True, reuse=True)
+
+    assert (outcome.how, outcome.saved_tokens, outcome.saved_usd) == ("live", 0, 0.0)
 
 
 def test_a_corrupt_recording_names_its_file(tmp_path: Path) -> None:
