@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,58 @@ def test_regrade_grades_the_stored_runs_with_the_current_checks_and_starts_no_pr
     assert record["recording"] == f"{live.stem}.runs/fix"
     # No recording of its own: the regrade ran nothing.
     assert not (root / "evals" / "results" / f"{regraded.stem}.runs").exists()
+
+
+def test_a_regrade_spends_nothing_and_trend_counts_the_recorded_figures_once(
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    state = fake_claude(tokens=1234, cost=0.5)
+    root = make_suite.steered(["steady"], agent="claude")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    _, live_doc = newest(root)
+    [recorded] = live_doc["cases"]
+    assert (recorded["tokens_in"] + recorded["tokens_out"], recorded["cost_usd"]) == (1334, 0.5)
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-regrade")
+
+    result.assert_outcomes(passed=1)
+    regraded, doc = newest(root)
+    [record] = doc["cases"]
+    # No agent ran: nothing spent; what the stored run reported is kept apart.
+    assert (record["tokens_in"], record["tokens_out"], record["cost_usd"]) == (None, None, None)
+    assert (
+        record["recorded_tokens_in"],
+        record["recorded_tokens_out"],
+        record["recorded_cost_usd"],
+    ) == (recorded["tokens_in"], recorded["tokens_out"], 0.5)
+    assert (doc["usage"]["runs_with_tokens"], doc["usage"]["runs_with_cost"]) == (0, 0)
+    result.stdout.fnmatch_lines(
+        ["  nothing spent: no agent ran (the stored runs had reported 1,334 tokens, $0.5000)"]
+    )
+    # A live run that costs more: the trend's mean is of the two live runs alone.
+    state.write_text(json.dumps({"tokens": 2234, "cost": 1.5}))
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert len(results_files(root)) == 3
+    capsys.readouterr()
+
+    assert cli.main(["trend", str(root / "evals" / "results")]) == 0
+
+    out = capsys.readouterr().out
+    assert out.startswith("last 3 of 3 runs")
+    assert "steady  1,834 ± 707  $1.0000 ± $0.7071" in out
+    # A regraded file written before regrades spent nothing repeats the stored figures:
+    # they are not counted again either.
+    older = dict(record, tokens_in=recorded["tokens_in"], tokens_out=recorded["tokens_out"])
+    older["cost_usd"] = 0.5
+    for key in ("recorded_tokens_in", "recorded_tokens_out", "recorded_cost_usd"):
+        del older[key]
+    regraded.write_text(json.dumps(dict(doc, cases=[older])))
+    capsys.readouterr()
+    assert cli.main(["trend", str(root / "evals" / "results")]) == 0
+    assert "steady  1,834 ± 707  $1.0000 ± $0.7071" in capsys.readouterr().out
 
 
 def test_regrade_of_a_named_file_follows_repeats_variants_and_xdist(

@@ -214,7 +214,7 @@ def usage_line(records: Sequence[RunRecord]) -> str:
     ran = [r for r in records if r.kind != "file" and r.outcome != "skipped"]
     spent = usage(ran)
     if not spent.runs_with_tokens and not spent.runs_with_cost:
-        return ""
+        return _regraded_line(ran)
     parts = []
     for what, reported, total, mean in (
         ("tokens", spent.runs_with_tokens, f"{spent.tokens_total:,}", spent.tokens_mean),
@@ -227,6 +227,26 @@ def usage_line(records: Sequence[RunRecord]) -> str:
         some = f"; {reported} of {len(ran)} runs reported it" if reported < len(ran) else ""
         parts.append(f"{what} {total} ({per_run} per run{some})")
     return "  " + " · ".join(parts)
+
+
+def _regraded_line(records: Sequence[RunRecord]) -> str:
+    """``  nothing spent: no agent ran (the stored runs had reported 24,690 tokens,
+    $0.1234)``: a regrade's runs, which spent nothing (docs/replay.md, "Regrade");
+    empty when no run was regraded."""
+    tokens = [
+        (r.recorded_tokens_in or 0) + (r.recorded_tokens_out or 0)
+        for r in records
+        if r.recorded_tokens_in is not None or r.recorded_tokens_out is not None
+    ]
+    costs = [r.recorded_cost_usd for r in records if r.recorded_cost_usd is not None]
+    if not tokens and not costs:
+        return ""
+    said = []
+    if tokens:
+        said.append(f"{sum(tokens):,} tokens")
+    if costs:
+        said.append(usd(sum(costs)))
+    return f"  nothing spent: no agent ran (the stored runs had reported {', '.join(said)})"
 
 
 def mcnemar(cmp: Comparison) -> str:

@@ -598,9 +598,10 @@ def _read_record(f: _Fields) -> RunRecord:
     f.integer("attempts", 1)
     f.number("duration")
     f.number("min_pass_rate", defaults.CASE_MIN_PASS_RATE)
-    for key in ("tokens_in", "tokens_out"):
+    for key in ("tokens_in", "tokens_out", "recorded_tokens_in", "recorded_tokens_out"):
         f.get(key, lambda v: v is None or _is_int(v), "a whole number", None)
     f.number_or_none("cost_usd")
+    f.number_or_none("recorded_cost_usd")
     f.strings("tags")
     f.get("turns", lambda v: v is None or _is_int(v), "a whole number", None)
     f.strings("permission_denials")

@@ -99,6 +99,13 @@ class RunRecord:
     #: of the recorded run's cost they stand for (an approximation, docs/replay.md).
     saved_tokens: int | None = None
     saved_usd: float | None = None
+    #: Regraded (``--eval-regrade``): what the stored run reported spending when it was
+    #: recorded. The regraded run's own ``tokens_in``, ``tokens_out`` and ``cost_usd``
+    #: are ``None``: a regrade runs no agent, and the recorded figures are counted once,
+    #: in the file that recorded them (docs/replay.md, "Regrade").
+    recorded_tokens_in: int | None = None
+    recorded_tokens_out: int | None = None
+    recorded_cost_usd: float | None = None
     #: A perturbed run's perturbation, ``CLASS-K`` (``typo-3``); ``None`` for a run of
     #: the prompt as written (docs/perturbation.md).
     perturbation: str | None = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_evalcases.errors import UsageError
@@ -146,8 +146,17 @@ def compute(docs: Sequence[ResultsDocument]) -> Trend:
             if r.outcome != "skipped":
                 histories.setdefault(
                     (r.variant, r.case_id), CaseHistory(r.case_id, r.variant)
-                ).records.append(r)
+                ).records.append(_spent_once(r, doc))
     return Trend(list(docs), sorted(histories.values(), key=lambda c: (c.variant, c.case_id)))
+
+
+def _spent_once(record: RunRecord, doc: ResultsDocument) -> RunRecord:
+    """A run of a regraded file spent nothing: its tokens and cost are left out, also
+    where a file written before regrades said so repeats the recorded run's, which count
+    in the file that recorded them (docs/replay.md, "Regrade")."""
+    if doc.regraded_from is None:
+        return record
+    return replace(record, tokens_in=None, tokens_out=None, cost_usd=None)
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
+from pytest_evalcases.agents.base import Usage
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext
@@ -122,11 +124,14 @@ def regrade(
         raise _failed(exc, began) from None
     return RunReport(
         checks=checks,
-        agent=result,
+        # No agent ran: the run reports no tokens and no cost of its own, and what the
+        # stored run reported is kept apart, so that it is never counted twice.
+        agent=replace(result, usage=Usage(), cost_usd=None),
         workspace=workspace,
         duration=time.monotonic() - began,
         did_nothing=not result.text.strip() and stored.workspace_unchanged,
         recording=recording,
+        recorded_spent=result.spent,
     )
 
 

@@ -66,6 +66,9 @@ class RunReport:
     #: What each attempt of the run reported spending, in order (``agent`` is the last
     #: one's): retried attempts were paid for too.
     spends: tuple[Spent | None, ...] = ()
+    #: A regraded run: what the stored run reported spending when it was recorded. The
+    #: regrade itself spent nothing (docs/replay.md, "Regrade").
+    recorded_spent: Spent | None = None
 
     @property
     def spent(self) -> Spent | None:

@@ -88,6 +88,10 @@ def run_record(
         rec.recording = result.recording
         _replayed(rec, result.replayed)
         _spent(rec, result.spent)
+        if result.recorded_spent is not None:
+            rec.recorded_tokens_in = result.recorded_spent.tokens_in
+            rec.recorded_tokens_out = result.recorded_spent.tokens_out
+            rec.recorded_cost_usd = result.recorded_spent.cost_usd
         agent = result.agent
         if agent is not None:
             rec.permission_denials = [redact(denied) for denied in agent.denials]

@@ -100,6 +100,15 @@ def test_a_file_with_only_a_cases_list_reads_with_defaults(tmp_path: Path) -> No
             "r.json: not a results file: cases[0].saved_tokens: expected a whole number, got 1.5",
         ),
         (
+            f'{{"cases": [{{"id": "a", "outcome": "passed", {_RUN}, "recorded_tokens_out": []}}]}}',
+            "r.json: not a results file: cases[0].recorded_tokens_out: expected a whole number,"
+            " got []",
+        ),
+        (
+            f'{{"cases": [{{"id": "a", "outcome": "passed", {_RUN}, "recorded_cost_usd": "$1"}}]}}',
+            "r.json: not a results file: cases[0].recorded_cost_usd: expected a number",
+        ),
+        (
             '{"cases": [], "mode": "practice"}',
             "r.json: not a results file: mode: expected one of run, red-first, got 'practice'",
         ),
