@@ -55,6 +55,7 @@ _DROPPED_KEYS = frozenset(
 _DROPPED_TOP = {"metadata": frozenset({"user_id"})}
 
 _DAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
+_MONTHS_SHORT = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 #: What varies inside the text of a request, in the order it is replaced.
 _VARYING: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -73,6 +74,8 @@ _VARYING: tuple[tuple[re.Pattern[str], str], ...] = (
         "<date>",
     ),
     (re.compile(rf"\b(?:(?:{_DAYS}), )?(?:{_MONTHS}) \d{{1,2}}, \d{{4}}\b"), "<date>"),
+    # `ls -l`'s modification times: "Dec  3 15:58", "Jan  1  2001".
+    (re.compile(rf"\b(?:{_MONTHS_SHORT}) [ \d]\d (?:\d\d:\d\d| ?\d{{4}})\b"), "<date>"),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:\s?[AP]M)?\b"), "<time>"),
     # Milliseconds since the epoch, also inside ids (Gemini CLI's run_shell_command_<ms>_0).
     (re.compile(r"(?<![0-9])1[5-9]\d{11}(?![0-9])"), "<time>"),

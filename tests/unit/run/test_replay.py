@@ -218,13 +218,17 @@ def test_what_always_varies_is_normalised() -> None:
         "toolu_01AbCdEf23, call_Xy12ab34, run_shell_command_1796217588074_0, "
         "/home/u/.cache/h-1/skills, /x/.cache/pytest-evalcases/agent-homes/home-ab_12/y, "
         'Process Group PGID: 6732, {"chunk_id":"57b127","wall_time_seconds":0.00004}, '
-        "Script completed\nWall time 0.2 seconds"
+        "Script completed\nWall time 0.2 seconds\n"
+        "drwxr-xr-x 8 root root 4096 Dec  3 15:58 .git\n-rw-r--r-- 1 u u 9 Jan  1  2001 a\n"
+        "-rw-r--r-- 1 u u 9 Dec 13 09:01 b"
     )
     assert normal.text(text) == (
         "CWD: <workspace>\nDate: <date> at <date>, <time> on <date>; id <uuid>, "
         "toolu_<id>, call_<id>, run_shell_command_<time>_0, <home>/skills, <home>/y, "
         'Process Group PGID: <pid>, {"chunk_id":"<id>","wall_time_seconds":<seconds>}, '
-        "Script completed\nWall time <seconds> seconds"
+        "Script completed\nWall time <seconds> seconds\n"
+        "drwxr-xr-x 8 root root 4096 <date> .git\n-rw-r--r-- 1 u u 9 <date> a\n"
+        "-rw-r--r-- 1 u u 9 <date> b"
     )
 
 
