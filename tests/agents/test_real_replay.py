@@ -228,6 +228,11 @@ def not_bare(pytester: pytest.Pytester) -> None:
     (claude / "settings.json").write_text('{"env": {"MY_SETTING": "1"}}\n')
 
 
+def changed(diff: list[str]) -> list[str]:
+    """The lines removed and added in a divergence's diff."""
+    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("---", "+++")]
+
+
 def test_claude_replays_and_reuses_a_case_that_is_not_bare_in_full(
     pytester: pytest.Pytester, claude_env: ModelServer
 ) -> None:
@@ -285,10 +290,7 @@ def test_a_changed_claude_md_of_a_case_that_is_not_bare_diverges_and_reuse_saves
         "replay diverged at turn 1: the system prompt (the CLI's context in message 1) differs"
     )
     # Only CLAUDE.md's line differs: nothing else of the run's system prompt.
-    assert [line for line in diff if line[:1] in "+-" and line[:3] not in ("---", "+++")] == [
-        "-Be brief. MARK-rules-v1",
-        "+Be brief. MARK-rules-v2",
-    ]
+    assert changed(diff) == ["-Be brief. MARK-rules-v1", "+Be brief. MARK-rules-v2"]
 
     reused = run(pytester, "reuse", f"--eval-reuse={recorded}")
 
@@ -302,6 +304,45 @@ def test_a_changed_claude_md_of_a_case_that_is_not_bare_diverges_and_reuse_saves
     reused.stdout.fnmatch_lines(
         ["replay: 0 runs replayed in full, 0 in part, 1 live · saved 0 tokens, $0.0000"]
     )
+
+
+def test_a_changed_skill_or_settings_file_of_a_case_that_is_not_bare_diverges(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    claude_env.script = reads
+    not_bare(pytester)
+    run(pytester, "live").assert_outcomes(passed=1)
+    recorded, _ = newest(pytester)
+    sent = len(claude_env.requests)
+    skill = pytester.path / ".claude" / "skills" / "todo" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("MARK-skill", "MARK-skill-v2"))
+
+    run(pytester, "skill", f"--eval-replay={recorded}").assert_outcomes(errors=1)
+
+    [record] = newest(pytester)[1]["cases"]
+    assert record["error_kind"] == "replay-diverged", record["error"]
+    head, *diff = record["error"].splitlines()
+    # Claude Code lists the skills in a message of its own before the prompt.
+    assert head.startswith(
+        "replay diverged at turn 1: the system prompt (the CLI's context in message 2) differs"
+    )
+    assert changed(diff) == [
+        "-- todo: Sorts TODOs. MARK-skill",
+        "+- todo: Sorts TODOs. MARK-skill-v2",
+    ]
+    # A setting that reaches the model: another model for the run.
+    skill.write_text(skill.read_text().replace("MARK-skill-v2", "MARK-skill"))
+    settings = pytester.path / ".claude" / "settings.json"
+    settings.write_text('{"model": "claude-other-model"}\n')
+
+    run(pytester, "settings", f"--eval-replay={recorded}").assert_outcomes(errors=1)
+
+    [record] = newest(pytester)[1]["cases"]
+    assert record["error_kind"] == "replay-diverged", record["error"]
+    # Claude Code names the model in its system prompt, which the model reads first.
+    assert record["error"].startswith("replay diverged at turn 1: the system prompt differs")
+    assert "claude-other-model" in record["error"]
+    assert len(claude_env.requests) == sent, "a replay sent a request to the API"
 
 
 def counting(request: Request, seen: list[int] = []) -> Reply:  # noqa: B006
