@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -233,10 +234,15 @@ def changed(diff: list[str]) -> list[str]:
     return [line for line in diff if line[:1] in "+-" and line[:3] not in ("---", "+++")]
 
 
+def cached(request: Request) -> Reply:
+    """As :func:`reads`, each answer also reading 1,000 tokens from the API's cache."""
+    return replace(reads(request), cache_read_tokens=1000)
+
+
 def test_claude_replays_and_reuses_a_case_that_is_not_bare_in_full(
     pytester: pytest.Pytester, claude_env: ModelServer
 ) -> None:
-    claude_env.script = reads
+    claude_env.script = cached
     not_bare(pytester)
     run(pytester, "live").assert_outcomes(passed=1)
     recorded, live = newest(pytester)
@@ -262,7 +268,8 @@ def test_claude_replays_and_reuses_a_case_that_is_not_bare_in_full(
     assert len(claude_env.requests) == sent, "a reuse of an unchanged case sent a request"
     [record] = newest(pytester)[1]["cases"]
     assert record["replay"] == "full"
-    # What the recorded run reported is what replaying it saved.
+    # What the recorded run reported is what replaying it saved, counted alike: input
+    # plus output, the cache's tokens apart.
     assert record["saved_tokens"] == before["tokens_in"] + before["tokens_out"] == 283
     assert record["saved_usd"] == pytest.approx(before["cost_usd"])
     reused.stdout.fnmatch_lines(

@@ -60,6 +60,8 @@ class Reply:
     error: str = ""
     input_tokens: int = 100
     output_tokens: int = 10
+    #: Anthropic's ``cache_read_input_tokens``, besides ``input_tokens``.
+    cache_read_tokens: int = 0
     #: A call of this tool with ``tool_input`` (Anthropic and Gemini dialects), e.g.
     #: Claude Code's ``Skill`` with ``{"skill": NAME}``.
     tool: str | None = None
@@ -175,7 +177,11 @@ def _sse(events: list[dict[str, Any]]) -> bytes:
 
 def _anthropic_events(request: Request, reply: Reply) -> list[dict[str, Any]]:
     model = str(request.body.get("model") or "claude-scripted")
-    usage = {"input_tokens": reply.input_tokens, "output_tokens": 1}
+    usage = {
+        "input_tokens": reply.input_tokens,
+        "cache_read_input_tokens": reply.cache_read_tokens,
+        "output_tokens": 1,
+    }
     events: list[dict[str, Any]] = [
         {
             "type": "message_start",

@@ -390,8 +390,9 @@ def _exchange(line: Mapping[str, Any]) -> RecordedExchange:
 
 
 def response_tokens(body: bytes) -> int:
-    """The tokens a response says were read and written: Anthropic's ``message_start``
-    and ``message_delta`` usage, the Responses API's ``response.completed`` usage,
+    """The tokens a response says were read and written, input plus output as results
+    files count them: Anthropic's ``message_start`` and ``message_delta`` usage (its
+    cache's reads and writes apart), the Responses API's ``response.completed`` usage,
     Gemini's ``usageMetadata`` (its last, in a stream); 0 when it says nothing."""
     text = body.decode("utf-8", "replace")
     documents: list[Any] = []
@@ -424,7 +425,10 @@ def response_tokens(body: bytes) -> int:
     return tokens + gemini
 
 
-_ANTHROPIC_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+#: Anthropic's input without the cache's reads and writes, as results files count a run's
+#: tokens (the Responses API's and Gemini's input counts include their cached part, as the
+#: CLIs' own counts do).
+_ANTHROPIC_USAGE = ("input_tokens",)
 
 
 def _sum(usage: Any, keys: Iterable[str]) -> int:
