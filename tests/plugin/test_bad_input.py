@@ -719,25 +719,53 @@ def test_broken_file_reported_when_selection_deselects_everything(
 def test_broken_file_does_not_decide_a_run_of_other_tests_only(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, xdist: tuple[str, ...]
 ) -> None:
-    """``pytest -k test_unit`` beside a broken case file: a warning names it; the unit
-    test decides the exit status. Selected with an eval case, it is an error again."""
+    """``pytest -k test_unit`` beside a broken case file, under ``filterwarnings =
+    error`` (as itsdangerous has it): a section of the summary names the file, with no
+    warning that the filter would make an internal error; the unit test decides the exit
+    status. Selected with an eval case, it is an error again."""
     bad = BAD["unknown-check-type"]
-    make_broken_suite(make_suite, bad)
+    make_suite(fixtures=broken_suite(bad), ini="filterwarnings = error\n")
     pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
 
     result = run(pytester, *xdist, "-k", "test_unit")
 
-    result.assert_outcomes(passed=1, warnings=1, deselected=0 if xdist else 2)
+    result.assert_outcomes(passed=1, warnings=0, deselected=0 if xdist else 2)
     assert result.ret == 0
     result.stdout.fnmatch_lines(
-        [f"*case file error: {bad.path}:*no eval case selected: not counted in the exit status*"]
+        [
+            "*= case files not loaded =*",
+            f"case file error: {bad.path}:*no eval case selected: not counted in the exit status*",
+        ]
     )
     assert all(text in result.stdout.str() for text in bad.expect)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
     everything = run(pytester, *xdist)
 
     everything.assert_outcomes(passed=2, errors=1)
     assert everything.ret == 2
+
+
+@pytest.mark.parametrize("name", ["yaml-syntax", "unknown-check-type"])
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_lone_broken_file_does_not_decide_a_run_of_other_tests_only(
+    pytester: pytest.Pytester, xdist: tuple[str, ...], name: str
+) -> None:
+    """``pytest tests evals -k test_unit`` with a broken file as the only case: -k left
+    nothing of the suite to deselect, and the run is still one of other tests only."""
+    bad = BAD[name]
+    assert isinstance(bad.content, str)
+    write(pytester.path / bad.path, bad.content)
+    write(pytester.path / "tests" / "test_unit.py", "def test_unit():\n    pass\n")
+
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", *xdist, "tests", "evals", "-k", "test_unit"
+    )
+
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"case file error: {bad.path}:*not counted in the exit status*"])
+    assert pytester.runpytest("-p", "no:cacheprovider", *xdist, "tests", "evals").ret == 2
 
 
 #: Broken files of one suite, beside three valid cases.
