@@ -129,9 +129,6 @@ BAD: dict[str, Bad] = {
         "timeout",
         ("number", "'soon'"),
     ),
-    "empty-file": bad_yaml("", 1, "", "empty", "id, defends"),
-    "whitespace-only": bad_yaml("  \n\n\t\n", 1, "", "empty"),
-    "comment-only": bad_yaml("# nothing yet\n", 1, "", "got nothing"),
     "not-utf8": bad_yaml(
         b"id: bad\ndefends: rules/x.md\nprompt: caf\xe9\n",
         3,
@@ -140,15 +137,6 @@ BAD: dict[str, Bad] = {
         "0xe9",
         "save the file as UTF-8",
     ),
-    "top-level-list": bad_yaml(
-        "- id: bad\n  defends: rules/x.md\n",
-        1,
-        "",
-        "expected a mapping",
-        "`cases:` list",
-        "got a list",
-    ),
-    "top-level-scalar": bad_yaml("just some words\n", 1, "", "expected a mapping", "got a string"),
     "missing-id": bad_yaml(
         HEAD + "checks:\n" + CHECK, 1, "id", "required field is missing", "kebab-case id"
     ),

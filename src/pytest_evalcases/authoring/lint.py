@@ -37,6 +37,8 @@ from pytest_evalcases.text import plural
 
 ERROR = "error"
 WARNING = "warning"
+#: Said of a file that is not linted: data beside the cases, which pytest never collects.
+NOTE = "note"
 
 #: How many consecutive words a prompt may share with the defended file.
 QUOTE_WORDS = 8
@@ -76,6 +78,13 @@ BARE_SKIPS_FILES = (
 )
 _PROHIBITION = re.compile(r"(?i)\b(never|must not|do not|don't|don’t)\b")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+
+
+#: Why a file below an evals directory is not linted (docs/case-format.md).
+NOT_A_CASE = (
+    "not a case file: its top level is not a mapping with checks, prompt, defends or "
+    "cases, so pytest does not collect it (data beside the cases)"
+)
 
 
 @dataclass(frozen=True)
@@ -191,6 +200,9 @@ def lint_files(
             else:
                 cases = load_case_file(file.path, file.evals_root, registry)
                 multi = _is_multi(file.path)
+                if not cases:
+                    findings.append(Finding(file.path, None, NOTE, "not-a-case-file", NOT_A_CASE))
+                    continue
         except CaseFileError as exc:
             where = f"{exc.field}: " if exc.field else ""
             findings.append(
@@ -589,8 +601,10 @@ def _relative(path: Path, base: Path | None) -> str:
 def tally(files: Sequence[CaseFile], findings: Sequence[Finding]) -> str:
     """``3 case files checked: 1 error, 2 warnings``: the last line of a lint."""
     errors = sum(1 for f in findings if f.level == ERROR)
-    warnings = len(findings) - errors
+    warnings = sum(1 for f in findings if f.level == WARNING)
+    data = sum(1 for f in findings if f.level == NOTE)
+    other = f"; {plural(data, 'file')} not a case file" if data else ""
     return (
-        f"{plural(len(files), 'case file')} checked: {plural(errors, 'error')}, "
-        f"{plural(warnings, 'warning')}"
+        f"{plural(len(files) - data, 'case file')} checked: {plural(errors, 'error')}, "
+        f"{plural(warnings, 'warning')}{other}"
     )
