@@ -650,35 +650,39 @@ cases:
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_an_id_in_two_files_is_an_error_on_both_cases_naming_both(
+def test_an_id_already_used_is_an_error_of_the_later_file_naming_the_first(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, xdist: list[str]
 ) -> None:
-    # docs/case-format.md: a new file taking an old, unchanged file's id does not turn
-    # the old one alone into the error (the file collected second used to be blamed).
+    # docs/case-format.md: a copied case whose id was not changed made both files
+    # errors, and the original case stopped running.
     make_suite(
         fixtures={"graded/ok.txt": "ok\n", "evals/valid.yaml": TWINS, "evals/good.yaml": VALID_CASE}
     )
     pytester.runpytest("--eval-workspace", "graded").assert_outcomes(passed=3)
-    write(pytester.path / "evals" / "aaa.yaml", "id: valid\n" + HEAD + "checks:\n" + CHECK)
+    # Collected after valid.yaml (pytest walks a directory in name order).
+    write(pytester.path / "evals" / "valid2.yaml", "id: valid\n" + HEAD + "checks:\n" + CHECK)
 
     # With the parse cache (the old file collected from its index) and without; under
     # xdist, where every worker collects every file, with it only.
     for cache in ([], ["-p", "no:cacheprovider"])[: 1 if xdist else 2]:
         result = pytester.runpytest("--eval-workspace", "graded", *cache, *xdist)
 
-        # Each file's other cases still run.
-        result.assert_outcomes(passed=2, errors=2)
+        # The first file's cases all run; the copy is the error.
+        result.assert_outcomes(passed=3, errors=1)
         out = result.stdout.str()
-        for here, there in (("aaa.yaml:1", "valid.yaml:2"), ("valid.yaml:2", "aaa.yaml:1")):
-            assert (
-                f"case file error: evals/{here}: id: duplicate id 'valid', also the id of the "
-                f"case at evals/{there}: ids are unique in the suite" in out
-            )
+        assert (
+            "case file error: evals/valid2.yaml:1: id: duplicate id 'valid': the case at "
+            "evals/valid.yaml:2 has it already; ids are unique in the suite: give this case "
+            "its own id" in out
+        )
+        assert "evals/valid.yaml:2: id: duplicate" not in out
         assert "Traceback" not in out
     saved = max((pytester.path / "evals" / "results").glob("*.json"))
     records = json.loads(saved.read_text())["cases"]
     errors = sorted((r["file"], r["error_kind"]) for r in records if r["outcome"] == "error")
-    assert errors == [("evals/aaa.yaml", "case-file"), ("evals/valid.yaml", "case-file")]
+    assert errors == [("evals/valid2.yaml", "case-file")]
+    passed = sorted((r["file"], r["id"]) for r in records if r["outcome"] == "passed")
+    assert ("evals/valid.yaml", "valid") in passed
 
 
 SELECTIONS = {
