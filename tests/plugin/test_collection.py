@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -453,4 +454,33 @@ def test_a_rootdir_named_evals_collects_its_case_files(pytester: pytest.Pytester
     assert sorted(line for line in result.stdout.lines if "::" in line) == [
         "one.yaml::one",
         "sub/two.yaml::two",
+    ]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_junit_class_names_read_as_the_case_file(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    """``evals/toggles.yaml`` made class ``yaml`` of package ``evals.toggles`` in
+    Jenkins and GitLab; it is class ``toggles`` of ``evals`` now."""
+    write_case(pytester, "evals/toggles.yaml", "toggles")
+    write_case(pytester, "evals/git/commit.yml", "commit")
+    (pytester.path / "evals/broken.yaml").write_text("prompt: [\n")
+    task = pytester.path / "tasks/01-service"
+    task.mkdir(parents=True)
+    (task / "checks.yaml").write_text(
+        "task: Service\nchecks:\n  - id: exists\n    type: file_exists\n    path: a.py\n"
+    )
+    pytester.makepyfile(**{"tests/test_unit": "def test_unit():\n    pass\n"})
+
+    pytester.runpytest("--junitxml=out/junit.xml", "-p", "no:cacheprovider", *xdist)
+
+    root = ElementTree.parse(pytester.path / "out/junit.xml").getroot()
+    names = sorted((c.get("classname"), c.get("name")) for c in root.iter("testcase"))
+    assert names == [
+        ("evals.broken", "broken.yaml"),
+        ("evals.git.commit", "commit"),
+        ("evals.toggles", "toggles"),
+        ("tasks.01-service", "01-service"),
+        ("tests.test_unit", "test_unit"),
     ]

@@ -16,7 +16,16 @@ from pytest_evalcases.agents import make_agent
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.kinds import SEVERITIES
-from pytest_evalcases.plugin import cache, integrations, keeping, options, reporting, signals, suite
+from pytest_evalcases.plugin import (
+    cache,
+    integrations,
+    junit,
+    keeping,
+    options,
+    reporting,
+    signals,
+    suite,
+)
 from pytest_evalcases.plugin import hookspecs as newhooks
 from pytest_evalcases.plugin.nodes import EvalFile, EvalItem, TaskDirFile, passed_over
 from pytest_evalcases.plugin.stash import SESSION_KEY, is_worker, session_of
@@ -108,6 +117,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # run's results file, which the trend reads.
         path = config.invocation_params.dir / html
         config.pluginmanager.register(reporting.HtmlHooks(config, state, path), "evalcases-html")
+    xmlpath = config.getoption("xmlpath", None)
+    if xmlpath and not is_worker(config):
+        config.pluginmanager.register(junit.JunitHooks(config, xmlpath), "evalcases-junit")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
     if state.keep is not None and not is_worker(config):
