@@ -67,6 +67,8 @@ class Bad:
     extra: dict[str, str | Link | None] = field(default_factory=dict)
     #: Valid cases that pass besides the one in ``evals/good.yaml``.
     passed: int = 1
+    #: Substrings the message must not hold (a did-you-mean naming the same word).
+    absent: tuple[str, ...] = ()
 
 
 def case(body: str) -> str:
@@ -85,14 +87,30 @@ def bad_checks(checks: str, line: int | None, field: str, *expect: str, **more: 
     return bad_yaml(case(HEAD + "checks:\n" + checks), line, field, *expect, **more)
 
 
-def bad_field(field_line: str, line: int | None, field: str, *expect: str) -> Bad:
+def bad_field(field_line: str, line: int | None, field: str, *expect: str, **more: Any) -> Bad:
     """A broken ``evals/bad.yaml``: a valid case but for ``field_line``."""
-    return bad_yaml(case(HEAD + field_line + "checks:\n" + CHECK), line, field, *expect)
+    return bad_yaml(case(HEAD + field_line + "checks:\n" + CHECK), line, field, *expect, **more)
 
 
 BAD: dict[str, Bad] = {
     "yaml-syntax": bad_yaml(
         case("defends: [rules/x.md\nprompt: hi\n"), 3, "", "invalid YAML", "expected ',' or ']'"
+    ),
+    "yaml-unknown-escape": bad_checks(
+        '  - type: output_matches\n    pattern: "fix\\s*:"\n',
+        6,
+        "",
+        "invalid YAML",
+        "unknown escape character",
+        "\\s is no escape in a double-quoted YAML string: write the backslash twice "
+        "(\"\\\\s\") or use single quotes ('\\s')",
+    ),
+    "case-task-field": bad_field(
+        "task: Do the thing\n",
+        4,
+        "task",
+        "unknown field 'task': a field of a task directory's checks.yaml, not of a case file",
+        absent=("did you mean",),
     ),
     "yaml-tab-indent": bad_checks(
         "\t- type: file_exists\n", 5, "", "invalid YAML", "tab: YAML indents with spaces only"
@@ -487,6 +505,23 @@ BAD: dict[str, Bad] = {
         "tsak",
         ("unknown field 'tsak'", "did you mean 'task'?"),
     ),
+    "task-header-id": Bad(
+        "tasks/broken-task/checks.yaml",
+        'id: broken-task\ntask: "Do the thing"\nchecks:\n  - id: has-file\n'
+        "    type: file_exists\n    path: ok.txt\n",
+        1,
+        "id",
+        ("unknown field 'id': a task directory's case id is the name of its directory",),
+        absent=("did you mean",),
+    ),
+    "task-header-case-field": Bad(
+        "tasks/broken-task/checks.yaml",
+        'task: "Do the thing"\ncwd: fixtures/repo\nchecks:\n  - id: has-file\n'
+        "    type: file_exists\n    path: ok.txt\n",
+        2,
+        "cwd",
+        ("unknown field 'cwd': a field of a case file, not of a task directory's",),
+    ),
     "task-checks-missing": Bad(
         "tasks/broken-task/checks.yaml",
         'task: "Do the thing"\n',
@@ -543,6 +578,8 @@ def assert_reported(result: pytest.RunResult, bad: Bad) -> None:
     message = out[out.index(head) :].split("\n=====")[0]
     for text in bad.expect:
         assert text in message, f"expected {text!r} in:\n{message}"
+    for text in bad.absent:
+        assert text not in message, f"did not expect {text!r} in:\n{message}"
     assert "Traceback" not in out
     assert "pytest_evalcases/" not in out
     assert "pydantic" not in out.lower().replace("pydantic_core", "")

@@ -292,7 +292,7 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
     try:
         model = schema.TaskFileBase.model_validate(header)
     except ValidationError as exc:
-        raise source.validation_error(exc, [], header) from None
+        raise source.validation_error(exc, [], header, task=True) from None
     if not isinstance(raw_checks, list) or not raw_checks:
         raise source.error(["checks"], "missing", "`checks:` must be a non-empty list of checks")
     if len(raw_checks) > limits.CHECKS:
