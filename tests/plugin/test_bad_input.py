@@ -67,6 +67,8 @@ class Bad:
     extra: dict[str, str | Link | None] = field(default_factory=dict)
     #: Valid cases that pass besides the one in ``evals/good.yaml``.
     passed: int = 1
+    #: Substrings the message must not hold (a did-you-mean naming the same word).
+    absent: tuple[str, ...] = ()
 
 
 def case(body: str) -> str:
@@ -85,14 +87,30 @@ def bad_checks(checks: str, line: int | None, field: str, *expect: str, **more: 
     return bad_yaml(case(HEAD + "checks:\n" + checks), line, field, *expect, **more)
 
 
-def bad_field(field_line: str, line: int | None, field: str, *expect: str) -> Bad:
+def bad_field(field_line: str, line: int | None, field: str, *expect: str, **more: Any) -> Bad:
     """A broken ``evals/bad.yaml``: a valid case but for ``field_line``."""
-    return bad_yaml(case(HEAD + field_line + "checks:\n" + CHECK), line, field, *expect)
+    return bad_yaml(case(HEAD + field_line + "checks:\n" + CHECK), line, field, *expect, **more)
 
 
 BAD: dict[str, Bad] = {
     "yaml-syntax": bad_yaml(
         case("defends: [rules/x.md\nprompt: hi\n"), 3, "", "invalid YAML", "expected ',' or ']'"
+    ),
+    "yaml-unknown-escape": bad_checks(
+        '  - type: output_matches\n    pattern: "fix\\s*:"\n',
+        6,
+        "",
+        "invalid YAML",
+        "unknown escape character",
+        "\\s is no escape in a double-quoted YAML string: write the backslash twice "
+        "(\"\\\\s\") or use single quotes ('\\s')",
+    ),
+    "case-task-field": bad_field(
+        "task: Do the thing\n",
+        4,
+        "task",
+        "unknown field 'task': a field of a task directory's checks.yaml, not of a case file",
+        absent=("did you mean",),
     ),
     "yaml-tab-indent": bad_checks(
         "\t- type: file_exists\n", 5, "", "invalid YAML", "tab: YAML indents with spaces only"
@@ -129,9 +147,6 @@ BAD: dict[str, Bad] = {
         "timeout",
         ("number", "'soon'"),
     ),
-    "empty-file": bad_yaml("", 1, "", "empty", "id, defends"),
-    "whitespace-only": bad_yaml("  \n\n\t\n", 1, "", "empty"),
-    "comment-only": bad_yaml("# nothing yet\n", 1, "", "got nothing"),
     "not-utf8": bad_yaml(
         b"id: bad\ndefends: rules/x.md\nprompt: caf\xe9\n",
         3,
@@ -140,15 +155,6 @@ BAD: dict[str, Bad] = {
         "0xe9",
         "save the file as UTF-8",
     ),
-    "top-level-list": bad_yaml(
-        "- id: bad\n  defends: rules/x.md\n",
-        1,
-        "",
-        "expected a mapping",
-        "`cases:` list",
-        "got a list",
-    ),
-    "top-level-scalar": bad_yaml("just some words\n", 1, "", "expected a mapping", "got a string"),
     "missing-id": bad_yaml(
         HEAD + "checks:\n" + CHECK, 1, "id", "required field is missing", "kebab-case id"
     ),
@@ -499,6 +505,23 @@ BAD: dict[str, Bad] = {
         "tsak",
         ("unknown field 'tsak'", "did you mean 'task'?"),
     ),
+    "task-header-id": Bad(
+        "tasks/broken-task/checks.yaml",
+        'id: broken-task\ntask: "Do the thing"\nchecks:\n  - id: has-file\n'
+        "    type: file_exists\n    path: ok.txt\n",
+        1,
+        "id",
+        ("unknown field 'id': a task directory's case id is the name of its directory",),
+        absent=("did you mean",),
+    ),
+    "task-header-case-field": Bad(
+        "tasks/broken-task/checks.yaml",
+        'task: "Do the thing"\ncwd: fixtures/repo\nchecks:\n  - id: has-file\n'
+        "    type: file_exists\n    path: ok.txt\n",
+        2,
+        "cwd",
+        ("unknown field 'cwd': a field of a case file, not of a task directory's",),
+    ),
     "task-checks-missing": Bad(
         "tasks/broken-task/checks.yaml",
         'task: "Do the thing"\n',
@@ -555,6 +578,8 @@ def assert_reported(result: pytest.RunResult, bad: Bad) -> None:
     message = out[out.index(head) :].split("\n=====")[0]
     for text in bad.expect:
         assert text in message, f"expected {text!r} in:\n{message}"
+    for text in bad.absent:
+        assert text not in message, f"did not expect {text!r} in:\n{message}"
     assert "Traceback" not in out
     assert "pytest_evalcases/" not in out
     assert "pydantic" not in out.lower().replace("pydantic_core", "")
@@ -662,35 +687,39 @@ cases:
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_an_id_in_two_files_is_an_error_on_both_cases_naming_both(
+def test_an_id_already_used_is_an_error_of_the_later_file_naming_the_first(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, xdist: list[str]
 ) -> None:
-    # docs/case-format.md: a new file taking an old, unchanged file's id does not turn
-    # the old one alone into the error (the file collected second used to be blamed).
+    # docs/case-format.md: a copied case whose id was not changed made both files
+    # errors, and the original case stopped running.
     make_suite(
         fixtures={"graded/ok.txt": "ok\n", "evals/valid.yaml": TWINS, "evals/good.yaml": VALID_CASE}
     )
     pytester.runpytest("--eval-workspace", "graded").assert_outcomes(passed=3)
-    write(pytester.path / "evals" / "aaa.yaml", "id: valid\n" + HEAD + "checks:\n" + CHECK)
+    # Collected after valid.yaml (pytest walks a directory in name order).
+    write(pytester.path / "evals" / "valid2.yaml", "id: valid\n" + HEAD + "checks:\n" + CHECK)
 
     # With the parse cache (the old file collected from its index) and without; under
     # xdist, where every worker collects every file, with it only.
     for cache in ([], ["-p", "no:cacheprovider"])[: 1 if xdist else 2]:
         result = pytester.runpytest("--eval-workspace", "graded", *cache, *xdist)
 
-        # Each file's other cases still run.
-        result.assert_outcomes(passed=2, errors=2)
+        # The first file's cases all run; the copy is the error.
+        result.assert_outcomes(passed=3, errors=1)
         out = result.stdout.str()
-        for here, there in (("aaa.yaml:1", "valid.yaml:2"), ("valid.yaml:2", "aaa.yaml:1")):
-            assert (
-                f"case file error: evals/{here}: id: duplicate id 'valid', also the id of the "
-                f"case at evals/{there}: ids are unique in the suite" in out
-            )
+        assert (
+            "case file error: evals/valid2.yaml:1: id: duplicate id 'valid': the case at "
+            "evals/valid.yaml:2 has it already; ids are unique in the suite: give this case "
+            "its own id" in out
+        )
+        assert "evals/valid.yaml:2: id: duplicate" not in out
         assert "Traceback" not in out
     saved = max((pytester.path / "evals" / "results").glob("*.json"))
     records = json.loads(saved.read_text())["cases"]
     errors = sorted((r["file"], r["error_kind"]) for r in records if r["outcome"] == "error")
-    assert errors == [("evals/aaa.yaml", "case-file"), ("evals/valid.yaml", "case-file")]
+    assert errors == [("evals/valid2.yaml", "case-file")]
+    passed = sorted((r["file"], r["id"]) for r in records if r["outcome"] == "passed")
+    assert ("evals/valid.yaml", "valid") in passed
 
 
 SELECTIONS = {
@@ -719,25 +748,53 @@ def test_broken_file_reported_when_selection_deselects_everything(
 def test_broken_file_does_not_decide_a_run_of_other_tests_only(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, xdist: tuple[str, ...]
 ) -> None:
-    """``pytest -k test_unit`` beside a broken case file: a warning names it; the unit
-    test decides the exit status. Selected with an eval case, it is an error again."""
+    """``pytest -k test_unit`` beside a broken case file, under ``filterwarnings =
+    error`` (as itsdangerous has it): a section of the summary names the file, with no
+    warning that the filter would make an internal error; the unit test decides the exit
+    status. Selected with an eval case, it is an error again."""
     bad = BAD["unknown-check-type"]
-    make_broken_suite(make_suite, bad)
+    make_suite(fixtures=broken_suite(bad), ini="filterwarnings = error\n")
     pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
 
     result = run(pytester, *xdist, "-k", "test_unit")
 
-    result.assert_outcomes(passed=1, warnings=1, deselected=0 if xdist else 2)
+    result.assert_outcomes(passed=1, warnings=0, deselected=0 if xdist else 2)
     assert result.ret == 0
     result.stdout.fnmatch_lines(
-        [f"*case file error: {bad.path}:*no eval case selected: not counted in the exit status*"]
+        [
+            "*= case files not loaded =*",
+            f"case file error: {bad.path}:*no eval case selected: not counted in the exit status*",
+        ]
     )
     assert all(text in result.stdout.str() for text in bad.expect)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
     everything = run(pytester, *xdist)
 
     everything.assert_outcomes(passed=2, errors=1)
     assert everything.ret == 2
+
+
+@pytest.mark.parametrize("name", ["yaml-syntax", "unknown-check-type"])
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_lone_broken_file_does_not_decide_a_run_of_other_tests_only(
+    pytester: pytest.Pytester, xdist: tuple[str, ...], name: str
+) -> None:
+    """``pytest tests evals -k test_unit`` with a broken file as the only case: -k left
+    nothing of the suite to deselect, and the run is still one of other tests only."""
+    bad = BAD[name]
+    assert isinstance(bad.content, str)
+    write(pytester.path / bad.path, bad.content)
+    write(pytester.path / "tests" / "test_unit.py", "def test_unit():\n    pass\n")
+
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", *xdist, "tests", "evals", "-k", "test_unit"
+    )
+
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"case file error: {bad.path}:*not counted in the exit status*"])
+    assert pytester.runpytest("-p", "no:cacheprovider", *xdist, "tests", "evals").ret == 2
 
 
 #: Broken files of one suite, beside three valid cases.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -389,3 +390,97 @@ def test_numeric_ini_options_in_ini_and_native_toml(
     result = pytester.runpytest("--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: ini option eval_timeout expects a number, got 'soon'"])
+
+
+def test_data_files_below_evals_are_not_case_files(pytester: pytest.Pytester) -> None:
+    """A plain ``pytest`` with no agent beside ``tests/evals/golden.json`` stays green:
+    a file below ``evals`` whose top level is not a mapping with checks, prompt, defends
+    or cases is data, not collected (docs/case-format.md, "Which files are cases")."""
+    data = {
+        "tests/evals/golden.json": json.dumps([{"prompt": "hi", "expected": "hello"}]),
+        "tests/evals/expected.yaml": "answer: 42\nnotes: [a, b]\n",
+        "tests/evals/empty.yml": "",
+        "tests/evals/big.json": json.dumps([{"prompt": "q" * 100}] * 20_000),
+    }
+    for rel, text in data.items():
+        (pytester.path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pytester.path / rel).write_text(text)
+    pytester.makepyfile(**{"tests/test_unit": "def test_unit():\n    pass\n"})
+
+    for _ in range(2):  # the second from the parse cache
+        result = pytester.runpytest()
+
+        result.assert_outcomes(passed=1)
+        assert result.ret == 0
+        assert "case file" not in result.stdout.str()
+
+    # One that names a case key, or does not parse, is a case file.
+    write_case(pytester, "tests/evals/real.yaml", "real")
+    (pytester.path / "tests/evals/torn.json").write_text('{"answer": ')
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1, skipped=1, errors=1)
+    assert "case file error: tests/evals/torn.json:1: invalid JSON" in result.stdout.str()
+
+
+def test_evalcases_lint_lists_a_data_file_as_not_a_case_file(pytester: pytest.Pytester) -> None:
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals/golden.json").write_text('[{"prompt": "hi"}]')
+    write_case(pytester, "evals/one.yaml", "one")
+
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest_evalcases.cli.main", "lint", "evals"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert "evals/golden.json: NOTE not-a-case-file: not a case file" in out.stdout
+    assert "1 case file checked" in out.stderr
+    assert "1 file not a case file" in out.stderr
+
+
+def test_a_rootdir_named_evals_collects_its_case_files(pytester: pytest.Pytester) -> None:
+    """A ``pytest.ini`` inside ``evals/`` makes it the rootdir: its case files are still
+    below a directory named evals (0 were collected, with no hint)."""
+    write_case(pytester, "evals/one.yaml", "one")
+    write_case(pytester, "evals/sub/two.yaml", "two")
+    (pytester.path / "evals/pytest.ini").write_text("[pytest]\n")
+
+    result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "evals")
+
+    assert sorted(line for line in result.stdout.lines if "::" in line) == [
+        "one.yaml::one",
+        "sub/two.yaml::two",
+    ]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_junit_class_names_read_as_the_case_file(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    """``evals/toggles.yaml`` made class ``yaml`` of package ``evals.toggles`` in
+    Jenkins and GitLab; it is class ``toggles`` of ``evals`` now."""
+    write_case(pytester, "evals/toggles.yaml", "toggles")
+    write_case(pytester, "evals/git/commit.yml", "commit")
+    (pytester.path / "evals/broken.yaml").write_text("prompt: [\n")
+    task = pytester.path / "tasks/01-service"
+    task.mkdir(parents=True)
+    (task / "checks.yaml").write_text(
+        "task: Service\nchecks:\n  - id: exists\n    type: file_exists\n    path: a.py\n"
+    )
+    pytester.makepyfile(**{"tests/test_unit": "def test_unit():\n    pass\n"})
+
+    pytester.runpytest("--junitxml=out/junit.xml", "-p", "no:cacheprovider", *xdist)
+
+    root = ElementTree.parse(pytester.path / "out/junit.xml").getroot()
+    names = sorted((c.get("classname"), c.get("name")) for c in root.iter("testcase"))
+    assert names == [
+        ("evals.broken", "broken.yaml"),
+        ("evals.git.commit", "commit"),
+        ("evals.toggles", "toggles"),
+        ("tasks.01-service", "01-service"),
+        ("tests.test_unit", "test_unit"),
+    ]

@@ -211,9 +211,11 @@ def test_new_outside_evals_prints_a_command_that_collects_the_case(
     monkeypatch.chdir(pytester.path)
 
     err = _new(capsys, "foo-case", "--dir", "agent-evals")
-    result = pytester.runpytest(*_printed_command(err))
+    printed = _printed_command(err)
+    assert printed[-2:] == ["--eval-agent", "claude"]
+    result = pytester.runpytest(*printed[:-2])
 
-    # Collected, and skipped for want of an agent.
+    # Collected (and, with the agent left out here, skipped for want of one).
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(skipped=1)
     # The note says what to add to the configuration so that a plain pytest finds it.
@@ -231,7 +233,9 @@ def test_new_outside_evals_prints_a_command_that_collects_the_case(
 def test_new_in_a_directory_that_is_collected_prints_the_plain_command(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (pytester.path / "pytest.ini").write_text("[pytest]\neval_paths = agent-evals\n")
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\neval_paths = agent-evals\neval_agent = codex\n"
+    )
     monkeypatch.chdir(pytester.path)
 
     for directory in ("evals/git", "agent-evals/sub"):
@@ -239,6 +243,47 @@ def test_new_in_a_directory_that_is_collected_prints_the_plain_command(
 
         assert "note:" not in err
         assert _printed_command(err) == [f"{directory}/foo-case.yaml", "--eval-red-first"]
+
+
+AGENT = "import sys\nprint('done: ' + sys.argv[1])\n"
+
+
+@pytest.mark.parametrize("configured", [False, True], ids=["no-agent", "eval_agent_command"])
+def test_new_prints_a_command_that_grades_the_case_run_as_printed(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    configured: bool,
+) -> None:
+    """The printed command had no agent: run as printed, the case was skipped and the
+    run exited 0 ("nothing was graded"), easy to misread as a red-first success."""
+    ini = "[pytest]\n"
+    if configured:
+        (pytester.path / "agent.py").write_text(AGENT)
+        ini += "eval_agent_command = {python} {rootdir}/agent.py {prompt}\n"
+    (pytester.path / "pytest.ini").write_text(ini)
+    monkeypatch.chdir(pytester.path)
+    # No agent CLI on PATH: a test never starts a real one.
+    monkeypatch.setenv("PATH", str(pytester.mkdir("empty-bin")))
+
+    err = _new(capsys, "foo-case")
+    printed = _printed_command(err)
+    result = pytester.runpytest(*printed, "-p", "no:cacheprovider")
+
+    out = result.stdout.str() + result.stderr.str()
+    assert "nothing was graded" not in out
+    if configured:
+        # Graded: the template's answer check does not hold, red first as it should be.
+        assert printed == ["evals/foo-case.yaml", "--eval-red-first"]
+        result.assert_outcomes(passed=1)
+        assert result.ret == pytest.ExitCode.OK
+        assert "note: the configuration names no agent" not in err
+    else:
+        assert printed == ["evals/foo-case.yaml", "--eval-red-first", "--eval-agent", "claude"]
+        # Here no claude is installed: the run says so rather than exit 0 ungraded.
+        assert result.ret != pytest.ExitCode.OK
+        assert "agent 'claude': program 'claude' not found on PATH" in out
+        assert "note: the configuration names no agent, so the command names claude" in err
 
 
 @pytest.mark.parametrize("directory", ["evals/fixtures", "evals/results/x", "old/evals", "legacy"])
@@ -286,3 +331,17 @@ def test_new_suggests_ignoring_the_results_directory_in_git(
     assert command == f"echo /{directory}/ >> ../.gitignore"
     assert (root / ".gitignore").read_text() == f"/{directory}/\n"
     assert "results file" not in again
+
+
+@pytest.mark.parametrize(
+    "ini",
+    ["addopts = --eval-agent=codex", "eval_variants = a: agent:codex", "eval_agent_command = x"],
+)
+def test_new_leaves_the_agent_to_a_configuration_that_names_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], ini: str
+) -> None:
+    # A second --eval-agent on the command line would override the one addopts gives.
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\n{ini}\n")
+    monkeypatch.chdir(tmp_path)
+
+    assert _printed_command(_new(capsys, "foo-case")) == ["evals/foo-case.yaml", "--eval-red-first"]

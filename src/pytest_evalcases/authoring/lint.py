@@ -37,6 +37,8 @@ from pytest_evalcases.text import plural
 
 ERROR = "error"
 WARNING = "warning"
+#: Said of a file that is not linted: data beside the cases, which pytest never collects.
+NOTE = "note"
 
 #: How many consecutive words a prompt may share with the defended file.
 QUOTE_WORDS = 8
@@ -57,6 +59,7 @@ NEGATIVE_CHECKS = frozenset(
         "tool_not_called",
         "command_fails",
         "file_unchanged",
+        "skill_not_used",
     }
 )
 #: Check types whose ``pattern`` must hold (positive) or must not (negative) in a text.
@@ -76,6 +79,13 @@ BARE_SKIPS_FILES = (
 )
 _PROHIBITION = re.compile(r"(?i)\b(never|must not|do not|don't|don’t)\b")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+
+
+#: Why a file below an evals directory is not linted (docs/case-format.md).
+NOT_A_CASE = (
+    "not a case file: its top level is not a mapping with checks, prompt, defends or "
+    "cases, so pytest does not collect it (data beside the cases)"
+)
 
 
 @dataclass(frozen=True)
@@ -191,6 +201,9 @@ def lint_files(
             else:
                 cases = load_case_file(file.path, file.evals_root, registry)
                 multi = _is_multi(file.path)
+                if not cases:
+                    findings.append(Finding(file.path, None, NOTE, "not-a-case-file", NOT_A_CASE))
+                    continue
         except CaseFileError as exc:
             where = f"{exc.field}: " if exc.field else ""
             findings.append(
@@ -348,7 +361,10 @@ def _lint_case(
                 "one that fails when the forbidden thing happens "
                 f"({', '.join(sorted(NEGATIVE_CHECKS))})",
             )
-    if case.checks and all(c.type in NEGATIVE_CHECKS for c in case.checks):
+    # A skill's should-not-fire case (skill_not_used) passes an idle agent by design:
+    # the skill's false triggers are what it counts (docs/skills.md).
+    trigger_negative = any(c.type == "skill_not_used" for c in case.checks)
+    if case.checks and all(c.type in NEGATIVE_CHECKS for c in case.checks) and not trigger_negative:
         yield Finding(
             path,
             line("checks"),
@@ -589,8 +605,10 @@ def _relative(path: Path, base: Path | None) -> str:
 def tally(files: Sequence[CaseFile], findings: Sequence[Finding]) -> str:
     """``3 case files checked: 1 error, 2 warnings``: the last line of a lint."""
     errors = sum(1 for f in findings if f.level == ERROR)
-    warnings = len(findings) - errors
+    warnings = sum(1 for f in findings if f.level == WARNING)
+    data = sum(1 for f in findings if f.level == NOTE)
+    other = f"; {plural(data, 'file')} not a case file" if data else ""
     return (
-        f"{plural(len(files), 'case file')} checked: {plural(errors, 'error')}, "
-        f"{plural(warnings, 'warning')}"
+        f"{plural(len(files) - data, 'case file')} checked: {plural(errors, 'error')}, "
+        f"{plural(warnings, 'warning')}{other}"
     )

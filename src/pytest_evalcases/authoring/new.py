@@ -30,7 +30,7 @@ YAML_TEMPLATE = """\
 # yaml-language-server: $schema=_schema.json
 #
 # Workflow: write the case, confirm it FAILS against the current configuration
-#   pytest {path} --eval-red-first
+#   pytest {path} --eval-red-first --eval-agent claude  # or codex, gemini
 # then strengthen the rule it defends until it passes; `evalcases lint` finds weak cases.
 
 id: {id}  # kebab-case, unique in the suite, equal to the file name
@@ -81,7 +81,8 @@ JSON_GUIDANCE = (
     "needs files; the prompt is what a user would really type, with no hint of the rule; "
     "start with negative checks (output_not_matches, file_not_matches, tool_not_called), "
     "then positive ones (negative checks alone pass an agent that does nothing). "
-    "Confirm the case fails first: pytest {path} --eval-red-first. "
+    "Confirm the case fails first: pytest {path} --eval-red-first --eval-agent claude "
+    "(or codex, gemini). "
     "Reference: docs/case-format.md; editor schema: evalcases schema."
 )
 
@@ -130,7 +131,8 @@ SKILL_YAML_TEMPLATE = """\
 # Eval case {id}: {purpose} (docs/skills.md).
 # Cases with skill_used are the skill's positives, cases with skill_not_used its
 # negatives; the eval gate section gives its recall and false-trigger rate over both.
-# Workflow: pytest {path} --eval-repeat 5, then change the skill's description.
+# Workflow: pytest {path} --eval-repeat 5 --eval-agent claude (or codex, gemini), then
+# change the skill's description.
 
 id: {id}
 # The skill's directory (Codex: .agents/skills/{skill}, Gemini CLI: .gemini/skills/{skill}).
@@ -234,14 +236,31 @@ def _free(case_id: str, directory: Path, fmt: str) -> None:
             raise UsageError(f"{existing} already exists; not overwriting it")
 
 
+#: The agent a printed command names when the configuration names none.
+SUGGESTED_AGENT = "claude"
+#: What in the configuration names an agent (or the variants that name theirs).
+_AGENT_SETTINGS = ("eval_agent", "eval_agent_command", "eval_variants")
+_AGENT_OPTIONS = ("--eval-agent", "--eval-variant", "--eval-workspace")
+
+
 @dataclass(frozen=True)
 class NextStep:
     """What to run after writing a case: a pytest command that collects it, and, when
     pytest would not collect it as the project is configured, why and what to add."""
 
-    command: str
+    #: ``pytest FILE``, with ``-o eval_paths=...`` when that is what collects it.
+    pytest: str
     #: Empty when the file is collected as the configuration stands.
     hint: str = ""
+    #: `` --eval-agent claude`` when the configuration names no agent: without one the
+    #: case is skipped and the run exits 0 ("nothing was graded"), which reads as a
+    #: red-first success it is not.
+    agent: str = ""
+
+    @property
+    def command(self) -> str:
+        """The red-first command: the case must fail first (docs/writing-cases.md)."""
+        return f"{self.pytest} --eval-red-first{self.agent}"
 
 
 def next_step(target: Path, cwd: Path) -> NextStep:
@@ -263,10 +282,11 @@ def next_step(target: Path, cwd: Path) -> NextStep:
         base = cwd.resolve()
     eval_paths = _paths(settings.get("eval_paths"), base)
     ignore = _paths(settings.get("eval_ignore"), base)
-    plain = f"pytest {shlex.quote(target.as_posix())} --eval-red-first"
+    plain = f"pytest {shlex.quote(target.as_posix())}"
+    agent = "" if _names_an_agent(settings) else f" --eval-agent {SUGGESTED_AGENT}"
     discovery = Discovery(rootdir, eval_paths, ignore)
     if discovery.case_file(path) is not None:
-        return NextStep(plain)
+        return NextStep(plain, agent=agent)
     widened = Discovery(rootdir, (*eval_paths, directory), ignore)
     if discovery.evals_root(path) is not None or widened.case_file(path) is None:
         raise UsageError(
@@ -276,8 +296,20 @@ def next_step(target: Path, cwd: Path) -> NextStep:
         )
     value = _relative(directory, base)
     override = shlex.quote(f"eval_paths={shlex.quote(value)}")
-    command = f"pytest {shlex.quote(target.as_posix())} -o {override} --eval-red-first"
-    return NextStep(command, _config_hint(value, directory, found))
+    command = f"pytest {shlex.quote(target.as_posix())} -o {override}"
+    return NextStep(command, _config_hint(value, directory, found), agent)
+
+
+def _names_an_agent(settings: dict[str, Any]) -> bool:
+    """Whether pytest run with these settings has an agent without ``--eval-agent``: the
+    ini names one, or its ``addopts`` (or ``PYTEST_ADDOPTS``) gives one, which a second
+    ``--eval-agent`` on the command line would override."""
+    if any(settings.get(name) for name in _AGENT_SETTINGS):
+        return True
+    addopts = settings.get("addopts", "")
+    words = [*(addopts if isinstance(addopts, list) else str(addopts).split())]
+    words += os.environ.get("PYTEST_ADDOPTS", "").split()
+    return any(word.startswith(_AGENT_OPTIONS) for word in words)
 
 
 def _paths(value: Any, base: Path) -> tuple[Path, ...]:

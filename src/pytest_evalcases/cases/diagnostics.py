@@ -167,6 +167,8 @@ def yaml_error(
     hint = ""
     if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
         hint = "; it is a tab: YAML indents with spaces only"
+    elif mark is not None and "unknown escape character" in problem:
+        hint = _escape_hint(text, mark)
     field = ""
     if isinstance(exc, yaml.constructor.ConstructorError) and mark is not None:
         field = field_path(_loc_at(text, mark.line, mark.column))
@@ -277,6 +279,21 @@ def unbuildable(node: yaml.Node, exc: Exception) -> str:
     return what
 
 
+def _escape_hint(text: str, mark: yaml.Mark) -> str:
+    """What to write instead of a backslash that starts no YAML escape in a
+    double-quoted string (``"\\s"`` in a regular expression). PyYAML points at the
+    backslash (its C parser) or at the character after it."""
+    line, column = mark.line, mark.column
+    if _char_at(text, line, column) != "\\":
+        column -= 1
+    after = _char_at(text, line, column + 1)
+    escape = "\\" + after if _char_at(text, line, column) == "\\" and after else "\\"
+    return (
+        f"; {escape} is no escape in a double-quoted YAML string: write the backslash "
+        f"twice (\"\\{escape}\") or use single quotes ('{escape}')"
+    )
+
+
 def _char_at(text: str, line: int, column: int) -> str:
     lines = text.splitlines()
     if 0 <= line < len(lines) and 0 <= column < len(lines[line]):
@@ -361,9 +378,10 @@ class Source:
         return CaseFileError(str(self.path), message, line=line, field=field_path(loc))
 
     def validation_error(
-        self, exc: ValidationError, prefix: Sequence[str | int], data: Any
+        self, exc: ValidationError, prefix: Sequence[str | int], data: Any, *, task: bool = False
     ) -> CaseFileError:
-        """One error for the file, listing up to ``MAX_PROBLEMS`` problems."""
+        """One error for the file, listing up to ``MAX_PROBLEMS`` problems; ``task``: the
+        data is a task directory's ``checks.yaml`` without its checks."""
         problems: list[Problem] = []
         for err in exc.errors(include_url=False):
             loc, missing = data_loc(data, err["loc"])
@@ -372,7 +390,8 @@ class Source:
                 loc = [*loc, "type"]  # the check's `type` is what is wrong or missing
             full = [*prefix, *loc]
             line = self.line_of(full, key=kind == "extra_forbidden")
-            problems.append(Problem(kind, tuple(full), line, phrase(err, missing, data, loc)))
+            message = phrase(err, missing, data, loc, task=task)
+            problems.append(Problem(kind, tuple(full), line, message))
         problems = typos_first(problems)
         first = problems[0]
         lines = [first.message]
@@ -435,9 +454,10 @@ def data_loc(data: Any, loc: Sequence[str | int]) -> tuple[list[str | int], bool
     return out, False
 
 
-def phrase(err: Any, missing: bool, data: Any, loc: list[str | int]) -> str:
-    """The message for one pydantic error ``err`` at ``loc`` in ``data``: what the field
-    expects, in the words of the case format rather than pydantic's."""
+def phrase(err: Any, missing: bool, data: Any, loc: list[str | int], *, task: bool = False) -> str:
+    """The message for one pydantic error ``err`` at ``loc`` in ``data`` (a task
+    directory's ``checks.yaml`` with ``task``): what the field expects, in the words of
+    the case format rather than pydantic's."""
     kind = err["type"]
     msg = str(err["msg"])
     if kind == "missing":
@@ -449,8 +469,20 @@ def phrase(err: Any, missing: bool, data: Any, loc: list[str | int]) -> str:
     if kind == "extra_forbidden":
         name = str(loc[-1]) if loc else "?"
         parent = _at(data, loc[:-1])
-        known = _known_fields(parent)
-        hint = difflib.get_close_matches(name, known, n=1)
+        top = len(loc) == 1
+        if top and task and name in _CASE_FIELDS:
+            return f"unknown field {shown(name)}: " + _TASK_HEADER_NOTES.get(
+                name, f"a field of a case file, not of a task directory's checks.yaml {_TASK_HAS}"
+            )
+        if top and not task and name in _TASK_FIELDS:
+            return (
+                f"unknown field {shown(name)}: a field of a task directory's checks.yaml, not "
+                "of a case file; a case file says what to do in `prompt` and what must "
+                "hold in `description`"
+            )
+        known = _TASK_FIELDS if top and task else _known_fields(parent)
+        # Never the same word: a field this place does not take is not its own typo.
+        hint = difflib.get_close_matches(name, [k for k in known if k != name], n=1)
         return f"unknown field {shown(name)}" + (f"; did you mean {hint[0]!r}?" if hint else "")
     if kind == "union_tag_invalid":
         ctx = err.get("ctx", {})
@@ -511,6 +543,20 @@ _CHECK_HINTS = {
     "path": "a path relative to the workspace",
     "command": "a shell command",
     "tool": "a regular expression matched against the tool name or kind",
+}
+
+
+#: The top-level fields of a case file, and of a task directory's ``checks.yaml``.
+_CASE_FIELDS = (*schema.CaseModelBase.model_fields, "checks")
+_TASK_FIELDS = (*schema.TaskFileBase.model_fields, "checks")
+_TASK_HAS = f"(its fields: {', '.join(_TASK_FIELDS)})"
+#: What a case file's field is in a task directory, where it is not a field.
+_TASK_HEADER_NOTES = {
+    "id": "a task directory's case id is the name of its directory; remove `id:` "
+    "(rename the directory to change the id)",
+    "prompt": "a task directory's prompt is the text of its task.md; move it there",
+    "severity": "in a task directory each check has its own severity (HIGH, MEDIUM or "
+    "LOW); the case takes the highest",
 }
 
 

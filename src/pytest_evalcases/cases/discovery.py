@@ -1,6 +1,8 @@
 """Which files are case files (docs/case-format.md), and which directories pytest must not walk.
 
 Plain path logic, no pytest: the plugin's collection hooks ask a :class:`Discovery`.
+Which of the files it finds hold cases, rather than data beside them, their content
+says (:func:`looks_like_case`): the loader asks once it has parsed them.
 """
 
 from __future__ import annotations
@@ -8,12 +10,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeGuard
 
 CASE_SUFFIXES = (".yaml", ".yml", ".json")
 TASK_FILE = "checks.yaml"
 EVALS_DIR = "evals"
 #: Below an evals root these hold fixture repositories and results, never cases.
 EXCLUDED_DIRS = ("fixtures", "results")
+#: A file below an evals root is a case file when its top level is a mapping with one
+#: of these keys (or when it does not parse); any other is data, not collected.
+CASE_KEYS = ("checks", "prompt", "defends", "cases")
+
+
+def looks_like_case(data: object) -> TypeGuard[dict[str, Any]]:
+    """Whether parsed data is a case file's: a mapping with one of :data:`CASE_KEYS`
+    (``golden.json`` beside the cases, a list or a plain value, is data)."""
+    return isinstance(data, dict) and any(key in data for key in CASE_KEYS)
 
 
 @dataclass(frozen=True)
@@ -46,7 +58,9 @@ class Discovery:
         parts = path.parts
         root_parts = self.rootdir.parts
         below_root = parts[: len(root_parts)] == root_parts
-        floor = len(root_parts) if below_root else 1
+        # The rootdir itself counts (a pytest.ini inside evals/ makes it the rootdir);
+        # directories above it do not.
+        floor = len(root_parts) - 1 if below_root else 1
         for index in range(len(parts) - 2, floor - 1, -1):
             if parts[index] == EVALS_DIR:
                 key = parts[: index + 1]

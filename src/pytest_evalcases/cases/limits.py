@@ -9,7 +9,8 @@ counts as many times as it appears.
 
 from __future__ import annotations
 
-#: Bytes of a case file (or ``task.md``); a larger one is refused without being read.
+#: Bytes of a case file (or ``task.md``); a larger one is refused. A larger file below
+#: an evals root is parsed only to tell whether it is data (docs/case-format.md).
 FILE_BYTES = 1_000_000
 #: Characters of text (keys, strings, one per other value) of a case file's data once
 #: its YAML aliases are expanded. A file without aliases holds no more than its size.

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from pytest_evalcases.cases.diagnostics import (
     unbuildable,
     yaml_error,
 )
+from pytest_evalcases.cases.discovery import looks_like_case
 from pytest_evalcases.cases.limits import digits, huge_int, shown
 from pytest_evalcases.cases.parsecache import CaseEntry, FileIndex, ParseCache
 from pytest_evalcases.cases.registry import CheckRegistry
@@ -136,9 +138,13 @@ class LoadedCase:
 def load_case_file(
     path: Path, evals_root: Path, registry: CheckRegistry, cache: ParseCache | None = None
 ) -> list[LoadedCase]:
-    """Load every case of a ``.yaml`` / ``.yml`` / ``.json`` case file."""
+    """Load every case of a ``.yaml`` / ``.yml`` / ``.json`` case file; none when the
+    file is data, not a case file (:func:`~pytest_evalcases.cases.discovery.looks_like_case`:
+    a case file holds at least one case)."""
     if cache is not None:
         hit = cache.get(path)
+        if hit is not None and not looks_like_case(hit[0]):
+            return []
         if hit is not None:
             try:
                 cases = _cases(path, evals_root, registry, hit[0], Source(path, None), hit[1])
@@ -148,8 +154,12 @@ def load_case_file(
                 if cache.index(path, evals_root) is None:
                     cache.put(path, hit[0], hit[1], file_index(evals_root, cases, registry))
                 return cases
-    text = read_text(path)
-    data = _parse(path, text)
+    text = "" if _large_data(path) else read_text(path)
+    data = _parse(path, text) if text.strip() else None  # an empty file holds no case
+    if not looks_like_case(data):
+        if cache is not None:
+            cache.put(path, None, [])  # known to be data while it stays the same
+        return []
     source = Source(path, text)
     _bounded(source, data)
     cases = _cases(path, evals_root, registry, data, source, None)
@@ -157,6 +167,27 @@ def load_case_file(
         lines = [case.line for case in cases]
         cache.put(path, data, lines, file_index(evals_root, cases, registry))
     return cases
+
+
+def _large_data(path: Path) -> bool:
+    """Whether ``path`` is larger than a case file may be, parses, and holds no case: a
+    data file (a large ``golden.json``). One that holds a case, or does not parse, is a
+    case file, which the loader refuses as too large."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= limits.FILE_BYTES:
+            return False
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False  # the loader says why it cannot be read
+    with os.fdopen(fd, "rb") as file:
+        try:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                return False  # swapped since: the loader refuses it
+            text = file.read().decode("utf-8")
+            return not looks_like_case(_parse(path, text))
+        except (OSError, UnicodeDecodeError, CaseFileError):
+            return False
 
 
 def file_index(
@@ -175,12 +206,13 @@ def _cases(
     path: Path,
     evals_root: Path,
     registry: CheckRegistry,
-    data: Any,
+    data: dict[str, Any],
     source: Source,
     lines: list[int] | None,
 ) -> list[LoadedCase]:
-    """Validate the parsed ``data`` of a case file into cases."""
-    if isinstance(data, dict) and "cases" in data:
+    """Validate the parsed ``data`` of a case file into cases (a mapping: what
+    :func:`looks_like_case` accepted)."""
+    if "cases" in data:
         extra = sorted(set(data) - {"cases"})
         if extra:
             raise source.error(
@@ -190,16 +222,9 @@ def _cases(
         if not isinstance(items, list) or not items:
             raise source.error(["cases"], "type", "`cases:` must be a non-empty list of cases")
         prefix: list[str | int] = ["cases"]
-    elif isinstance(data, dict):
+    else:
         items = [data]
         prefix = []
-    else:
-        raise CaseFileError(
-            str(path),
-            f"expected a mapping with the case fields (id, defends, prompt, checks) or a "
-            f"`cases:` list, got {kind_of(data)}",
-            line=1,
-        )
     cases: list[LoadedCase] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(items):
@@ -267,7 +292,7 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
     try:
         model = schema.TaskFileBase.model_validate(header)
     except ValidationError as exc:
-        raise source.validation_error(exc, [], header) from None
+        raise source.validation_error(exc, [], header, task=True) from None
     if not isinstance(raw_checks, list) or not raw_checks:
         raise source.error(["checks"], "missing", "`checks:` must be a non-empty list of checks")
     if len(raw_checks) > limits.CHECKS:

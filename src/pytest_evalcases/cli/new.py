@@ -46,6 +46,12 @@ def run(args: argparse.Namespace) -> int:
     if ignore:
         print(f"note: {ignore}", file=sys.stderr)
     print(f"next: edit it, then confirm it fails first: {step.command}", file=sys.stderr)
+    if step.agent:
+        print(
+            f"note: the configuration names no agent, so the command names {new.SUGGESTED_AGENT} "
+            "(or use codex, gemini); without one the case is skipped and nothing is graded",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -60,10 +66,10 @@ def _skill_pair(args: argparse.Namespace) -> int:
     if step.hint:
         print(f"note: {step.hint}", file=sys.stderr)
     first, second = (shlex.quote(t.as_posix()) for t in targets)
-    command = step.command.removesuffix(" --eval-red-first").replace(first, f"{first} {second}", 1)
+    command = step.pytest.replace(first, f"{first} {second}", 1)
     print(
         "next: write the prompts, then run both and read the skill's trigger scores: "
-        f"{command} --eval-repeat 5",
+        f"{command} --eval-repeat 5{step.agent}",
         file=sys.stderr,
     )
     return 0

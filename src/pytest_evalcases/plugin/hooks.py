@@ -6,7 +6,6 @@ and the summary to :mod:`.reporting`, the parse cache to :mod:`.cache`.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,21 +16,19 @@ from pytest_evalcases.agents import make_agent
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.kinds import SEVERITIES
-from pytest_evalcases.plugin import cache, integrations, keeping, options, reporting, signals, suite
+from pytest_evalcases.plugin import (
+    cache,
+    integrations,
+    junit,
+    keeping,
+    options,
+    reporting,
+    signals,
+    suite,
+)
 from pytest_evalcases.plugin import hookspecs as newhooks
-from pytest_evalcases.plugin.nodes import (
-    BrokenFileItem,
-    EvalFile,
-    EvalItem,
-    TaskDirFile,
-    passed_over,
-)
-from pytest_evalcases.plugin.stash import (
-    SESSION_KEY,
-    is_first_worker_or_controller,
-    is_worker,
-    session_of,
-)
+from pytest_evalcases.plugin.nodes import EvalFile, EvalItem, TaskDirFile, passed_over
+from pytest_evalcases.plugin.stash import SESSION_KEY, is_worker, session_of
 from pytest_evalcases.run import keep
 from pytest_evalcases.session.selection import Selection
 from pytest_evalcases.session.state import EvalSession, Settings
@@ -120,6 +117,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # run's results file, which the trend reads.
         path = config.invocation_params.dir / html
         config.pluginmanager.register(reporting.HtmlHooks(config, state, path), "evalcases-html")
+    xmlpath = config.getoption("xmlpath", None)
+    if xmlpath and not is_worker(config):
+        config.pluginmanager.register(junit.JunitHooks(config, xmlpath), "evalcases-junit")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
     if state.keep is not None and not is_worker(config):
@@ -218,11 +218,6 @@ def pytest_make_collect_report(
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> Generator[None, None, None]:
-    # A broken case file is reported whatever -m, -k or --eval-* would select.
-    broken = [item for item in items if isinstance(item, BrokenFileItem)]
-    if broken:
-        items[:] = [item for item in items if not isinstance(item, BrokenFileItem)]
-    collected = len(items)
     settings = session_of(config).settings
     selection = Selection.of(settings)
     # Two steps, as two -k would: the filters, then the shard of what is left.
@@ -231,37 +226,7 @@ def pytest_collection_modifyitems(
         ids = [entry.id for entry in map(_entry, items) if entry is not None]
         selection = selection.balanced(ids, settings.results.results_dir)
         _deselect(config, items, lambda item: selection.in_shard(_entry(item)))
-    try:
-        return (yield)
-    finally:
-        if broken and _other_tests_only(items, collected):
-            _set_aside(config, broken)
-        else:
-            items[:0] = broken
-
-
-def _other_tests_only(items: list[pytest.Item], collected: int) -> bool:
-    """Whether the selection (``-k``, ``-m``, ``--eval-*``) kept other tests and no eval
-    case: ``pytest -k test_unit`` beside case files."""
-    selected = len(items) < collected and items
-    return bool(selected) and not any(isinstance(item, EvalItem) for item in items)
-
-
-def _set_aside(config: pytest.Config, broken: list[BrokenFileItem]) -> None:
-    """Report broken case files as warnings that do not decide the exit status of a run
-    of other tests only (docs/case-format.md, "What a broken file looks like")."""
-    config.hook.pytest_deselected(items=broken)
-    if not is_first_worker_or_controller(config):
-        return
-    for item in broken:
-        warnings.warn_explicit(
-            pytest.PytestCollectionWarning(
-                f"{item.message} (no eval case selected: not counted in the exit status)"
-            ),
-            category=pytest.PytestCollectionWarning,
-            filename=str(item.path),
-            lineno=item.error.line or 1,
-        )
+    return (yield)
 
 
 def _deselect(

@@ -110,8 +110,8 @@ class EvalFile(pytest.File):
         return [case.entry for case in self._load_all().values()]
 
     def case(self, case_id: str) -> LoadedCase:
-        """The validated case ``case_id``; :class:`CaseFileError` when another collected
-        file has a case with the same id, when the file no longer loads, or no longer
+        """The validated case ``case_id``; :class:`CaseFileError` when a file collected
+        before has a case with the same id, when the file no longer loads, or no longer
         holds it (it changed after collection)."""
         duplicate = self._duplicate(case_id)
         if duplicate is not None:
@@ -155,24 +155,21 @@ class EvalFile(pytest.File):
                         )
 
     def _duplicate(self, case_id: str) -> CaseFileError | None:
-        """The error of a case whose id a case of another collected file has too.
+        """The error of a case whose id a case of a file collected before has already.
 
-        Every case with that id errors, each naming the others: blaming the file
-        collected second would blame an old, unchanged file for a new one's id. Known
-        once collection is over, as items run."""
+        The first file in collection order keeps the id and its case runs; every later
+        one is the error, naming the first (a copied case whose id was not changed).
+        Every xdist worker collects every file in the same order. Known once
+        collection is over, as items run."""
         places = session_of(self.config).ids.get(case_id, {})
-        others = sorted(
-            f"{_display(self.config, path)}:{line}"
-            for path, line in places.items()
-            if path != self.path
-        )
-        if not others:
+        first = next(iter(places), self.path)
+        if first == self.path:
             return None
         return CaseFileError(
             str(self.path),
-            f"duplicate id {case_id!r}, also the id of the case at {', '.join(others)}: "
-            "ids are unique in the suite, so every case with this id is an error until "
-            "only one has it",
+            f"duplicate id {case_id!r}: the case at {_display(self.config, first)}:"
+            f"{places[first]} has it already; ids are unique in the suite: give this "
+            "case its own id",
             line=places.get(self.path),
             field="id",
         )

@@ -6,23 +6,32 @@ Whatever deselects an eval run says so through ``pytest_deselected`` (``-k``, ``
 never collected is read from the arguments. The decision is
 :func:`pytest_evalcases.session.selection.suite_selection`. Under xdist the workers
 collect, not the controller: a worker sends it in its ``workeroutput``.
+
+A broken case file is reported whatever ``-m``, ``-k`` or ``--eval-*`` would select,
+except beside other tests only: there it is set aside, said in a section of the terminal
+summary rather than as a warning, which ``filterwarnings = error`` would turn into an
+internal error (docs/case-format.md, "What a broken file looks like").
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_evalcases.plugin.nodes import EvalItem
-from pytest_evalcases.plugin.stash import is_worker
+from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem
+from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker
 from pytest_evalcases.session.selection import suite_selection
 from pytest_evalcases.session.state import EvalSession
 
 #: The key of a worker's ``workeroutput`` that carries the selection to the controller.
 WORKER_OUTPUT = "evalcases_selection"
+#: The key of a worker's ``workeroutput`` that carries the broken case files set aside.
+SET_ASIDE_OUTPUT = "evalcases_set_aside"
+#: What a broken case file set aside adds to its message.
+NOT_COUNTED = "(no eval case selected: not counted in the exit status)"
 
 
 class SuiteHooks:
@@ -32,9 +41,30 @@ class SuiteHooks:
         self.config = config
         self.state = state
         self.deselected: list[EvalItem] = []
+        #: The messages of the broken case files set aside, for the terminal summary.
+        self.set_aside: list[str] = []
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected.extend(item for item in items if isinstance(item, EvalItem))
+
+    # The outermost wrapper: broken files stay out of every selection (the plugin's
+    # and pytest's -k and -m), then come back unless the run selected other tests only.
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> Generator[None, None, None]:
+        broken = [item for item in items if isinstance(item, BrokenFileItem)]
+        if broken:
+            items[:] = [item for item in items if not isinstance(item, BrokenFileItem)]
+        collected = len(items)
+        try:
+            return (yield)
+        finally:
+            if broken and _other_tests_only(config, items, collected):
+                config.hook.pytest_deselected(items=broken)
+                self.set_aside = [f"{item.message} {NOT_COUNTED}" for item in broken]
+            else:
+                items[:0] = broken
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -56,6 +86,33 @@ class SuiteHooks:
         if is_worker(config):
             output: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
             output[WORKER_OUTPUT] = selection.to_dict()
+            if is_first_worker_or_controller(config):
+                output[SET_ASIDE_OUTPUT] = self.set_aside
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        # xdist's controller: the first worker collected what every worker did.
+        output = getattr(node, "workeroutput", None)
+        found = output.get(SET_ASIDE_OUTPUT) if isinstance(output, dict) else None
+        if isinstance(found, list) and not self.set_aside:
+            self.set_aside = [str(message) for message in found]
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if is_worker(self.config) or not self.set_aside:
+            return
+        terminalreporter.section("case files not loaded", yellow=True)
+        for message in self.set_aside:
+            terminalreporter.write_line(message, yellow=True)
+
+
+def _other_tests_only(config: pytest.Config, items: list[pytest.Item], collected: int) -> bool:
+    """Whether a selection (``-k``, ``-m``, ``--deselect``, ``--eval-*``) kept other
+    tests and no eval case: ``pytest tests evals -k test_unit`` beside case files, also
+    when the broken file is the only one and nothing else was deselected."""
+    narrowed = len(items) < collected or any(
+        config.getoption(dest, None) for dest in ("keyword", "markexpr", "deselect")
+    )
+    return narrowed and bool(items) and not any(isinstance(item, EvalItem) for item in items)
 
 
 def _runs(selected: list[EvalItem], deselected: list[EvalItem]) -> Iterator[tuple[str, bool]]:

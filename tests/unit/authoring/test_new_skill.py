@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases import cli
+from pytest_evalcases.authoring import lint
 from pytest_evalcases.cases.loading import load_case_file
 from pytest_evalcases.run.checks import default_registry
 
@@ -56,3 +57,25 @@ def test_an_id_is_the_prefix_and_nothing_is_overwritten(
     assert "skill name 'Todo Triage' is not kebab-case" in capsys.readouterr().err
     assert cli.main(["new"]) == 2
     assert "give a case ID, or --skill NAME" in capsys.readouterr().err
+
+
+def test_lint_finds_nothing_wrong_with_the_should_not_fire_starter_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``skill_not_used`` is a negative check: the starter case that ``new --skill``
+    writes was warned of having "only positive checks" beside a skill that says never."""
+    monkeypatch.chdir(tmp_path)
+    skill = tmp_path / ".claude" / "skills" / "db-migration" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(
+        "---\nname: db-migration\ndescription: Use when writing a database migration.\n---\n"
+        "Never edit a migration that was applied; write a new one.\n"
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    assert cli.main(["new", "--skill", "db-migration"]) == 0
+    quiet = tmp_path / "evals" / "db-migration-stays-quiet.yaml"
+
+    findings = lint.lint_files(lint.discover([quiet]), tmp_path)
+
+    assert findings == []
+    assert "skill_not_used" in lint.NEGATIVE_CHECKS

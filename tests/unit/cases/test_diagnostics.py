@@ -10,7 +10,7 @@ import yaml
 
 from pytest_evalcases.cases import diagnostics
 from pytest_evalcases.cases.diagnostics import Problem, Source
-from pytest_evalcases.cases.loading import load_case_file
+from pytest_evalcases.cases.loading import load_case_file, load_task_dir
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.run.checks import default_registry
 
@@ -112,6 +112,101 @@ def test_an_unknown_field_suggests_the_known_one_and_hides_its_missing_twin(
     # The key's line, and no second problem for the missing `pattern`.
     assert (err.line, err.field) == (5, "checks[0].patern")
     assert err.reason == "unknown field 'patern'; did you mean 'pattern'?"
+
+
+def _task_error(tmp_path: Path, header: str) -> CaseFileError:
+    task = tmp_path / "tasks" / "01-service"
+    task.mkdir(parents=True)
+    (task / "checks.yaml").write_text(
+        header + "checks:\n  - id: exists\n    type: file_exists\n    path: a.py\n"
+    )
+    with pytest.raises(CaseFileError) as info:
+        load_task_dir(task / "checks.yaml", REGISTRY)
+    return info.value
+
+
+def test_an_id_in_a_task_directory_says_the_directory_is_the_id(tmp_path: Path) -> None:
+    # It said "unknown field 'id'; did you mean 'id'?".
+    err = _task_error(tmp_path, "id: 01-service\ntask: Write it\n")
+
+    assert (err.line, err.field) == (1, "id")
+    assert err.reason == (
+        "unknown field 'id': a task directory's case id is the name of its directory; "
+        "remove `id:` (rename the directory to change the id)"
+    )
+
+
+def test_a_prompt_in_a_task_directory_belongs_in_task_md(tmp_path: Path) -> None:
+    err = _task_error(tmp_path, "prompt: Write it\n")
+
+    assert err.reason == (
+        "unknown field 'prompt': a task directory's prompt is the text of its task.md; "
+        "move it there"
+    )
+
+
+def test_a_case_field_in_a_task_directory_names_the_fields_it_has(tmp_path: Path) -> None:
+    err = _task_error(tmp_path, "task: Write it\nsetup: git init\n")
+
+    assert (err.line, err.field) == (2, "setup")
+    assert err.reason == (
+        "unknown field 'setup': a field of a case file, not of a task directory's "
+        "checks.yaml (its fields: task, defends, description, tags, timeout, checks)"
+    )
+
+
+def test_a_misspelt_task_field_suggests_the_task_directory_field(tmp_path: Path) -> None:
+    err = _task_error(tmp_path, "tsak: Write it\n")
+
+    assert err.reason == "unknown field 'tsak'; did you mean 'task'?"
+
+
+def test_a_task_field_in_a_case_file_says_where_it_belongs(tmp_path: Path) -> None:
+    # It said "unknown field 'task'; did you mean 'task'?".
+    err = _error(
+        tmp_path, "id: x\ndefends: a\ntask: Write it\nchecks:\n  - type: file_exists\n    path: a\n"
+    )
+
+    assert (err.line, err.field) == (3, "task")
+    assert err.reason == (
+        "unknown field 'task': a field of a task directory's checks.yaml, not of a case "
+        "file; a case file says what to do in `prompt` and what must hold in `description`"
+    )
+
+
+def test_an_unknown_field_is_never_its_own_suggestion() -> None:
+    err = {"type": "extra_forbidden", "msg": "Extra inputs are not permitted"}
+    # A check of a type no model has: every check type's fields are the candidates.
+    data = {"type": "gone_plugin_type", "pattern": "x"}
+
+    message = diagnostics.phrase(err, False, data, ["pattern"])
+
+    assert message == "unknown field 'pattern'"
+
+
+@pytest.mark.parametrize(
+    ("loader", "line"),
+    [
+        (getattr(yaml, "CSafeLoader", yaml.SafeLoader), '    pattern: "fix\\s*:"\n'),
+        (yaml.SafeLoader, '    pattern: "a\\d+"\n'),
+    ],
+    ids=["libyaml", "python"],
+)
+def test_an_unknown_escape_says_to_double_the_backslash_or_use_single_quotes(
+    loader: type[yaml.SafeLoader], line: str
+) -> None:
+    text = "id: x\ndefends: a\nchecks:\n  - type: output_matches\n" + line
+    with pytest.raises(yaml.YAMLError) as info:
+        yaml.load(text, Loader=loader)
+    escape = "\\s" if "\\s" in line else "\\d"
+
+    err = diagnostics.yaml_error(Path("a.yaml"), text, info.value)
+
+    assert err.line == 5
+    assert err.reason.endswith(
+        f"; {escape} is no escape in a double-quoted YAML string: write the backslash "
+        f"twice (\"\\{escape}\") or use single quotes ('{escape}')"
+    )
 
 
 def test_a_bad_regex_points_at_the_pattern(tmp_path: Path) -> None:

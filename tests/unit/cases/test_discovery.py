@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pytest_evalcases.cases.discovery import Discovery, Found
+from pytest_evalcases.cases.discovery import Discovery, Found, looks_like_case
 
 ROOT = Path("/repo")
 
@@ -31,6 +31,20 @@ def test_an_evals_directory_above_the_rootdir_does_not_count() -> None:
     rootdir = Path("/evals/project")
 
     assert Discovery(rootdir).case_file(rootdir / "a.yaml") is None
+
+
+def test_a_rootdir_named_evals_is_an_evals_directory() -> None:
+    rootdir = Path("/repo/evals")
+
+    assert Discovery(rootdir).case_file(rootdir / "a.yaml") == Found("case", rootdir)
+    assert Discovery(rootdir).evals_root(rootdir / "sub" / "b.json") == rootdir
+
+
+def test_only_a_mapping_with_a_case_key_looks_like_a_case() -> None:
+    for key in ("checks", "prompt", "defends", "cases"):
+        assert looks_like_case({key: None, "other": 1})
+    for data in ({"id": "x", "expected": 1}, [{"prompt": "x"}], "prompt", None, 3, {}):
+        assert not looks_like_case(data)
 
 
 def test_hidden_private_and_other_suffixes_are_not_case_files() -> None:

@@ -188,7 +188,7 @@ def test_an_alias_bomb_and_an_alias_inside_its_anchor_are_refused(tmp_path: Path
     levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n']
     for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
         levels.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]\n")
-    bomb = _refused(tmp_path, "".join(levels) + "tags: *i\n")
+    bomb = _refused(tmp_path, "".join(levels) + "tags: *i\ndefends: rules/x.md\n")
     looped = _refused(tmp_path, HEAD + "tags: &t [*t]\nchecks:\n" + CHECK)
 
     assert (bomb.line, bomb.field) == (6, "f")  # the first of the nine over the limit
@@ -215,7 +215,7 @@ HUGE = "Q" * 900_000
 @pytest.mark.parametrize(
     ("data", "start"),
     [
-        ({"id": HUGE}, "too long: 900,000 characters"),
+        ({"id": HUGE, "defends": "d"}, "too long: 900,000 characters"),
         ({"id": "x", "defends": "d", HUGE: 1}, "unknown field 'QQQ"),
         ({"id": "x", "defends": "d", "checks": [{"type": HUGE}]}, "unknown check type 'QQQ"),
         (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Literal
 
 import pytest
 
-from pytest_evalcases.cases import schema
+from pytest_evalcases.cases import limits, schema
 from pytest_evalcases.cases.loading import LoadedCase, file_index, load_case_file, load_task_dir
 from pytest_evalcases.cases.parsecache import CaseEntry, FileIndex, ParseCache
 from pytest_evalcases.cases.registry import CheckContext, Outcome
@@ -274,15 +275,61 @@ def test_a_value_yaml_cannot_build_is_an_error_at_its_line_and_field(
     assert reason in info.value.reason
 
 
-def test_a_file_that_is_not_a_mapping(evals: Path) -> None:
-    with pytest.raises(CaseFileError) as info:
-        load_case_file(_write(evals / "list.yaml", "- a\n- b\n"), evals, REGISTRY)
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("golden.json", '[{"prompt": "hi", "expected": "hello"}]'),
+        ("expected.json", '{"prompt_tokens": 12, "answer": "yes"}'),
+        ("list.yaml", "- id: a\n  defends: rules/x.md\n"),
+        ("scalar.yaml", "just some words\n"),
+        ("comment.yaml", "# nothing yet\n"),
+        ("empty.yml", ""),
+        ("blank.json", "  \n\n\t\n"),
+    ],
+)
+def test_a_file_that_is_not_a_case_mapping_is_data_and_holds_no_case(
+    evals: Path, name: str, text: str
+) -> None:
+    """docs/case-format.md: a file is a case file when its top level is a mapping with
+    checks, prompt, defends or cases (or it does not parse); any other holds no case."""
+    cache = ParseCache()
+    path = _write(evals / name, text)
 
-    assert info.value.line == 1
-    assert info.value.reason == (
-        "expected a mapping with the case fields (id, defends, prompt, checks) or a "
-        "`cases:` list, got a list"
-    )
+    assert load_case_file(path, evals, REGISTRY, cache) == []
+    assert load_case_file(path, evals, REGISTRY, cache) == []  # from the parse cache
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("defends: rules/x.md\n", "checks: required field is missing"),
+        ("checks: []\n", "checks: expected a non-empty list"),
+        ('{"prompt": "hi"', "invalid JSON"),
+        ("cases: 3\n", "`cases:` must be a non-empty list"),
+    ],
+)
+def test_a_file_with_one_case_key_or_that_does_not_parse_is_a_case_file(
+    evals: Path, text: str, error: str
+) -> None:
+    suffix = ".json" if text.startswith("{") else ".yaml"
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(_write(evals / f"bad{suffix}", text), evals, REGISTRY)
+
+    assert error in str(info.value)
+
+
+def test_a_data_file_over_the_size_limit_is_data_and_a_case_file_over_it_an_error(
+    evals: Path,
+) -> None:
+    rows = [{"prompt": f"question {i}", "expected": "x" * 100} for i in range(10_000)]
+    big = _write(evals / "golden.json", json.dumps(rows))
+    assert big.stat().st_size > limits.FILE_BYTES
+    big_case = _write(evals / "big.json", json.dumps({"defends": "a.md", "rows": rows}))
+
+    assert load_case_file(big, evals, REGISTRY) == []
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(big_case, evals, REGISTRY)
+    assert "a case file may be at most 1,000,000 bytes" in info.value.reason
 
 
 def test_an_unknown_field_beside_cases(evals: Path) -> None:
