@@ -43,6 +43,9 @@ from pytest_evalcases.results.record import RunRecord
 
 _CASE_OUTCOMES = ("passed", "failed", "error", "skipped")
 _STATUSES = ("PASS", "BLOCKED", "INCONCLUSIVE", "NONE")
+#: How deeply lists and objects may nest in a results file: a file the plugin writes
+#: nests less than ten levels; a deeper one is refused before anything walks it.
+MAX_DEPTH = 64
 #: What a run record must carry; the rest has defaults.
 _RECORD_KEYS = ("id", "outcome", "file", "line", "defends", "severity")
 
@@ -267,6 +270,7 @@ def load(path: Path) -> ResultsDocument:
     data = _json(path)
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ResultsFileError(f"{path}: not a results file: no `cases` list")
+    _format(data, path)
     try:
         return from_dict(data)
     except _FieldError as exc:
@@ -354,6 +358,8 @@ def read_headlines(directory: Path) -> list[Headline]:
     for path in paths:
         try:
             data = _json(path)
+            if isinstance(data, dict):
+                _format(data, path)
         except ResultsFileError:
             continue
         headline = _headline(data, path.name)
@@ -364,17 +370,52 @@ def read_headlines(directory: Path) -> list[Headline]:
 
 
 def _json(path: Path) -> Any:
+    """The parsed JSON of ``path``, no deeper than :data:`MAX_DEPTH`; anything else is
+    a :class:`ResultsFileError` naming the file."""
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise ResultsFileError(f"{path}: cannot read results file: {why}") from None
+    too_deep = ResultsFileError(
+        f"{path}: not a results file: nested more than {MAX_DEPTH} levels deep"
+    )
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsFileError(
             f"{path}:{exc.lineno}: not a results file: invalid JSON ({exc.msg})"
         ) from None
+    except RecursionError:
+        raise too_deep from None
+    if _depth(data) > MAX_DEPTH:
+        # Every later walk of the data (redaction, comparison) could recurse that deep.
+        raise too_deep
+    return data
+
+
+def _depth(data: Any) -> int:
+    """How deeply lists and objects nest in ``data`` (a scalar: 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, level = stack.pop()
+        children = value.values() if isinstance(value, dict) else value
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, level + 1)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _format(data: dict[str, Any], path: Path) -> None:
+    """Refuse a file of a format version this version does not know (a missing
+    ``format``: a file written before it was recorded, read as :data:`FORMAT`)."""
+    version = data.get("format", FORMAT)
+    if version != FORMAT or isinstance(version, bool):
+        raise ResultsFileError(
+            f"{path}: results file format {version!r} is not known: this version of "
+            f"pytest-evalcases reads format {FORMAT} (a newer version may have written it)"
+        )
 
 
 def _headline(data: Any, name: str) -> Headline | None:
