@@ -237,3 +237,58 @@ def test_results_file_has_the_permissions_the_umask_allows(tmp_path: Path) -> No
     finally:
         os.umask(umask)
     assert written.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_results_file_that_cannot_be_written_makes_the_run_inconclusive(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    """A results directory that cannot be made: its parent is a file (chmod would not
+    stop root, who runs the tests in CI containers). The run passed, but its record
+    is missing: not a clean PASS, exit 2, and nothing left behind."""
+    root = make_suite.steered(["alpha", "beta"])
+    (root / "blocker").write_text("a file where the results directory's parent should be")
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "eval_results_dir=blocker/results")
+
+    result.assert_outcomes(passed=2)
+    assert result.ret == 2
+    result.stdout.re_match_lines(
+        [
+            r"eval gate: INCONCLUSIVE \(results file not written: "
+            r"blocker/results/[-0-9T.]+Z\.json: Not a directory\)",
+            r"results file not written: blocker/results/[-0-9T.]+Z\.json: Not a directory",
+        ]
+    )
+    assert sorted(p.name for p in root.iterdir()) == [
+        "AGENTS.md",
+        "agent.py",
+        "blocker",
+        "evals",
+        "tox.ini",
+    ]
+
+
+@pytest.mark.parametrize("failing", [False, True], ids=["passing", "failing"])
+def test_a_save_path_that_cannot_be_written_leaves_no_recordings(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, failing: bool
+) -> None:
+    """``--eval-save`` names a directory: the recordings directory beside it was
+    made and filled during the run; with no results file to read them from, they go.
+    A run blocked anyway stays blocked (exit 1), the missing file said."""
+    root = make_suite.steered(["alpha", "beta"])
+    if failing:
+        steer(root, "fail", "beta")
+    (root / "out.json").mkdir()
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "out.json")
+
+    out = result.stdout.str()
+    assert "results file not written: out.json: Is a directory" in out
+    if failing:
+        assert result.ret == 1, out
+        assert "eval gate: BLOCKED (1 normal case failed: beta)" in out
+    else:
+        assert result.ret == 2, out
+        assert "eval gate: INCONCLUSIVE (results file not written: out.json: Is a directory)" in out
+    assert not (root / "out.runs").exists()
+    assert list((root / "out.json").iterdir()) == []

@@ -246,6 +246,15 @@ def unfinished(verdict: Verdict, incomplete: Sequence[str]) -> Verdict:
     return Verdict("INCONCLUSIVE", "run incomplete: " + "; ".join(incomplete))
 
 
+def unsaved(verdict: Verdict, why: str) -> Verdict:
+    """``verdict`` of a run whose results file could not be written (``why``, naming
+    the file): never PASS, as the record the run was to leave is missing; INCONCLUSIVE
+    with the reason instead (docs/results.md, "The results file"). BLOCKED stays."""
+    if not why or verdict.status not in ("PASS", "INCONCLUSIVE"):
+        return verdict
+    return Verdict("INCONCLUSIVE", "; ".join(r for r in (verdict.reason, why) if r))
+
+
 def variant_verdict(
     summary: VariantSummary,
     min_pass_rate: float,
