@@ -150,3 +150,22 @@ def test_a_run_that_did_not_finish_is_never_a_pass() -> None:
     assert gate.evaluate(failed, 0.9, incomplete=["interrupted"]).verdict.status == "BLOCKED"
     skipped = [rec("q", "skipped", checks=[])]
     assert gate.evaluate(skipped, 0.9, incomplete=["interrupted"]).verdict.status == "NONE"
+
+
+def test_the_mcnemar_p_value_counts_cases_not_runs() -> None:
+    """docs/variants.md: two cases that regress in every one of three repeats give
+    p=0.5, as with one run each; more discordant cases move it."""
+
+    def comparison(cases: int, repeats: int) -> gate.Comparison:
+        records = [
+            rec(f"c{i}", outcome, variant=variant, repetition=r)
+            for i in range(cases)
+            for variant, outcome in (("base", "passed"), ("pr", "failed"))
+            for r in range(repeats)
+        ]
+        return gate.evaluate(records, 0.9, order=["base", "pr"]).comparisons[0]
+
+    assert (comparison(2, 1).b, comparison(2, 1).p_value) == (2, 0.5)
+    assert (comparison(2, 3).b, comparison(2, 3).p_value) == (2, 0.5)
+    assert comparison(5, 1).p_value == 0.0625
+    assert round(comparison(6, 1).p_value, 3) == 0.031
