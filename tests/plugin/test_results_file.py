@@ -292,3 +292,39 @@ def test_a_save_path_that_cannot_be_written_leaves_no_recordings(
         assert "eval gate: INCONCLUSIVE (results file not written: out.json: Is a directory)" in out
     assert not (root / "out.runs").exists()
     assert list((root / "out.json").iterdir()) == []
+
+
+HINT = (
+    "every pytest run writes a results file to evals/results/, which git does not ignore; "
+    "keep them out of commits: echo /evals/results/ >> .gitignore"
+)
+
+
+def test_the_summary_says_once_how_to_ignore_the_results_directory_in_git(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta"])
+    outside = pytester.runpytest("-p", "no:cacheprovider")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    # git must not run what the repository's configuration names (an agent may have
+    # written it): core.fsmonitor runs a program whenever git reads the index.
+    hook = root / "fsmonitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {root / 'HOOK-RAN'}\nexit 1\n", "utf-8")
+    hook.chmod(0o755)
+    subprocess.run(["git", "-C", str(root), "add", "agent.py"], check=True)
+    subprocess.run(["git", "-C", str(root), "config", "core.fsmonitor", str(hook)], check=True)
+
+    inside = pytester.runpytest("-p", "no:cacheprovider")
+    saved = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "run.json")
+    (root / ".gitignore").write_text("/evals/results/\n", "utf-8")
+    ignored = pytester.runpytest("-p", "no:cacheprovider")
+
+    assert HINT not in outside.stdout.str()
+    assert inside.stdout.lines.count(HINT) == 1
+    assert inside.stdout.lines[inside.stdout.lines.index(HINT) - 1].startswith(
+        "results: evals/results/"
+    )
+    assert inside.ret == 0
+    assert HINT not in saved.stdout.str()
+    assert HINT not in ignored.stdout.str()
+    assert not (root / "HOOK-RAN").exists()

@@ -10,13 +10,15 @@ trend, ``--eval-baseline``) reads them here: a file that does not read is a
 from __future__ import annotations
 
 import json
+import os
+import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from pytest_evalcases import defaults
+from pytest_evalcases import defaults, git
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.errors import EvalcasesError
 from pytest_evalcases.kinds import OUTCOMES, REPLAY_HOWS, SEVERITIES
@@ -262,6 +264,51 @@ def write(doc: ResultsDocument | dict[str, Any], path: Path, *, replace: bool = 
     two shards writing into one directory).
     """
     return write_atomic(path, dumps(doc), replace=replace)
+
+
+#: Seconds each of the two git questions of :func:`ignore_hint` may take.
+GIT_TIMEOUT = 10.0
+#: git asked about a repository an agent may have written to: no configuration of it
+#: that runs a program (``core.fsmonitor`` runs one whenever git reads the index), and
+#: ``check-ignore --no-index`` reads no index.
+_SAFE_GIT = ("-c", "core.fsmonitor=")
+
+
+def ignore_hint(directory: Path, here: Path) -> str:
+    """A note to ignore the results directory ``directory`` in git, when it is in a git
+    work tree that does not ignore it: every pytest run writes a file there, which does
+    not belong in a commit (docs/results.md, "The results file"). Paths are shown
+    relative to ``here``. Empty otherwise, also without git or when git fails."""
+    # The directory may not exist yet (``evalcases new`` asks before any run).
+    start = next((p for p in (directory, *directory.parents) if p.is_dir()), None)
+    if start is None:
+        return ""
+    try:
+        top = git.run(start, [*_SAFE_GIT, "rev-parse", "--show-toplevel"], timeout=GIT_TIMEOUT)
+        if top.returncode != 0:
+            return ""
+        root = Path(top.stdout.strip()).resolve()
+        try:
+            inside = directory.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return ""
+        probe = git.run(
+            root,
+            [*_SAFE_GIT, "check-ignore", "-q", "--no-index", f"{inside}/run.json"],
+            timeout=GIT_TIMEOUT,
+        )
+    except (git.GitNotFound, git.GitTimedOut):
+        return ""
+    # check-ignore: 0 ignored, 1 not ignored, 128 a problem (say nothing then).
+    if probe.returncode != 1:
+        return ""
+    ignore = os.path.relpath(root / ".gitignore", here)
+    shown = Path(os.path.relpath(directory, here)).as_posix()
+    return (
+        f"every pytest run writes a results file to {shown}/, which git "
+        f"does not ignore; keep them out of commits: echo {shlex.quote('/' + inside + '/')} "
+        f">> {shlex.quote(ignore)}"
+    )
 
 
 def load(path: Path) -> ResultsDocument:

@@ -101,6 +101,11 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         _forget_recordings(state)
         return
     state.results_line = f"results: {_display(written)}{_status(doc)}"
+    if options.save_path is None:
+        # Once per session: the directory fills the working tree run after run.
+        hint = resultsfile.ignore_hint(written.parent, Path.cwd())
+        if hint:
+            state.results_line += "\n" + hint
 
 
 def _forget_recordings(state: EvalSession) -> None:
