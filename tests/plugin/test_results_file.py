@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -328,3 +330,42 @@ def test_the_summary_says_once_how_to_ignore_the_results_directory_in_git(
     assert HINT not in saved.stdout.str()
     assert HINT not in ignored.stdout.str()
     assert not (root / "HOOK-RAN").exists()
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_a_full_disk_makes_the_run_inconclusive_and_leaves_nothing(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    """The results directory on a full filesystem: a 4 KiB tmpfs that bubblewrap mounts
+    in a user namespace (no privilege needed), filled before pytest starts. The script
+    runs pytest in it and lists what the run left there before the tmpfs goes."""
+    root = make_suite.steered(["alpha", "beta"])
+    results = root / "evals" / "results"
+    results.mkdir(parents=True)
+    script = (
+        "head -c 4096 /dev/zero > evals/results/filler 2>/dev/null; "
+        f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider; "
+        'echo "status=$?"; ls -A evals/results'
+    )
+    mount = ["bwrap", "--dev-bind", "/", "/", "--size", "4096", "--tmpfs", str(results)]
+    probe = subprocess.run([*mount, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"bubblewrap cannot mount a tmpfs here: {probe.stderr.decode()!r}")
+
+    done = subprocess.run(
+        [*mount, "--chdir", str(root), "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+    out = done.stdout
+    assert "status=2" in out, out + done.stderr
+    assert re.search(
+        r"eval gate: INCONCLUSIVE \(results file not written: "
+        r"evals/results/[-0-9T.]+Z\.json: No space left on device\)",
+        out,
+    ), out
+    # Only the filler is left: no results file, no temporary file, no .runs directory.
+    assert out.rstrip().splitlines()[-1] == "filler", out
