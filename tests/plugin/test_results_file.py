@@ -333,27 +333,38 @@ def test_the_summary_says_once_how_to_ignore_the_results_directory_in_git(
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-def test_a_full_disk_makes_the_run_inconclusive_and_leaves_nothing(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
+@pytest.mark.parametrize(
+    ("mount", "why"),
+    [
+        (["--size", "4096", "--tmpfs"], "No space left on device"),
+        (["--ro-bind", "{results}"], "Read-only file system"),
+    ],
+    ids=["full-disk", "read-only"],
+)
+def test_a_full_or_read_only_results_directory_makes_the_run_inconclusive(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, mount: list[str], why: str
 ) -> None:
-    """The results directory on a full filesystem: a 4 KiB tmpfs that bubblewrap mounts
-    in a user namespace (no privilege needed), filled before pytest starts. The script
-    runs pytest in it and lists what the run left there before the tmpfs goes."""
+    """The results directory on a full filesystem (a 4 KiB tmpfs, filled before pytest
+    starts) or read-only (bound read-only over itself), as bubblewrap mounts them in a
+    user namespace: no privilege needed, and chmod would not stop root. The script runs
+    pytest there and lists what the run left before the mount goes."""
     root = make_suite.steered(["alpha", "beta"])
     results = root / "evals" / "results"
     results.mkdir(parents=True)
+    (results / "filler").write_text("", "utf-8")
     script = (
         "head -c 4096 /dev/zero > evals/results/filler 2>/dev/null; "
         f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider; "
-        'echo "status=$?"; ls -A evals/results'
+        'echo "status=$?"; echo "left: $(ls -A evals/results)"'
     )
-    mount = ["bwrap", "--dev-bind", "/", "/", "--size", "4096", "--tmpfs", str(results)]
-    probe = subprocess.run([*mount, "true"], capture_output=True, check=False)
+    bwrap = ["bwrap", "--dev-bind", "/", "/", *(m.format(results=results) for m in mount)]
+    bwrap.append(str(results))
+    probe = subprocess.run([*bwrap, "true"], capture_output=True, check=False)
     if probe.returncode != 0:
-        pytest.skip(f"bubblewrap cannot mount a tmpfs here: {probe.stderr.decode()!r}")
+        pytest.skip(f"bubblewrap cannot mount here: {probe.stderr.decode()!r}")
 
     done = subprocess.run(
-        [*mount, "--chdir", str(root), "sh", "-c", script],
+        [*bwrap, "--chdir", str(root), "sh", "-c", script],
         capture_output=True,
         text=True,
         timeout=300,
@@ -364,8 +375,8 @@ def test_a_full_disk_makes_the_run_inconclusive_and_leaves_nothing(
     assert "status=2" in out, out + done.stderr
     assert re.search(
         r"eval gate: INCONCLUSIVE \(results file not written: "
-        r"evals/results/[-0-9T.]+Z\.json: No space left on device\)",
+        rf"evals/results/[-0-9T.]+Z\.json: {why}\)",
         out,
     ), out
     # Only the filler is left: no results file, no temporary file, no .runs directory.
-    assert out.rstrip().splitlines()[-1] == "filler", out
+    assert out.rstrip().splitlines()[-1] == "left: filler", out
