@@ -32,22 +32,49 @@ def test_a_case_that_passed_in_the_baseline_and_fails_now_blocks(
     make_suite: SuiteBuilder,
     pytester: pytest.Pytester,
 ) -> None:
-    # Advisory, and a tolerance wide enough: only the regression rule can block.
-    root = make_suite.steered(
-        TEN, severities={"case-03": "advisory"}, ini="eval_baseline_tolerance = 50\n"
-    )
+    # A tolerance wide enough: only the regression rule speaks for the baseline.
+    root = make_suite.steered(TEN, ini="eval_baseline_tolerance = 50\n")
     base = save_baseline(pytester)
     steer(root, "fail", "case-03")
 
-    without = run(pytester)
     with_baseline = run(pytester, "--eval-baseline", str(base))
 
-    assert without.ret == 0
     assert with_baseline.ret == 1
     out = with_baseline.stdout.str()
     assert "regressed since baseline: case-03" in out
     assert (
-        "eval gate: BLOCKED (baseline: 1 case passed in the baseline and fails now: case-03)" in out
+        "eval gate: BLOCKED (1 normal case failed: case-03; baseline: 1 case passed in the "
+        "baseline and fails now: case-03)" in out
+    )
+
+
+def test_an_advisory_case_that_regressed_is_reported_and_never_blocks(
+    make_suite: SuiteBuilder,
+    pytester: pytest.Pytester,
+) -> None:
+    """Advisory cases never block, in the baseline gate as in the gate: one advisory
+    regression, under the default tolerance, is listed and the run passes."""
+    root = make_suite.steered(TEN, severities={"case-03": "advisory"})
+    base = save_baseline(pytester)
+    steer(root, "fail", "case-03")
+
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--eval-baseline", str(base), "--eval-save", "b.json"
+    )
+
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert (
+        "baseline base.json: pass rate (critical and normal) 100.0% -> 100.0%; 0 regressed, "
+        "0 improved, 1 advisory regressed" in out
+    )
+    assert "  regressed since baseline (advisory, does not block): case-03" in out
+    assert "eval gate: PASS" in out
+    doc = json.loads((root / "b.json").read_text("utf-8"))
+    assert (doc["verdict"], doc["baseline"]["blocked"]) == ("PASS", False)
+    assert (doc["baseline"]["regressed"], doc["baseline"]["advisory_regressed"]) == (
+        [],
+        ["case-03"],
     )
 
 
@@ -56,26 +83,35 @@ def test_a_pass_rate_drop_beyond_the_tolerance_blocks(
 ) -> None:
     root = make_suite.steered(TEN)
     base = save_baseline(pytester)
-    # A new advisory case that fails: no case regressed, the pass rate fell to 10/11.
-    (root / "evals" / "newcomer.yaml").write_text(
-        (root / "evals" / "case-00.yaml")
-        .read_text("utf-8")
-        .replace("case-00", "newcomer")
-        .replace("severity: normal", "severity: advisory"),
+    # A new case that fails: no case regressed, the pass rate fell to 10/11.
+    newcomer = root / "evals" / "newcomer.yaml"
+    newcomer.write_text(
+        (root / "evals" / "case-00.yaml").read_text("utf-8").replace("case-00", "newcomer"),
         "utf-8",
     )
     steer(root, "fail", "newcomer")
 
     blocked = run(pytester, "--eval-baseline", str(base))
     tolerant = run(pytester, "--eval-baseline", str(base), "-o", "eval_baseline_tolerance=10")
+    newcomer.write_text(
+        newcomer.read_text("utf-8").replace("severity: normal", "severity: advisory"), "utf-8"
+    )
+    advisory = run(pytester, "--eval-baseline", str(base), "-o", "eval_baseline_tolerance=0")
 
     assert blocked.ret == 1
     blocked.stdout.fnmatch_lines(
-        ["eval gate: BLOCKED (baseline: pass rate 90.9% dropped more than 3 points*100.0%*"]
+        [
+            "eval gate: BLOCKED (1 normal case failed: newcomer; baseline: pass rate (critical "
+            "and normal) 90.9% dropped more than 3 points*100.0%*"
+        ]
     )
     assert "regressed since baseline" not in blocked.stdout.str()
-    assert tolerant.ret == 0
-    assert "eval gate: PASS" in tolerant.stdout.str()
+    assert tolerant.ret == 1
+    assert "eval gate: BLOCKED (1 normal case failed: newcomer)" in tolerant.stdout.str()
+    # An advisory newcomer counts in neither pass rate.
+    assert advisory.ret == 0, advisory.stdout.str()
+    assert "pass rate (critical and normal) 100.0% -> 100.0%" in advisory.stdout.str()
+    assert "eval gate: PASS" in advisory.stdout.str()
 
 
 def test_tokens_and_cost_above_1_3x_block_and_differing_pins_warn(
@@ -134,7 +170,7 @@ def test_changed_case_files_and_configuration_are_a_warning(
 def test_the_results_file_records_the_baseline_verdict(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
-    root = make_suite.steered(TEN, severities={"case-01": "advisory"})
+    root = make_suite.steered(TEN)
     base = save_baseline(pytester)
     steer(root, "fail", "case-01")
 
@@ -144,7 +180,7 @@ def test_the_results_file_records_the_baseline_verdict(
 
     doc = json.loads((root / "b.json").read_text("utf-8"))
     assert doc["verdict"] == "BLOCKED"
-    assert doc["verdict_reason"].startswith("baseline: ")
+    assert doc["verdict_reason"].startswith("1 normal case failed: case-01; baseline: ")
     assert doc["baseline"]["regressed"] == ["case-01"]
     assert doc["baseline"]["blocked"] is True
 
@@ -186,7 +222,7 @@ def test_compare_prints_the_table_and_fails_when_b_is_blocked(
     row = next(line for line in out.splitlines() if line.startswith("beta"))
     assert row.split() == ["beta", "passed", "failed", "regressed"]
     assert "alpha" not in out.split("pass rate")[0].split("change", 1)[1]
-    assert "pass rate       100.0%  66.7%" in out
+    assert "pass rate (critical and normal)  100.0%  66.7%" in out
     assert "B would be BLOCKED against A:" in out
     assert same == 0
     assert "every one of 3 cases has the same outcome" in same_out

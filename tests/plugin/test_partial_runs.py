@@ -194,9 +194,9 @@ def test_trend_marks_runs_of_part_of_the_suite_and_counts_their_cases(
     assert status == 0
     rows = [re.split(r"\s{2,}", line) for line in out.splitlines() if line.startswith("20")]
     assert [row[1:] for row in rows] == [
-        ["9/10", "90.0%", "PASS", "whole"],
-        ["1/1", "-", "PASS", "part: 1 of 10 cases selected (-k case-00)"],
-        ["9/10", "90.0%", "PASS", "whole"],
+        ["9/10", "90.0%", "0", "PASS", "whole"],
+        ["1/1", "-", "0", "PASS", "part: 1 of 10 cases selected (-k case-00)"],
+        ["9/10", "90.0%", "0", "PASS", "whole"],
     ]
     assert (
         "pass rates are of whole-suite runs only: 1 run of part of the suite or cut short "
@@ -228,7 +228,7 @@ def test_the_baseline_gate_compares_a_partial_run_on_the_cases_both_ran(
         "-p",
         "no:cacheprovider",
         "-m",
-        "advisory",
+        "advisory or critical",
         "--eval-baseline",
         str(base),
         "--eval-save",
@@ -240,12 +240,13 @@ def test_the_baseline_gate_compares_a_partial_run_on_the_cases_both_ran(
 
     out = advisory.stdout.str()
     assert advisory.ret == 0, out
+    # Of the three cases both ran, the critical one counts in the pass rate.
     assert (
-        "baseline base.json: compared on the 2 cases both runs ran (this run is part of the "
-        "suite); pass rate 50.0% -> 50.0%; 0 regressed, 0 improved" in out
+        "baseline base.json: compared on the 3 cases both runs ran (this run is part of the "
+        "suite); pass rate (critical and normal) 100.0% -> 100.0%; 0 regressed, 0 improved" in out
     )
     assert "eval gate: PASS" in out
-    assert json.loads((root / "advisory.json").read_text())["baseline"]["compared_on"] == 2
+    assert json.loads((root / "advisory.json").read_text())["baseline"]["compared_on"] == 3
     assert one.ret == 0, one.stdout.str()
     assert "compared on the 1 case both runs ran" in one.stdout.str()
 
@@ -272,8 +273,9 @@ def test_a_partial_run_that_regressed_is_still_blocked(
     out = result.stdout.str()
     assert result.ret == 1
     assert "compared on the 3 cases both runs ran" in out
-    assert "regressed since baseline: case-01" in out
+    assert "regressed since baseline (advisory, does not block): case-01" in out
     assert "regressed since baseline: case-02" in out
+    assert "baseline: 1 case passed in the baseline and fails now: case-02)" in out
 
 
 def test_a_whole_run_against_a_partial_baseline_is_compared_on_its_cases(
@@ -298,7 +300,7 @@ def test_a_whole_run_against_a_partial_baseline_is_compared_on_its_cases(
     out = result.stdout.str()
     # The failing case-05 is not in the baseline: 100 % -> 100 % on case-00.
     assert "compared on the 1 case both runs ran (the baseline is part of the suite)" in out
-    assert "pass rate 100.0% -> 100.0%" in out
+    assert "pass rate (critical and normal) 100.0% -> 100.0%" in out
     assert "dropped" not in out
 
 
@@ -318,7 +320,9 @@ def test_compare_puts_a_partial_file_against_the_cases_both_ran(
     assert "every one of 2 cases both ran has the same outcome" in out
     assert "compared on the 2 cases both runs ran (B is part of the suite)" in out
     assert "not compared: 8 cases only one of them ran" in out
-    assert "pass rate       50.0%  50.0%" in out
+    # Advisory cases alone: no pass rate of critical and normal cases on either side.
+    rate = next(line for line in out.splitlines() if line.startswith("pass rate"))
+    assert rate.split() == ["pass", "rate", "(critical", "and", "normal)", "n/a", "n/a"]
     assert "case-05" not in out
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -237,3 +239,144 @@ def test_results_file_has_the_permissions_the_umask_allows(tmp_path: Path) -> No
     finally:
         os.umask(umask)
     assert written.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_results_file_that_cannot_be_written_makes_the_run_inconclusive(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    """A results directory that cannot be made: its parent is a file (chmod would not
+    stop root, who runs the tests in CI containers). The run passed, but its record
+    is missing: not a clean PASS, exit 2, and nothing left behind."""
+    root = make_suite.steered(["alpha", "beta"])
+    (root / "blocker").write_text("a file where the results directory's parent should be")
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "eval_results_dir=blocker/results")
+
+    result.assert_outcomes(passed=2)
+    assert result.ret == 2
+    result.stdout.re_match_lines(
+        [
+            r"eval gate: INCONCLUSIVE \(results file not written: "
+            r"blocker/results/[-0-9T.]+Z\.json: Not a directory\)",
+            r"results file not written: blocker/results/[-0-9T.]+Z\.json: Not a directory",
+        ]
+    )
+    assert sorted(p.name for p in root.iterdir()) == [
+        "AGENTS.md",
+        "agent.py",
+        "blocker",
+        "evals",
+        "tox.ini",
+    ]
+
+
+@pytest.mark.parametrize("failing", [False, True], ids=["passing", "failing"])
+def test_a_save_path_that_cannot_be_written_leaves_no_recordings(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, failing: bool
+) -> None:
+    """``--eval-save`` names a directory: the recordings directory beside it was
+    made and filled during the run; with no results file to read them from, they go.
+    A run blocked anyway stays blocked (exit 1), the missing file said."""
+    root = make_suite.steered(["alpha", "beta"])
+    if failing:
+        steer(root, "fail", "beta")
+    (root / "out.json").mkdir()
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "out.json")
+
+    out = result.stdout.str()
+    assert "results file not written: out.json: Is a directory" in out
+    if failing:
+        assert result.ret == 1, out
+        assert "eval gate: BLOCKED (1 normal case failed: beta)" in out
+    else:
+        assert result.ret == 2, out
+        assert "eval gate: INCONCLUSIVE (results file not written: out.json: Is a directory)" in out
+    assert not (root / "out.runs").exists()
+    assert list((root / "out.json").iterdir()) == []
+
+
+HINT = (
+    "every pytest run writes a results file to evals/results/, which git does not ignore; "
+    "keep them out of commits: echo /evals/results/ >> .gitignore"
+)
+
+
+def test_the_summary_says_once_how_to_ignore_the_results_directory_in_git(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite.steered(["alpha", "beta"])
+    outside = pytester.runpytest("-p", "no:cacheprovider")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    # git must not run what the repository's configuration names (an agent may have
+    # written it): core.fsmonitor runs a program whenever git reads the index.
+    hook = root / "fsmonitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {root / 'HOOK-RAN'}\nexit 1\n", "utf-8")
+    hook.chmod(0o755)
+    subprocess.run(["git", "-C", str(root), "add", "agent.py"], check=True)
+    subprocess.run(["git", "-C", str(root), "config", "core.fsmonitor", str(hook)], check=True)
+
+    inside = pytester.runpytest("-p", "no:cacheprovider")
+    saved = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "run.json")
+    (root / ".gitignore").write_text("/evals/results/\n", "utf-8")
+    ignored = pytester.runpytest("-p", "no:cacheprovider")
+
+    assert HINT not in outside.stdout.str()
+    assert inside.stdout.lines.count(HINT) == 1
+    assert inside.stdout.lines[inside.stdout.lines.index(HINT) - 1].startswith(
+        "results: evals/results/"
+    )
+    assert inside.ret == 0
+    assert HINT not in saved.stdout.str()
+    assert HINT not in ignored.stdout.str()
+    assert not (root / "HOOK-RAN").exists()
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+@pytest.mark.parametrize(
+    ("mount", "why"),
+    [
+        (["--size", "4096", "--tmpfs"], "No space left on device"),
+        (["--ro-bind", "{results}"], "Read-only file system"),
+    ],
+    ids=["full-disk", "read-only"],
+)
+def test_a_full_or_read_only_results_directory_makes_the_run_inconclusive(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, mount: list[str], why: str
+) -> None:
+    """The results directory on a full filesystem (a 4 KiB tmpfs, filled before pytest
+    starts) or read-only (bound read-only over itself), as bubblewrap mounts them in a
+    user namespace: no privilege needed, and chmod would not stop root. The script runs
+    pytest there and lists what the run left before the mount goes."""
+    root = make_suite.steered(["alpha", "beta"])
+    results = root / "evals" / "results"
+    results.mkdir(parents=True)
+    (results / "filler").write_text("", "utf-8")
+    script = (
+        "head -c 4096 /dev/zero > evals/results/filler 2>/dev/null; "
+        f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider; "
+        'echo "status=$?"; echo "left: $(ls -A evals/results)"'
+    )
+    bwrap = ["bwrap", "--dev-bind", "/", "/", *(m.format(results=results) for m in mount)]
+    bwrap.append(str(results))
+    probe = subprocess.run([*bwrap, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"bubblewrap cannot mount here: {probe.stderr.decode()!r}")
+
+    done = subprocess.run(
+        [*bwrap, "--chdir", str(root), "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+    out = done.stdout
+    assert "status=2" in out, out + done.stderr
+    assert re.search(
+        r"eval gate: INCONCLUSIVE \(results file not written: "
+        rf"evals/results/[-0-9T.]+Z\.json: {why}\)",
+        out,
+    ), out
+    # Only the filler is left: no results file, no temporary file, no .runs directory.
+    assert out.rstrip().splitlines()[-1] == "left: filler", out

@@ -422,17 +422,19 @@ def test_advisory_failure_is_xfailed_quarantine_is_skipped(run_suite_of: SuiteRu
     assert result.ret == 0
 
 
-def test_one_advisory_failure_among_few_cases_blocks(run_suite_of: SuiteRun) -> None:
+def test_one_advisory_failure_among_few_cases_never_blocks(run_suite_of: SuiteRun) -> None:
+    """Advisory cases are reported and never block: one failing beside four passing
+    cases is no pass rate of 80 %; the gate's pass rate is the critical and normal
+    cases' (docs/reference.md, "Exit statuses of `pytest`")."""
     result = run_suite_of(
-        advisory=ADVISORY_CASE,
-        ok=simple_case("ok"),
+        advisory=ADVISORY_CASE, **{f"ok-{i}": simple_case(f"ok-{i}") for i in range(4)}
     )
 
-    result.assert_outcomes(passed=1, xfailed=1)
+    result.assert_outcomes(passed=4, xfailed=1)
     result.stdout.fnmatch_lines(
-        ["eval gate: BLOCKED (pass rate 50% is below eval_min_pass_rate 90%)"]
+        ["suite: 4/5 cases passed*normal 4/4, advisory 0/1", "eval gate: PASS"]
     )
-    assert result.ret == 1
+    assert result.ret == 0
 
 
 @pytest.mark.parametrize("columns", [60, 240])
@@ -789,8 +791,8 @@ def test_sigterm_and_sighup_end_the_run_like_ctrl_c(
     [
         # The gate's INCONCLUSIVE (2) where pytest alone says 1.
         pytest.param("assert True", ("crashes",), 2, id="errored-case"),
-        # The gate's BLOCKED (1) on the pass rate where pytest alone says 0.
-        pytest.param("assert True", ("ok", "advisory"), 1, id="pass-rate"),
+        # An advisory failure: xfailed for pytest, reported and never blocking for the gate.
+        pytest.param("assert True", ("ok", "advisory"), 0, id="advisory-failure"),
         pytest.param("assert False", ("ok",), 1, id="failing-test"),
     ],
 )

@@ -113,7 +113,8 @@ def test_the_gate_counts_each_failure_under_its_own_severity(
     result.stdout.fnmatch_lines(
         [
             "suite: 0/3 cases passed · * · critical 0/1, normal 0/1, advisory 0/1",
-            "eval gate: BLOCKED (1 critical case failed: high-fails)",
+            "eval gate: BLOCKED (1 critical case failed: high-fails; "
+            "1 normal case failed: medium-fails)",
         ]
     )
     passed = {r["id"]: r["outcome"] for r in only_results(pytester.path)["cases"]}

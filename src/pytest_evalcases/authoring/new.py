@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import defaults, git
+from pytest_evalcases import defaults
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.cases.rootdir import CONFIG_FILES, find_config, pytest_settings, results_dir
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.results import files as resultsfile
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -356,35 +357,8 @@ def _config_hint(value: str, directory: Path, found: tuple[Path, dict[str, Any]]
     return f"{why}; to collect it in every run, add to {table} in {config}:\n\n    {line}\n"
 
 
-#: Seconds each of the two git questions of :func:`results_hint` may take.
-GIT_TIMEOUT = 10.0
-
-
 def results_hint(cwd: Path) -> str:
     """A note to ignore the results directory in git, when ``cwd`` is in a git work
-    tree that does not: every pytest run writes a file there, which does not belong in
-    a commit (docs/results.md, "The results file"). Empty otherwise, also without git."""
+    tree that does not (:func:`pytest_evalcases.results.files.ignore_hint`)."""
     here = cwd.resolve()
-    directory = here / results_dir(here, defaults.RESULTS_DIR)
-    try:
-        top = git.run(here, ["rev-parse", "--show-toplevel"], timeout=GIT_TIMEOUT)
-        if top.returncode != 0:
-            return ""
-        root = Path(top.stdout.strip()).resolve()
-        try:
-            inside = directory.resolve().relative_to(root).as_posix()
-        except ValueError:
-            return ""
-        probe = git.run(root, ["check-ignore", "-q", f"{inside}/run.json"], timeout=GIT_TIMEOUT)
-    except (git.GitNotFound, git.GitTimedOut):
-        return ""
-    # check-ignore: 0 ignored, 1 not ignored, 128 a problem (say nothing then).
-    if probe.returncode != 1:
-        return ""
-    ignore = os.path.relpath(root / ".gitignore", here)
-    shown = Path(os.path.relpath(directory, here)).as_posix()
-    return (
-        f"every pytest run writes a results file to {shown}/, which git "
-        f"does not ignore; keep them out of commits: echo {shlex.quote('/' + inside + '/')} "
-        f">> {shlex.quote(ignore)}"
-    )
+    return resultsfile.ignore_hint(here / results_dir(here, defaults.RESULTS_DIR), here)

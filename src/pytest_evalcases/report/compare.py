@@ -7,8 +7,8 @@ from pathlib import Path
 from pytest_evalcases.report.summary import described_variants
 from pytest_evalcases.report.table import table
 from pytest_evalcases.report.trend import suite
-from pytest_evalcases.results import skills
-from pytest_evalcases.results.baseline import BaselineResult
+from pytest_evalcases.results import baseline, skills
+from pytest_evalcases.results.baseline import BaselineResult, CaseRow
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.text import percent, plural, usd
 
@@ -37,7 +37,7 @@ def lines(
     if rows:
         out += table(
             ["case", "variant", "A", "B", "change"],
-            [[r.case_id, r.variant, r.before or "-", r.after or "-", r.change] for r in rows],
+            [[r.case_id, r.variant, r.before or "-", r.after or "-", _change(r)] for r in rows],
         )
     elif result.common is None:
         out.append(f"every one of {len(result.rows)} cases has the same outcome in A and B")
@@ -51,11 +51,16 @@ def lines(
     out += table(
         ["", "A", "B"],
         [
-            ["pass rate", percent(result.pass_rate[0]), percent(result.pass_rate[1])],
+            [baseline.RATE, percent(result.pass_rate[0]), percent(result.pass_rate[1])],
             ["tokens per run", _tokens(result.tokens_mean[0]), _tokens(result.tokens_mean[1])],
             ["cost per run", usd(result.cost_mean[0]), usd(result.cost_mean[1])],
             ["regressed", "", str(len(result.regressed))],
             ["improved", "", str(len(result.improved))],
+            *(
+                [["advisory regressed", "", str(len(result.advisory_regressed))]]
+                if result.advisory_regressed
+                else []
+            ),
         ],
     )
     out.append("")
@@ -70,6 +75,13 @@ def lines(
     else:
         out.append("B passes the baseline gate against A")
     return out
+
+
+def _change(row: CaseRow) -> str:
+    """``regressed``, or ``regressed (advisory)`` for a case that never blocks."""
+    if row.change == "regressed" and not row.blocks:
+        return "regressed (advisory)"
+    return row.change
 
 
 def _skills(before: ResultsDocument, after: ResultsDocument) -> list[str]:

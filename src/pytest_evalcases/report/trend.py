@@ -9,6 +9,7 @@ from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.trend import (
     RUNAWAY_FACTOR,
     CaseHistory,
+    Series,
     Trend,
     costs,
     mean_sd,
@@ -32,29 +33,17 @@ def lines(trend: Trend, available: int, red_first: int = 0) -> list[str]:
     out = [f"last {len(trend.runs)} of {available} runs"]
     if red_first:
         out.append(left_out(red_first))
-    out.append("")
-    # A pass rate over part of the suite is not comparable with the whole suite's: such
-    # runs are listed, marked, without one (docs/results.md, "evalcases trend").
-    out += table(
-        ["date", "passed", "pass rate", "verdict", "suite"],
-        [
-            [
-                d.date or "?",
-                f"{d.counts.passed}/{d.counts.total}",
-                percent(d.counts.pass_rate) if d.complete_suite else "-",
-                d.verdict,
-                suite(d),
-            ]
-            for d in trend.runs
-        ],
-    )
+    out += ["", *LEGEND]
+    for line in trend.series:
+        out += ["", f"series: {line.key.describe()} ({plural(len(line.points), 'run')})"]
+        out += _points(line)
     partial = sum(1 for d in trend.runs if not d.complete_suite)
     if partial:
         out.append(
             f"pass rates are of whole-suite runs only: {plural(partial, 'run')} of part "
             "of the suite or cut short (their cases count in the figures below)"
         )
-    out += ["", "flaky cases (outcome changed between runs):"]
+    out += ["", "flaky cases (outcome changed between runs under the same configuration):"]
     flaky = sorted(
         (c for c in trend.cases if c.flips),
         key=lambda c: (-(c.flake_rate or 0), c.name),
@@ -74,6 +63,10 @@ def lines(trend: Trend, available: int, red_first: int = 0) -> list[str]:
         )
     else:
         out.append("  none")
+    changed = [c for c in trend.cases if c.config_changes]
+    if changed:
+        out += ["", "outcome changed with the configuration (not counted as flaky):"]
+        out += [f"  {c.name}: {plural(c.config_changes, 'time')}" for c in changed]
     out += ["", f"calibration over the last {len(trend.runs)} runs:"]
     out += _names("  always passed (saturated, uninformative)", trend.saturated)
     out += _names("  always failed (no configuration satisfies them?)", trend.always_failing)
@@ -102,6 +95,44 @@ def lines(trend: Trend, available: int, red_first: int = 0) -> list[str]:
                 f"${value:.4f} vs ${mean:.4f}" if what == "cost" else f"{value:,.0f} vs {mean:,.0f}"
             )
             out.append(f"  {case.name} r{record.repetition}: {what} {shown}")
+    return out
+
+
+#: What the runs' figures count, said once above them.
+LEGEND = (
+    "passed: the cases that passed of those graded (passed or failed, advisory included);",
+    "pass rate: the same share; errors: cases with no verdict, counted apart",
+)
+
+
+def _points(line: Series) -> list[str]:
+    """The series' runs as a table, a change of configuration marked before the run it
+    reached first."""
+    # A pass rate over part of the suite is not comparable with the whole suite's: such
+    # runs are listed, marked, without one (docs/results.md, "evalcases trend").
+    rows = table(
+        ["date", "passed", "pass rate", "errors", "verdict", "suite"],
+        [
+            [
+                p.document.date or "?",
+                f"{p.passed}/{p.graded}",
+                percent(p.pass_rate) if p.document.complete_suite else "-",
+                str(p.errors),
+                p.verdict,
+                suite(p.document),
+            ]
+            for p in line.points
+        ],
+    )
+    out = rows[:2]
+    for point, row in zip(line.points, rows[2:], strict=True):
+        if point.config_change:
+            shown = ", ".join(point.config_change[:5])
+            more = (
+                f" and {len(point.config_change) - 5} more" if len(point.config_change) > 5 else ""
+            )
+            out.append(f"-- configuration changed: {shown}{more}")
+        out.append(row)
     return out
 
 

@@ -2,9 +2,10 @@
 
 Both sides are results documents, so ``--eval-baseline`` during a run and
 ``evalcases compare A.json B.json`` afterwards compute the very same thing. A run is
-blocked when its pass rate drops more than the tolerance below the baseline's, when
-its mean tokens or cost per run exceed :data:`USAGE_FACTOR` times the baseline's, or
-when a case that passed in the baseline fails now. Differing pins (model, agent
+blocked when its pass rate of critical and normal cases drops more than the tolerance
+below the baseline's, when its mean tokens or cost per run exceed :data:`USAGE_FACTOR`
+times the baseline's, or when a critical or normal case that passed in the baseline
+fails now; advisory cases are reported and never block. Differing pins (model, agent
 version, case files, configuration) do not block; they are reported, since they
 explain a difference rather than make one.
 
@@ -21,13 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_evalcases import defaults
-from pytest_evalcases.kinds import CaseOutcome
+from pytest_evalcases.kinds import CaseOutcome, Severity
 from pytest_evalcases.results import gate
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.files import usage
 from pytest_evalcases.text import percent, plural
 
 USAGE_FACTOR = 1.3
+#: What the baseline gate's pass rate counts (advisory cases never block).
+RATE = "pass rate (critical and normal)"
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,13 @@ class CaseRow:
     variant: str
     before: CaseOutcome | None
     after: CaseOutcome | None
+    #: The severity the gate counts the case under now (in the baseline, for a case
+    #: this run did not run): an advisory case never blocks, here as in the gate.
+    severity: Severity = "normal"
+
+    @property
+    def blocks(self) -> bool:
+        return self.severity in gate.BLOCKING
 
     @property
     def change(self) -> str:
@@ -77,7 +87,13 @@ class BaselineResult:
 
     @property
     def regressed(self) -> list[CaseRow]:
-        return [r for r in self.rows if r.change == "regressed"]
+        """The critical and normal cases that passed in the baseline and fail now."""
+        return [r for r in self.rows if r.change == "regressed" and r.blocks]
+
+    @property
+    def advisory_regressed(self) -> list[CaseRow]:
+        """The advisory cases that passed in the baseline and fail now: reported only."""
+        return [r for r in self.rows if r.change == "regressed" and not r.blocks]
 
     @property
     def improved(self) -> list[CaseRow]:
@@ -97,15 +113,19 @@ class BaselineResult:
     def lines(self) -> list[str]:
         """Lines for the ``eval gate`` section."""
         before, after = self.pass_rate
+        advisory = self.advisory_regressed
         scope = self.scope()
         out = [
             f"baseline {self.label}: "
             + (f"{scope}; " if scope else "")
-            + f"pass rate {percent(before)} -> {percent(after)}; "
+            + f"{RATE} {percent(before)} -> {percent(after)}; "
             f"{len(self.regressed)} regressed, {len(self.improved)} improved"
+            + (f", {len(advisory)} advisory regressed" if advisory else "")
         ]
         for row in self.regressed:
             out.append(f"  regressed since baseline: {_name(row)}")
+        for row in advisory:
+            out.append(f"  regressed since baseline (advisory, does not block): {_name(row)}")
         if self.pin_differences:
             out.append(
                 "WARNING: pins differ from the baseline, results may not be comparable: "
@@ -120,6 +140,7 @@ class BaselineResult:
             "reasons": list(self.reasons),
             "pin_differences": list(self.pin_differences),
             "regressed": [_name(r) for r in self.regressed],
+            "advisory_regressed": [_name(r) for r in self.advisory_regressed],
             "improved": [_name(r) for r in self.improved],
             "pass_rate": list(self.pass_rate),
             "tokens_mean": list(self.tokens_mean),
@@ -151,7 +172,8 @@ def check(
         ]
         ids = {r.case_id for r in both}
         common = len(ids)
-        rate = (_rows_rate(both, before=True), _rows_rate(both, before=False))
+        gated = [r for r in both if r.blocks]
+        rate = (_rows_rate(gated, before=True), _rows_rate(gated, before=False))
         old_records = [r for r in old_records if r.case_id in ids]
         new_records = [r for r in new_records if r.case_id in ids]
     else:
@@ -162,16 +184,17 @@ def check(
     reasons: list[str] = []
     if rate[0] is not None and rate[1] is not None and rate[1] < rate[0] - tolerance / 100 - 1e-9:
         reasons.append(
-            f"pass rate {percent(rate[1])} dropped more than {tolerance:g} points below "
+            f"{RATE} {percent(rate[1])} dropped more than {tolerance:g} points below "
             f"the baseline's {percent(rate[0])}"
         )
-    regressed = [r for r in rows if r.change == "regressed"]
+    # Advisory cases are reported and never block, here as in the gate; every
+    # blocking case is named.
+    regressed = [r for r in rows if r.change == "regressed" and r.blocks]
     if regressed:
-        names = ", ".join(_name(r) for r in regressed[:5])
-        more = f" and {len(regressed) - 5} more" if len(regressed) > 5 else ""
+        names = ", ".join(_name(r) for r in regressed)
         reasons.append(
             f"{plural(len(regressed), 'case')} passed in the "
-            f"baseline and fail{'s' if len(regressed) == 1 else ''} now: {names}{more}"
+            f"baseline and fail{'s' if len(regressed) == 1 else ''} now: {names}"
         )
     for what, (b, a), fmt in (
         ("tokens", tokens, "{:,.0f}"),
@@ -297,19 +320,20 @@ def _align(
         before = {c.case_id: c.outcome for c in old.get(other, [])} if other is not None else {}
         for c in cases:
             rows[(variant, c.case_id)] = CaseRow(
-                c.case_id, variant, before.get(c.case_id), c.outcome
+                c.case_id, variant, before.get(c.case_id), c.outcome, c.counted_severity
             )
     for variant, cases in old.items():
         other = partner(variant, new)
         for c in cases:
             key = (other if other is not None else variant, c.case_id)
             if key not in rows:
-                rows[key] = CaseRow(c.case_id, key[0], c.outcome, None)
+                rows[key] = CaseRow(c.case_id, key[0], c.outcome, None, c.counted_severity)
     return sorted(rows.values(), key=lambda r: (r.variant, r.case_id))
 
 
 def _rate(verdicts: dict[str, list[gate.CaseVerdict]]) -> float | None:
-    cases = [c for cases in verdicts.values() for c in cases]
+    """The pass rate of the critical and normal cases, as the gate counts it."""
+    cases = [c for cases in verdicts.values() for c in cases if c.counted_severity in gate.BLOCKING]
     passed = sum(1 for c in cases if c.outcome == "passed")
     decided = sum(1 for c in cases if c.outcome in ("passed", "failed"))
     return passed / decided if decided else None

@@ -10,13 +10,15 @@ trend, ``--eval-baseline``) reads them here: a file that does not read is a
 from __future__ import annotations
 
 import json
+import os
+import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from pytest_evalcases import defaults
+from pytest_evalcases import defaults, git
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.errors import EvalcasesError
 from pytest_evalcases.kinds import OUTCOMES, REPLAY_HOWS, SEVERITIES
@@ -43,6 +45,9 @@ from pytest_evalcases.results.record import RunRecord
 
 _CASE_OUTCOMES = ("passed", "failed", "error", "skipped")
 _STATUSES = ("PASS", "BLOCKED", "INCONCLUSIVE", "NONE")
+#: How deeply lists and objects may nest in a results file: a file the plugin writes
+#: nests less than ten levels; a deeper one is refused before anything walks it.
+MAX_DEPTH = 64
 #: What a run record must carry; the rest has defaults.
 _RECORD_KEYS = ("id", "outcome", "file", "line", "defends", "severity")
 
@@ -261,12 +266,58 @@ def write(doc: ResultsDocument | dict[str, Any], path: Path, *, replace: bool = 
     return write_atomic(path, dumps(doc), replace=replace)
 
 
+#: Seconds each of the two git questions of :func:`ignore_hint` may take.
+GIT_TIMEOUT = 10.0
+#: git asked about a repository an agent may have written to: no configuration of it
+#: that runs a program (``core.fsmonitor`` runs one whenever git reads the index), and
+#: ``check-ignore --no-index`` reads no index.
+_SAFE_GIT = ("-c", "core.fsmonitor=")
+
+
+def ignore_hint(directory: Path, here: Path) -> str:
+    """A note to ignore the results directory ``directory`` in git, when it is in a git
+    work tree that does not ignore it: every pytest run writes a file there, which does
+    not belong in a commit (docs/results.md, "The results file"). Paths are shown
+    relative to ``here``. Empty otherwise, also without git or when git fails."""
+    # The directory may not exist yet (``evalcases new`` asks before any run).
+    start = next((p for p in (directory, *directory.parents) if p.is_dir()), None)
+    if start is None:
+        return ""
+    try:
+        top = git.run(start, [*_SAFE_GIT, "rev-parse", "--show-toplevel"], timeout=GIT_TIMEOUT)
+        if top.returncode != 0:
+            return ""
+        root = Path(top.stdout.strip()).resolve()
+        try:
+            inside = directory.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return ""
+        probe = git.run(
+            root,
+            [*_SAFE_GIT, "check-ignore", "-q", "--no-index", f"{inside}/run.json"],
+            timeout=GIT_TIMEOUT,
+        )
+    except (git.GitNotFound, git.GitTimedOut):
+        return ""
+    # check-ignore: 0 ignored, 1 not ignored, 128 a problem (say nothing then).
+    if probe.returncode != 1:
+        return ""
+    ignore = os.path.relpath(root / ".gitignore", here)
+    shown = Path(os.path.relpath(directory, here)).as_posix()
+    return (
+        f"every pytest run writes a results file to {shown}/, which git "
+        f"does not ignore; keep them out of commits: echo {shlex.quote('/' + inside + '/')} "
+        f">> {shlex.quote(ignore)}"
+    )
+
+
 def load(path: Path) -> ResultsDocument:
     """Read a results file; anything that is not one is a :class:`ResultsFileError`
     naming the file and, for a malformed entry, the field (``cases[3].outcome``)."""
     data = _json(path)
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ResultsFileError(f"{path}: not a results file: no `cases` list")
+    _format(data, path)
     try:
         return from_dict(data)
     except _FieldError as exc:
@@ -354,6 +405,8 @@ def read_headlines(directory: Path) -> list[Headline]:
     for path in paths:
         try:
             data = _json(path)
+            if isinstance(data, dict):
+                _format(data, path)
         except ResultsFileError:
             continue
         headline = _headline(data, path.name)
@@ -364,17 +417,52 @@ def read_headlines(directory: Path) -> list[Headline]:
 
 
 def _json(path: Path) -> Any:
+    """The parsed JSON of ``path``, no deeper than :data:`MAX_DEPTH`; anything else is
+    a :class:`ResultsFileError` naming the file."""
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise ResultsFileError(f"{path}: cannot read results file: {why}") from None
+    too_deep = ResultsFileError(
+        f"{path}: not a results file: nested more than {MAX_DEPTH} levels deep"
+    )
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsFileError(
             f"{path}:{exc.lineno}: not a results file: invalid JSON ({exc.msg})"
         ) from None
+    except RecursionError:
+        raise too_deep from None
+    if _depth(data) > MAX_DEPTH:
+        # Every later walk of the data (redaction, comparison) could recurse that deep.
+        raise too_deep
+    return data
+
+
+def _depth(data: Any) -> int:
+    """How deeply lists and objects nest in ``data`` (a scalar: 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, level = stack.pop()
+        children = value.values() if isinstance(value, dict) else value
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, level + 1)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _format(data: dict[str, Any], path: Path) -> None:
+    """Refuse a file of a format version this version does not know (a missing
+    ``format``: a file written before it was recorded, read as :data:`FORMAT`)."""
+    version = data.get("format", FORMAT)
+    if version != FORMAT or isinstance(version, bool):
+        raise ResultsFileError(
+            f"{path}: results file format {version!r} is not known: this version of "
+            f"pytest-evalcases reads format {FORMAT} (a newer version may have written it)"
+        )
 
 
 def _headline(data: Any, name: str) -> Headline | None:

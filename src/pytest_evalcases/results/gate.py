@@ -18,6 +18,8 @@ EXIT_PASS = 0
 EXIT_BLOCKED = 1
 EXIT_INCONCLUSIVE = 2
 _RANK = {"PASS": 0, "INCONCLUSIVE": 1, "BLOCKED": 2}
+#: The severities whose failures block; advisory ones are reported and never do.
+BLOCKING: tuple[Severity, ...] = ("critical", "normal")
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,22 @@ class VariantSummary:
 
     @property
     def pass_rate(self) -> float | None:
+        """Passed of the cases that passed or failed, advisory ones included (the
+        results file's ``pass_rate``)."""
         decided = self.decided
         return self.count("passed") / len(decided) if decided else None
+
+    @property
+    def gated(self) -> list[CaseVerdict]:
+        """The critical and normal cases that passed or failed: those the gate counts."""
+        return [c for c in self.decided if c.counted_severity in BLOCKING]
+
+    @property
+    def gated_pass_rate(self) -> float | None:
+        """The gate's pass rate: of the critical and normal cases that passed or failed
+        (errored, skipped and quarantined cases, and advisory ones, excluded)."""
+        gated = self.gated
+        return sum(c.outcome == "passed" for c in gated) / len(gated) if gated else None
 
 
 @dataclass(frozen=True)
@@ -246,6 +262,15 @@ def unfinished(verdict: Verdict, incomplete: Sequence[str]) -> Verdict:
     return Verdict("INCONCLUSIVE", "run incomplete: " + "; ".join(incomplete))
 
 
+def unsaved(verdict: Verdict, why: str) -> Verdict:
+    """``verdict`` of a run whose results file could not be written (``why``, naming
+    the file): never PASS, as the record the run was to leave is missing; INCONCLUSIVE
+    with the reason instead (docs/results.md, "The results file"). BLOCKED stays."""
+    if not why or verdict.status not in ("PASS", "INCONCLUSIVE"):
+        return verdict
+    return Verdict("INCONCLUSIVE", "; ".join(r for r in (verdict.reason, why) if r))
+
+
 def variant_verdict(
     summary: VariantSummary,
     min_pass_rate: float,
@@ -265,12 +290,15 @@ def variant_verdict(
 def _variant_verdict(
     summary: VariantSummary, min_pass_rate: float, broken: int, red_first: bool
 ) -> Verdict:
-    for severity in ("critical", "normal"):
-        failed = [
+    blocking = []
+    for severity in BLOCKING:
+        # Sorted: records arrive in any order under xdist and from shards, and the
+        # reason must be the same as one serial run's.
+        failed = sorted(
             c.case_id
             for c in summary.cases
             if c.outcome == "failed" and c.counted_severity == severity
-        ]
+        )
         if failed:
             cases = plural(len(failed), severity + " case")
             if red_first:
@@ -283,22 +311,26 @@ def _variant_verdict(
                 )
             else:
                 what = "failed"
-            return Verdict("BLOCKED", f"{cases} {what}: {_ids(failed)}")
-    rate = summary.pass_rate
-    # Advisory failures alone never block: the pass rate counts them only beside a
-    # critical or normal case that reached a verdict, so that `-k` on an advisory case
-    # is not blocked by a pass rate of one (docs/reference.md, "Exit statuses").
-    gated = any(c.counted_severity != "advisory" for c in summary.decided)
-    if gated and rate is not None and rate < min_pass_rate - 1e-9:
+            # Every blocking case is named: the reason is what a reviewer acts on.
+            blocking.append(f"{cases} {what}: {', '.join(failed)}")
+    if blocking:
+        return Verdict("BLOCKED", "; ".join(blocking))
+    # Advisory cases are reported and never block: the pass rate is that of the
+    # critical and normal cases (docs/reference.md, "Exit statuses of `pytest`").
+    rate = summary.gated_pass_rate
+    if rate is not None and rate < min_pass_rate - 1e-9:
         if red_first:
             reason = (
-                f"only {rate:.0%} of the cases fail first, as they should "
-                f"(eval_min_pass_rate {min_pass_rate:.0%})"
+                f"only {rate:.0%} of the critical and normal cases fail first, as they "
+                f"should (eval_min_pass_rate {min_pass_rate:.0%})"
             )
         else:
-            reason = f"pass rate {rate:.0%} is below eval_min_pass_rate {min_pass_rate:.0%}"
+            reason = (
+                f"pass rate of the critical and normal cases {rate:.0%} is below "
+                f"eval_min_pass_rate {min_pass_rate:.0%}"
+            )
         return Verdict("BLOCKED", reason)
-    errored = [c.case_id for c in summary.cases if c.outcome == "error"]
+    errored = sorted(c.case_id for c in summary.cases if c.outcome == "error")
     if errored or broken:
         parts = []
         if errored:
@@ -306,7 +338,7 @@ def _variant_verdict(
         if broken:
             parts.append(f"{plural(broken, 'case file')} could not be loaded")
         return Verdict("INCONCLUSIVE", "; ".join(parts))
-    if rate is None:
+    if summary.pass_rate is None:
         return Verdict("NONE", "nothing was graded")
     return Verdict("PASS")
 

@@ -8,6 +8,7 @@ session object.
 from __future__ import annotations
 
 import os
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -94,9 +95,40 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     try:
         written = resultsfile.write(doc, target, replace=replace)
     except (OSError, EvalcasesError) as exc:
-        state.results_line = f"results file not written: {target}: {exc}"
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        state.unsaved = f"results file not written: {_display(target)}: {why}"
+        state.results_line = state.unsaved
+        _forget_recordings(state)
         return
     state.results_line = f"results: {_display(written)}{_status(doc)}"
+    if options.save_path is None:
+        # Once per session: the directory fills the working tree run after run.
+        hint = resultsfile.ignore_hint(written.parent, Path.cwd())
+        if hint:
+            state.results_line += "\n" + hint
+
+
+def _forget_recordings(state: EvalSession) -> None:
+    """Remove what this session stored beside a results file it could not write: its
+    runs' directories in ``<stem>.runs/``, then that directory when nothing else is in
+    it (an earlier run's, for a replaced ``--eval-save`` file, stays). No run of it can
+    be read back without its results file (docs/results.md, "The results file")."""
+    place = state.record_place
+    if place is None:
+        return
+    for record in state.records:
+        if record.recording is None:
+            continue
+        run = place.root / record.recording
+        if run.parent == place.directory and not run.is_symlink():
+            shutil.rmtree(run, ignore_errors=True)
+    try:
+        for left in place.directory.iterdir():
+            if left.is_dir() and not left.is_symlink() and not any(left.iterdir()):
+                left.rmdir()
+        place.directory.rmdir()
+    except OSError:
+        pass
 
 
 def _status(doc: ResultsDocument) -> str:

@@ -127,6 +127,9 @@ class EvalSession:
     baseline_result: baseline.BaselineResult | None = None
     #: What the summary says about the results file.
     results_line: str = ""
+    #: Why the results file could not be written (``results file not written: PATH:
+    #: why``); empty when it was, or none was to be. Such a run is never PASS.
+    unsaved: str = ""
     #: Where this process makes the workspaces of its runs.
     workspaces: WorkspaceDirs = field(default_factory=WorkspaceDirs)
     #: Where the workspaces of failed and errored runs are kept; ``None``: in
@@ -354,6 +357,8 @@ class EvalSession:
                 f"baseline {self.settings.results.baseline.name}: not compared with a red-first run"
             )
             report = dataclasses.replace(report, notes=[*report.notes, note])
+        if self.unsaved:
+            report = dataclasses.replace(report, verdict=gate.unsaved(report.verdict, self.unsaved))
         return report
 
     @property

@@ -35,17 +35,18 @@ def test_the_comparison_lists_the_cases_that_differ_and_the_verdict() -> None:
         "----  -------  ------  ------  ---------",
         "beta           passed  failed  regressed",
         "",
-        "                A       B",
-        "--------------  ------  -------",
-        "pass rate       100.0%  50.0%",
-        "tokens per run  n/a     n/a",
-        "cost per run    n/a     $0.0100",
-        "regressed               1",
-        "improved                0",
+        "                                 A       B",
+        "-------------------------------  ------  -------",
+        "pass rate (critical and normal)  100.0%  50.0%",
+        "tokens per run                   n/a     n/a",
+        "cost per run                     n/a     $0.0100",
+        "regressed                                1",
+        "improved                                 0",
         "",
         "pins: the same",
-        "B would be BLOCKED against A: pass rate 50.0% dropped more than 3 points below "
-        "the baseline's 100.0%; 1 case passed in the baseline and fails now: beta",
+        "B would be BLOCKED against A: pass rate (critical and normal) 50.0% dropped more "
+        "than 3 points below the baseline's 100.0%; 1 case passed in the baseline and fails "
+        "now: beta",
     ]
     every = compare.lines(result, before, after, Path("a.json"), Path("b.json"), every=True)
     assert every[5] == "alpha" + " " * 11 + "passed  passed"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from pytest_evalcases.results import baseline, gate
 from pytest_evalcases.results.document import SuiteSelection
 
@@ -23,7 +25,7 @@ def test_a_case_that_passed_and_fails_now_blocks_and_is_listed() -> None:
     assert result.pass_rate == (2 / 3, 2 / 3)
     assert result.reasons == ("1 case passed in the baseline and fails now: beta",)
     assert result.lines() == [
-        "baseline a.json: pass rate 66.7% -> 66.7%; 1 regressed, 0 improved",
+        "baseline a.json: pass rate (critical and normal) 66.7% -> 66.7%; 1 regressed, 0 improved",
         "  regressed since baseline: beta",
     ]
 
@@ -37,7 +39,8 @@ def test_a_pass_rate_drop_within_the_tolerance_does_not_block() -> None:
 
     assert within.blocked is False
     assert beyond.reasons == (
-        "pass rate 95.0% dropped more than 3 points below the baseline's 100.0%",
+        "pass rate (critical and normal) 95.0% dropped more than 3 points below the "
+        "baseline's 100.0%",
     )
 
 
@@ -54,19 +57,52 @@ def test_tokens_above_1_3_times_the_baseline_block_and_pins_are_reported() -> No
 
 def test_apply_blocks_a_passing_gate_report_and_adds_the_lines() -> None:
     before = doc([run("alpha", "passed"), run("beta", "passed")])
-    after_records = [run("alpha", "passed"), run("beta", "failed", severity="advisory")]
+    after_records = [run("alpha", "passed"), run("beta", "failed")]
     report = gate.evaluate(after_records, 0.0)
+    report = dataclasses.replace(report, verdict=gate.Verdict("PASS"))
 
     applied = baseline.apply(report, baseline.check(before, doc(after_records), 60.0))
 
-    assert report.verdict == gate.Verdict("PASS")
     assert applied.verdict == gate.Verdict(
         "BLOCKED", "baseline: 1 case passed in the baseline and fails now: beta"
     )
     assert applied.notes == [
-        "baseline baseline: pass rate 100.0% -> 50.0%; 1 regressed, 0 improved",
+        "baseline baseline: pass rate (critical and normal) 100.0% -> 50.0%; 1 regressed, "
+        "0 improved",
         "  regressed since baseline: beta",
     ]
+
+
+def test_an_advisory_regression_is_reported_and_never_blocks() -> None:
+    """Advisory cases never block, in the baseline gate as in the gate: a regressed
+    advisory case is listed apart, and the pass rate compared is the critical and
+    normal cases' (here 100 % on both sides, where all cases give 100 % -> 50 %)."""
+    before = doc([run("alpha", "passed"), run("beta", "passed", severity="advisory")])
+    after = doc([run("alpha", "passed"), run("beta", "xfailed", severity="advisory")])
+
+    result = baseline.check(before, after, tolerance=0.0, label="a.json")
+
+    assert result.reasons == ()
+    assert result.pass_rate == (1.0, 1.0)
+    assert [r.case_id for r in result.advisory_regressed] == ["beta"]
+    assert result.regressed == []
+    assert result.lines() == [
+        "baseline a.json: pass rate (critical and normal) 100.0% -> 100.0%; 0 regressed, "
+        "0 improved, 1 advisory regressed",
+        "  regressed since baseline (advisory, does not block): beta",
+    ]
+    assert result.to_dict()["advisory_regressed"] == ["beta"]
+
+
+def test_every_regressed_case_is_named() -> None:
+    before = doc([run(f"c{i}", "passed") for i in range(7)])
+    after = doc([run(f"c{i}", "failed") for i in range(7)])
+
+    result = baseline.check(before, after, tolerance=100.0)
+
+    assert result.reasons == (
+        "7 cases passed in the baseline and fail now: c0, c1, c2, c3, c4, c5, c6",
+    )
 
 
 def test_a_side_of_part_of_the_suite_is_compared_on_the_cases_both_ran() -> None:
@@ -88,7 +124,7 @@ def test_a_side_of_part_of_the_suite_is_compared_on_the_cases_both_ran() -> None
     assert result.tokens_mean == (550.0, 550.0)
     assert result.lines() == [
         "baseline base.json: compared on the 2 cases both runs ran (this run is part of the "
-        "suite); pass rate 50.0% -> 50.0%; 0 regressed, 0 improved"
+        "suite); pass rate (critical and normal) 50.0% -> 50.0%; 0 regressed, 0 improved"
     ]
     assert result.to_dict()["compared_on"] == 2
     assert (

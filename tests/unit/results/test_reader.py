@@ -222,3 +222,48 @@ def test_the_selection_reads_back_and_older_files_get_complete_suite_from_comple
     bad = _write(tmp_path / "bad.json", {"cases": [], "selection": {"collected": "ten"}})
     with pytest.raises(resultsfile.ResultsFileError, match=r"selection\.collected: expected"):
         resultsfile.load(bad)
+
+
+def test_a_file_nested_deeper_than_the_limit_is_refused_before_it_is_walked(
+    tmp_path: Path,
+) -> None:
+    """JSON the parser reads (65 levels), nested deeper than any results file: refused,
+    as a file too deep for the parser is, so that no later walk of it recurses."""
+    data = _good()
+    nested: Any = "leaf"
+    # The document and its pins are two levels: 64 in all.
+    for _ in range(resultsfile.MAX_DEPTH - 2):
+        nested = [nested]
+    data["pins"]["nested"] = nested
+    path = _write(tmp_path / "r.json", data)
+    too_deep = _write(tmp_path / "s.json", data | {"pins": {"nested": [nested]}})
+
+    assert resultsfile.load(path).pins["nested"] == nested
+    with pytest.raises(resultsfile.ResultsFileError) as caught:
+        resultsfile.load(too_deep)
+
+    assert str(caught.value) == f"{too_deep}: not a results file: nested more than 64 levels deep"
+
+
+def test_a_written_results_file_nests_well_below_the_limit(tmp_path: Path) -> None:
+    path = resultsfile.write(doc([run("alpha", "passed", "main")]), tmp_path / "r.json")
+
+    assert resultsfile._depth(json.loads(path.read_text("utf-8"))) < 10
+
+
+@pytest.mark.parametrize("version", [99, 0, "1", True])
+def test_an_unknown_format_version_is_refused_everywhere(tmp_path: Path, version: Any) -> None:
+    path = _write(tmp_path / "r.json", _good() | {"format": version})
+    (tmp_path / "lenient").mkdir()
+    headline = {"date": "2026-01-01", "pass_rate": 0.5, "format": version}
+    _write(tmp_path / "lenient" / "s.json", headline)
+
+    with pytest.raises(resultsfile.ResultsFileError) as caught:
+        resultsfile.load(path)
+
+    assert str(caught.value) == (
+        f"{path}: results file format {version!r} is not known: this version of "
+        "pytest-evalcases reads format 1 (a newer version may have written it)"
+    )
+    assert resultsfile.read_dir(tmp_path).problems == [str(caught.value)]
+    assert resultsfile.read_headlines(tmp_path / "lenient") == []
