@@ -90,7 +90,7 @@ def run_record(
         _spent(rec, result.spent)
         agent = result.agent
         if agent is not None:
-            rec.permission_denials = [redact(denied) for denied in agent.denials]
+            rec.permission_denials = [redact(denied.named) for denied in agent.denials or ()]
             rec.refused_writes = [redact(path) for path in agent.refused_writes]
             rec.turns = agent.num_turns
             rec.model = redact(", ".join(agent.models)) or None
