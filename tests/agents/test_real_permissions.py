@@ -23,7 +23,8 @@ from tests.helpers.results import only_results
 
 pytestmark = pytest.mark.real_cli
 
-#: The README's configuration.
+#: The configuration the README suggested before issue 26: a permission mode of its own,
+#: which once dropped the default `--allowedTools Bash`.
 README_INI = (
     CLAUDE_INI + "eval_agent_args = --model claude-sonnet-4-5 --permission-mode acceptEdits"
 )
