@@ -293,3 +293,29 @@ def test_a_refusal_the_output_cannot_attribute_is_an_error_for_by(
         "tool_blocked by: hook: the claude agent's output does not say whether a permission "
         "rule or a hook refused 'Bash: git push 1', so the check reached no verdict"
     )
+
+
+def test_a_regrade_grades_the_refusals_the_run_stored(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Graded by its tool_blocked checks when recorded; without them, the stored run
+    is the denied error it would have been live."""
+    case = GRADED_CASE.replace("attribution-no-trailer", "graded")
+    CLAUDE.run_cases(pytester, monkeypatch, {"evals/graded": case}, SAMPLE).assert_outcomes(
+        passed=1
+    )
+    (pytester.path / "evals" / "graded.yaml").write_text(
+        README_CASE.replace("attribution-no-trailer", "graded")
+    )
+    monkeypatch.setenv("FAKE_AGENT_EXIT", "3")  # a run of the agent would be an error too
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-regrade")
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "evalcases: agent none (regrading evals/results/*",
+            "case graded (normal) defends rules/git-attribution.md: no verdict (denied)",
+            "the agent CLI refused 2 tool calls (*",
+        ]
+    )
