@@ -287,11 +287,8 @@ def _denials(
             continue
         name = str(entry.get("tool_name") or "?")
         kind = output.tool_kind(name, TOOL_KINDS)
-        text = (
-            output.tool_input(entry.get("tool_input"), "command")
-            if kind == "shell"
-            else (output.tool_input(entry.get("tool_input")))
-        )
+        keys = ("command",) if kind == "shell" else ()
+        text = output.tool_input(entry.get("tool_input"), *keys)
         by = _blocker(events, entry.get("tool_use_id"), name) if hook_events else None
         denied.append(base.Denial(name, kind, text, by))
     return tuple(denied)
@@ -304,8 +301,8 @@ def _blocker(events: list[output.JSONObject], call_id: object, tool: str) -> bas
     the stream cannot tell: the call or its result is missing, or another call of the
     same tool was open at the same time, to which the hook's response may belong."""
     spans = _call_spans(events, tool)
-    start, end = spans.get(call_id, (None, None)) if isinstance(call_id, str) else (None, None)
-    if start is None or end is None:
+    start, end = spans.get(call_id, (0, None)) if isinstance(call_id, str) else (0, None)
+    if end is None:
         return None
     refused = any(
         event.get("subtype") == "hook_response"
@@ -319,21 +316,19 @@ def _blocker(events: list[output.JSONObject], call_id: object, tool: str) -> bas
     shared = any(
         other != call_id and began < end and (ended is None or ended > start)
         for other, (began, ended) in spans.items()
-        if began is not None
     )
     return None if shared else "hook"
 
 
-def _call_spans(
-    events: list[output.JSONObject], tool: str
-) -> dict[str, tuple[int | None, int | None]]:
+def _call_spans(events: list[output.JSONObject], tool: str) -> dict[str, tuple[int, int | None]]:
     """Where each call of ``tool`` was made and where its result came, by call id (the
-    indexes of their events; ``None`` where the stream has none)."""
-    spans: dict[str, tuple[int | None, int | None]] = {}
+    indexes of their events; ``None`` where the stream has no result)."""
+    spans: dict[str, tuple[int, int | None]] = {}
     for index, event in enumerate(events):
         for block in _blocks(event, "tool_use"):
+            # With partial messages the same block can be printed more than once.
             if block.get("name") == tool and isinstance(block.get("id"), str):
-                spans[block["id"]] = (index, None)
+                spans.setdefault(block["id"], (index, None))
         for block in _blocks(event, "tool_result"):
             call = block.get("tool_use_id")
             if isinstance(call, str) and call in spans:
