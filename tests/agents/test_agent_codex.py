@@ -65,7 +65,9 @@ def test_a_sandbox_of_the_users_replaces_the_default(
     assert got.argv == ("codex", "exec", "--json", "--skip-git-repo-check", *given, "fix it")
 
 
-@pytest.mark.parametrize("given", [("-a", "never"), ("-c", 'approval_policy="never"')])
+@pytest.mark.parametrize(
+    "given", [("-c", 'approval_policy="on-request"'), ("--ignore-rules",), ("--approve-for-me",)]
+)
 def test_other_arguments_of_the_users_add_to_the_default_sandbox(
     tmp_path: Path, given: tuple[str, ...]
 ) -> None:
