@@ -140,7 +140,9 @@ checks:
 def test_a_run_with_refused_calls_is_a_denied_error_naming_them(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result = CLAUDE.run_cases(pytester, monkeypatch, {"evals/readme": README_CASE}, SAMPLE)
+    result = CLAUDE.run_cases(
+        pytester, monkeypatch, {"evals/readme": README_CASE}, SAMPLE, "--eval-retry-errors", "2"
+    )
 
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
@@ -152,13 +154,14 @@ def test_a_run_with_refused_calls_is_a_denied_error_naming_them(
             "'fix the expiry'; Bash: git push origin HEAD",
             "  hint: eval_agent_args decides what the agent may do; a case that tests a "
             "refusal grades it with tool_blocked / tool_not_blocked (docs/agents.md, "
-            '"Refused tool calls")',
+            '"Refused tool calls") (after 1 attempts)',
         ]
     )
     assert result.ret == 2
     record = only_results(pytester.path)["cases"][0]
     assert (record["outcome"], record["error_kind"]) == ("error", "denied")
     assert "tool_blocked / tool_not_blocked" in record["error"]
+    # Not retried: another attempt would meet the same rules, or hide them.
     assert record["attempts"] == 1
 
 
