@@ -161,6 +161,10 @@ def test_a_run_with_refused_calls_is_a_denied_error_naming_them(
     record = only_results(pytester.path)["cases"][0]
     assert (record["outcome"], record["error_kind"]) == ("error", "denied")
     assert "tool_blocked / tool_not_blocked" in record["error"]
+    assert record["permission_denials"] == [
+        "Bash: git commit -qm 'fix the expiry'",
+        "Bash: git push origin HEAD",
+    ]
     # Not retried: another attempt would meet the same rules, or hide them.
     assert record["attempts"] == 1
 

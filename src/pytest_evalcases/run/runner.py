@@ -571,7 +571,7 @@ def refusal_error(case: LoadedCase, result: AgentResult) -> RunError | None:
         return None
     calls = "; ".join(denial.named for denial in result.denials[:10])
     more = f"; and {len(result.denials) - 10} more" if len(result.denials) > 10 else ""
-    return RunError(
+    error = RunError(
         f"the agent CLI refused {plural(len(result.denials), 'tool call')} (its permission "
         f"rules or a hook), so the checks cannot say whether the configuration held: "
         f"denied {calls}{more}\n  hint: eval_agent_args decides what the agent may do; a "
@@ -579,6 +579,8 @@ def refusal_error(case: LoadedCase, result: AgentResult) -> RunError | None:
         '(docs/agents.md, "Refused tool calls")',
         kind=DENIED,
     )
+    error.denials = tuple(denial.named for denial in result.denials)
+    return error
 
 
 #: Errors that another attempt cannot mend: a run that changed the repository (the next

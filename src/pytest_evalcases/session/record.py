@@ -74,6 +74,7 @@ def run_record(
         rec.attempts = result.attempts
         rec.duration = result.duration
         rec.recording = result.recording
+        rec.permission_denials = [redact(denied) for denied in result.denials]
         _replayed(rec, result.replayed)
         _spent(rec, total_spent(result.spends or (result.spent,)))
     elif result is not None:
