@@ -68,6 +68,8 @@ class RunError(EvalcasesError):
         #: What each attempt of the run reported, in order, this one last (set by the
         #: runner when it gives up; --eval-retry-errors makes several).
         self.spends: tuple[Spent | None, ...] = ()
+        #: The tool calls the agent CLI refused, as reports name them (a ``denied`` run).
+        self.denials: tuple[str, ...] = ()
         super().__init__(message)
 
 

@@ -49,20 +49,34 @@ def test_default_command_line(tmp_path: Path) -> None:
     ]
 
 
+#: The driver's default permission arguments, as they end the command line.
+DEFAULTS = [arg for default in PERMISSIONS for arg in default.args]
+MODE = ["--permission-mode", "acceptEdits"]
+TOOLS = ["--allowedTools", "Bash"]
+
+
 @pytest.mark.parametrize(
-    "given",
+    ("given", "kept"),
     [
-        ("--permission-mode", "plan"),
-        ("--allowedTools", "Read"),
-        ("--disallowedTools=Bash",),
-        ("--dangerously-skip-permissions",),
+        # The README's arguments: their own mode keeps the default tools (Bash).
+        (("--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits"), TOOLS),
+        (("--permission-mode", "plan"), TOOLS),
+        (("--permission-mode=default",), TOOLS),
+        (("--dangerously-skip-permissions",), TOOLS),
+        # Their own tools replace the default tools, and keep the default mode.
+        (("--allowedTools", "Read"), MODE),
+        (("--allowed-tools=Edit",), MODE),
+        # A refusal of theirs adds to both.
+        (("--disallowedTools", "Bash(git commit:*)"), MODE + TOOLS),
+        (("--disallowed-tools=WebFetch",), MODE + TOOLS),
+        (("--permission-mode", "plan", "--allowedTools", "Read"), []),
     ],
 )
-def test_permission_arguments_of_the_users_replace_the_default(
-    tmp_path: Path, given: tuple[str, ...]
+def test_permission_arguments_of_the_users_add_to_the_defaults_and_replace_the_same(
+    tmp_path: Path, given: tuple[str, ...], kept: list[str]
 ) -> None:
     got = argv(request(tmp_path, prompt="fix it"), args=given)
-    assert got == ["claude", "-p", "fix it", "--output-format", "json", *given]
+    assert got == ["claude", "-p", "fix it", "--output-format", "json", *given, *kept]
 
 
 def test_bare_model_and_extra_args_in_that_order(tmp_path: Path) -> None:
@@ -76,21 +90,21 @@ def test_bare_model_and_extra_args_in_that_order(tmp_path: Path) -> None:
         "claude",
         *("-p", "fix it", "--output-format", "json", "--bare", "--add-dir", str(tmp_path)),
         *("--model", "opus", "--max-turns", "5"),
-        *PERMISSIONS,
+        *DEFAULTS,
     ]
 
 
 @pytest.mark.parametrize(("needs", "setting"), [(True, False), (False, True)])
 def test_transcript_switches_to_stream_json(tmp_path: Path, needs: bool, setting: bool) -> None:
     got = argv(request(tmp_path, prompt="p", needs_transcript=needs), transcript=setting)
-    assert got == ["claude", "-p", "p", "--output-format", "stream-json", "--verbose", *PERMISSIONS]
+    assert got == ["claude", "-p", "p", "--output-format", "stream-json", "--verbose", *DEFAULTS]
 
 
 def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
     seen = DRIVER.recorded_run(
         tmp_path, sample="claude-json-success.json", prompt="--help is not an option here"
     )
-    assert seen["argv"] == ["-p", "--output-format", "json", *PERMISSIONS]
+    assert seen["argv"] == ["-p", "--output-format", "json", *DEFAULTS]
     assert seen["stdin"] == "--help is not an option here"
     assert seen["cwd"] == str(tmp_path)
 
@@ -510,7 +524,7 @@ def test_eval_transcript_asks_for_the_stream_without_tool_checks(
     assert runs == [
         [
             *("-p", "Commit the staged change.", *output_format),
-            *("--bare", "--add-dir", workspace, *PERMISSIONS),
+            *("--bare", "--add-dir", workspace, *DEFAULTS),
         ]
     ]
 

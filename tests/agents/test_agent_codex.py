@@ -26,6 +26,9 @@ RECONNECTING = '{"type":"error","message":"Reconnecting... 1/5"}'
 LS = ToolCall(name="command_execution", kind="shell", input="bash -lc 'ls db/changelog'")
 
 
+#: The driver's default permission arguments, as they end the command line.
+DEFAULTS = [arg for default in PERMISSIONS for arg in default.args]
+
 DRIVER = Driver(CodexAgent, "codex", prompt="Make users.email NOT NULL.")
 agent, request, run, run_error = DRIVER.agent, DRIVER.request, DRIVER.run, DRIVER.error
 
@@ -62,6 +65,19 @@ def test_a_sandbox_of_the_users_replaces_the_default(
     assert got.argv == ("codex", "exec", "--json", "--skip-git-repo-check", *given, "fix it")
 
 
+@pytest.mark.parametrize(
+    "given", [("-c", 'approval_policy="on-request"'), ("--ignore-rules",), ("--approve-for-me",)]
+)
+def test_other_arguments_of_the_users_add_to_the_default_sandbox(
+    tmp_path: Path, given: tuple[str, ...]
+) -> None:
+    got = agent(args=given).invocation(request(tmp_path, prompt="fix it"))
+    assert got.argv == (
+        *("codex", "exec", "--json", "--skip-git-repo-check", *given),
+        *("-s", "workspace-write", "fix it"),
+    )
+
+
 def test_model_and_extra_args_come_before_the_prompt(tmp_path: Path) -> None:
     got = agent(model="gpt-5-codex", args=("-s", "workspace-write")).invocation(
         request(tmp_path, prompt="fix it")
@@ -82,7 +98,7 @@ def test_bare_adds_nothing(tmp_path: Path) -> None:
 
 def test_prompt_starting_with_a_dash_goes_to_stdin(tmp_path: Path) -> None:
     seen = DRIVER.recorded_run(tmp_path, sample="codex-exec.jsonl", prompt="-v is a prompt")
-    assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", *PERMISSIONS, "-"]
+    assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", *DEFAULTS, "-"]
     assert seen["stdin"] == "-v is a prompt"
 
 

@@ -19,6 +19,9 @@ from tests.helpers.agents import SAMPLES, Driver, sample_file
 SUCCESS = json.loads((SAMPLES / "gemini-json-success.json").read_text())
 
 
+#: The driver's default permission arguments, as they end the command line.
+DEFAULTS = [arg for default in PERMISSIONS for arg in default.args]
+
 DRIVER = Driver(GeminiAgent, "gemini", prompt="Split parse_config into smaller functions.")
 agent, request, run, run_error = DRIVER.agent, DRIVER.request, DRIVER.run, DRIVER.error
 
@@ -47,11 +50,19 @@ def test_model_and_extra_args(tmp_path: Path) -> None:
     )
 
 
+def test_a_policy_of_the_users_adds_to_the_default_approval_mode(tmp_path: Path) -> None:
+    got = agent(args=("--policy", "deny.toml")).invocation(request(tmp_path, prompt="p"))
+    assert got.argv == (
+        *("gemini", "-p", "p", "--output-format", "json"),
+        *("--policy", "deny.toml", "--approval-mode", "yolo"),
+    )
+
+
 def test_prompt_starting_with_a_dash_stays_a_value(tmp_path: Path) -> None:
     seen = DRIVER.recorded_run(
         tmp_path, sample="gemini-json-success.json", prompt="- list the TODOs"
     )
-    assert seen["argv"] == ["--prompt=- list the TODOs", "--output-format", "json", *PERMISSIONS]
+    assert seen["argv"] == ["--prompt=- list the TODOs", "--output-format", "json", *DEFAULTS]
 
 
 # --- successful runs ------------------------------------------------------------------

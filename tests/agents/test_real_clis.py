@@ -359,24 +359,6 @@ def test_gemini_sees_the_workspace_gemini_md_and_never_the_operators(
 # --- permissions and runaway models -------------------------------------------------
 
 
-def test_claude_tool_calls_refused_for_want_of_permission_are_reported(
-    pytester: pytest.Pytester, claude_env: ModelServer
-) -> None:
-    write_case(pytester, CLAUDE_INI + "eval_agent_args = --permission-mode default\n")
-
-    result = pytester.runpytest("-p", "no:cacheprovider")
-
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*the agent CLI refused 1 tool call for want of permission*",
-            "*denied Bash: echo made-by-the-agent > made.txt*",
-        ]
-    )
-    record = only_results(pytester.path)["cases"][0]
-    assert record["permission_denials"] == ["Bash: echo made-by-the-agent > made.txt"]
-
-
 def processes_in(directory: Path) -> list[int]:
     """The processes whose working directory is ``directory`` or below it."""
     found = []

@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pytest_evalcases import containment, process
 from pytest_evalcases.errors import AgentError
@@ -40,6 +40,35 @@ class ToolCall:
     name: str
     kind: str
     input: str
+
+
+#: What refused a tool call: the agent's permission rules, or a hook (docs/agents.md,
+#: "Refused tool calls").
+Blocker = Literal["permission", "hook"]
+
+
+@dataclass(frozen=True)
+class Denial:
+    """A tool call the CLI refused to run, named as :class:`ToolCall` names calls.
+
+    ``by`` is what refused it, where the CLI's output says; ``None`` where it does not
+    (docs/agents.md, "Refused tool calls").
+    """
+
+    name: str
+    kind: str
+    input: str
+    by: Blocker | None = None
+
+    @property
+    def shown(self) -> str:
+        """The call as reports name it: ``TOOL: input`` (``TOOL`` without an input)."""
+        return f"{self.name}: {self.input}" if self.input else self.name
+
+    @property
+    def named(self) -> str:
+        """The call and, where known, what refused it: ``Bash: git push (by hook)``."""
+        return self.shown + (f" (by {self.by})" if self.by else "")
 
 
 @dataclass(frozen=True)
@@ -71,8 +100,9 @@ class AgentResult:
     exit_code: int | None = None
     #: True when stdout or stderr was longer than the cap and was cut.
     truncated: bool = False
-    #: Tool calls the CLI refused for want of permission, as ``TOOL: input``.
-    denials: tuple[str, ...] = ()
+    #: Tool calls the CLI refused (its permission rules, a hook); ``None`` when its
+    #: output cannot show refusals.
+    denials: tuple[Denial, ...] | None = None
     #: Paths outside the workspace the sandbox refused to let the agent write, as its
     #: output and transcript name them (docs/sandbox.md).
     refused_writes: tuple[str, ...] = ()
@@ -121,6 +151,9 @@ class RunRequest:
     #: The base URL of the model API the CLI must use (the recording proxy's), for a
     #: driver that passes it on the command line; ``None``: the CLI's own.
     base_url: str | None = None
+    #: The case tells refusals by permission rules from refusals by hooks: the driver
+    #: asks its CLI for what tells them apart (Claude Code's hook events).
+    hook_events: bool = False
 
 
 @dataclass(frozen=True)

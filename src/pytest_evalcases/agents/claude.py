@@ -41,16 +41,12 @@ _SUBTYPE_KINDS = {"error_max_turns": "max-turns", "error_max_budget_usd": "budge
 
 _SKIP_PERMISSIONS = "--dangerously-skip-permissions"
 
-#: What an eval run may do without asking, unless ``eval_agent_args`` says otherwise: edit
-#: files and run commands in its throwaway workspace (docs/agents.md, "Permissions").
-PERMISSIONS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
-_PERMISSION_FLAGS = (
-    "--permission-mode",
-    "--allowedTools",
-    "--allowed-tools",
-    "--disallowedTools",
-    "--disallowed-tools",
-    _SKIP_PERMISSIONS,
+#: What an eval run may do without asking: edit files and run commands in its throwaway
+#: workspace. ``eval_agent_args`` adds to these and replaces one only where it sets the
+#: same thing (docs/agents.md, "Permissions"): its own permission mode keeps the tools.
+PERMISSIONS = (
+    output.Default(("--permission-mode", "acceptEdits"), ("--permission-mode", _SKIP_PERMISSIONS)),
+    output.Default(("--allowedTools", "Bash"), ("--allowedTools", "--allowed-tools")),
 )
 
 #: Claude Code's user-level directory; ``.credentials.json`` holds a ``claude login``.
@@ -101,8 +97,8 @@ class ClaudeAgent:
 
     def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings
-        #: The extra arguments with the default permissions when they name none.
-        self.args = output.with_permissions(settings.args, PERMISSIONS, _PERMISSION_FLAGS)
+        #: The extra arguments and the default permissions they do not set themselves.
+        self.args = output.with_permissions(settings.args, PERMISSIONS)
 
     def invocation(self, request: base.RunRequest) -> base.Invocation:
         argv = ["claude", "-p"]
@@ -116,6 +112,9 @@ class ClaudeAgent:
         if self._wants_transcript(request):
             # Print mode refuses stream-json without --verbose.
             argv += ["--output-format", "stream-json", "--verbose"]
+            if request.hook_events:
+                # What tells a hook's refusal from a permission rule's (_denials).
+                argv.append("--include-hook-events")
         else:
             argv += ["--output-format", "json"]
         if request.bare:
@@ -171,7 +170,7 @@ class ClaudeAgent:
             num_turns=output.as_int(final.get("num_turns")),
             exit_code=result.returncode,
             truncated=result.truncated,
-            denials=_denials(final.get("permission_denials")),
+            denials=_denials(final.get("permission_denials"), events, request.hook_events),
         )
 
     def _wants_transcript(self, request: base.RunRequest) -> bool:
@@ -273,16 +272,89 @@ def _tool_calls(events: list[output.JSONObject]) -> tuple[base.ToolCall, ...]:
     return tuple(calls)
 
 
-def _denials(value: object) -> tuple[str, ...]:
-    """``permission_denials`` of the result: each refused call as ``TOOL: input``."""
+def _denials(
+    value: object, events: list[output.JSONObject], hook_events: bool
+) -> tuple[base.Denial, ...] | None:
+    """``permission_denials`` of the result: every call the CLI refused, by a permission
+    rule or by a PreToolUse hook alike (tried with 2.1.197); ``None`` from a CLI whose
+    result has no such field. Which refused it is told with the hook events only
+    (:func:`_blocker`)."""
     if not isinstance(value, list):
-        return ()
+        return None
     denied = []
     for entry in value:
-        if isinstance(entry, dict):
-            name = str(entry.get("tool_name") or "?")
-            denied.append(f"{name}: {output.tool_input(entry.get('tool_input'), 'command')}")
+        if not isinstance(entry, dict):
+            continue
+        name = str(entry.get("tool_name") or "?")
+        kind = output.tool_kind(name, TOOL_KINDS)
+        keys = ("command",) if kind == "shell" else ()
+        text = output.tool_input(entry.get("tool_input"), *keys)
+        by = _blocker(events, entry.get("tool_use_id"), name) if hook_events else None
+        denied.append(base.Denial(name, kind, text, by))
     return tuple(denied)
+
+
+def _blocker(events: list[output.JSONObject], call_id: object, tool: str) -> base.Blocker | None:
+    """What refused the call ``call_id`` of ``tool``, from a stream with hook events: a
+    PreToolUse hook whose response between the call and its result refused it (exit
+    status 2, or ``permissionDecision: deny``), else a permission rule. ``None`` where
+    the stream cannot tell: the call or its result is missing, or another call of the
+    same tool was open at the same time, to which the hook's response may belong."""
+    spans = _call_spans(events, tool)
+    start, end = spans.get(call_id, (0, None)) if isinstance(call_id, str) else (0, None)
+    if end is None:
+        return None
+    refused = any(
+        event.get("subtype") == "hook_response"
+        and event.get("hook_event") == "PreToolUse"
+        and str(event.get("hook_name", "")).partition(":")[2] in ("", tool)
+        and _hook_refused(event)
+        for event in events[start:end]
+    )
+    if not refused:
+        return "permission"
+    shared = any(
+        other != call_id and began < end and (ended is None or ended > start)
+        for other, (began, ended) in spans.items()
+    )
+    return None if shared else "hook"
+
+
+def _call_spans(events: list[output.JSONObject], tool: str) -> dict[str, tuple[int, int | None]]:
+    """Where each call of ``tool`` was made and where its result came, by call id (the
+    indexes of their events; ``None`` where the stream has no result)."""
+    spans: dict[str, tuple[int, int | None]] = {}
+    for index, event in enumerate(events):
+        for block in _blocks(event, "tool_use"):
+            # With partial messages the same block can be printed more than once.
+            if block.get("name") == tool and isinstance(block.get("id"), str):
+                spans.setdefault(block["id"], (index, None))
+        for block in _blocks(event, "tool_result"):
+            call = block.get("tool_use_id")
+            if isinstance(call, str) and call in spans:
+                spans[call] = (spans[call][0], index)
+    return spans
+
+
+def _blocks(event: output.JSONObject, kind: str) -> list[output.JSONObject]:
+    """The content blocks of type ``kind`` of an ``assistant`` or ``user`` event."""
+    content = output.as_object(event.get("message")).get("content")
+    if event.get("type") not in ("assistant", "user") or not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == kind]
+
+
+def _hook_refused(event: output.JSONObject) -> bool:
+    """Whether a PreToolUse hook's response refused the call: exit status 2, or JSON on
+    its standard output deciding ``deny`` (or the older ``decision: block``)."""
+    if output.as_int(event.get("exit_code")) == 2:
+        return True
+    said = output.json_objects(str(event.get("stdout") or ""))
+    for answer in said:
+        specific = output.as_object(answer.get("hookSpecificOutput"))
+        if specific.get("permissionDecision") == "deny" or answer.get("decision") == "block":
+            return True
+    return False
 
 
 def _usage(usage: output.JSONObject) -> base.Usage:

@@ -11,16 +11,21 @@ from pathlib import Path
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output, preflight
 
-#: What an eval run may do, unless ``eval_agent_args`` says otherwise: write in its
-#: workspace and run commands there (docs/agents.md, "Permissions").
-PERMISSIONS = ("-s", "workspace-write")
-_PERMISSION_FLAGS = (
-    "-s",
-    "--sandbox",
-    "--dangerously-bypass-approvals-and-sandbox",
-    "--full-auto",
-    # `-c sandbox_mode=...`: the same choice through the configuration.
-    "sandbox_mode",
+#: What an eval run may do: write in its workspace and run commands there.
+#: ``eval_agent_args`` adds to it and replaces it where it chooses a sandbox itself
+#: (docs/agents.md, "Permissions").
+PERMISSIONS = (
+    output.Default(
+        ("-s", "workspace-write"),
+        (
+            "-s",
+            "--sandbox",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--full-auto",
+            # `-c sandbox_mode=...`: the same choice through the configuration.
+            "sandbox_mode",
+        ),
+    ),
 )
 
 #: Codex's user-level directory; ``auth.json`` holds a ``codex login`` or its API key.
@@ -74,8 +79,8 @@ class CodexAgent:
 
     def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings
-        #: The extra arguments with the default permissions when they name none.
-        self.args = output.with_permissions(settings.args, PERMISSIONS, _PERMISSION_FLAGS)
+        #: The extra arguments and the default permissions they do not set themselves.
+        self.args = output.with_permissions(settings.args, PERMISSIONS)
         model = settings.model or output.option_value(settings.args, "-m", "--model")
         self.models = (model,) if model else ()
 
@@ -169,6 +174,10 @@ class CodexAgent:
             duration_ms=output.measured_ms(result),
             exit_code=result.returncode,
             truncated=result.truncated,
+            # `codex exec --json` 0.171 prints no event for a call its rules refuse (a
+            # `prefix_rule` with `decision="forbidden"`): only the model is told
+            # (docs/agents.md, "Refused tool calls").
+            denials=None,
         )
 
 

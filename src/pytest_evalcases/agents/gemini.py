@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -10,10 +11,17 @@ from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output, preflight
 from pytest_evalcases.errors import AgentError
 
-#: What an eval run may do, unless ``eval_agent_args`` says otherwise: every tool call,
-#: shell commands included, without asking (docs/agents.md, "Permissions").
-PERMISSIONS = ("--approval-mode", "yolo")
-_PERMISSION_FLAGS = ("--approval-mode", "--yolo", "-y")
+#: What an eval run may do: every tool call, shell commands included, without asking.
+#: ``eval_agent_args`` adds to it (``--policy``) and replaces it where it sets an approval
+#: mode itself (docs/agents.md, "Permissions").
+PERMISSIONS = (output.Default(("--approval-mode", "yolo"), ("--approval-mode", "--yolo", "-y")),)
+
+#: How Gemini CLI 0.61 says on stderr that it refused a call: a policy rule's ``deny``
+#: ("denied by policy"), or a BeforeTool hook ("blocked: REASON").
+_REFUSED = re.compile(
+    r"^Error executing tool (?P<tool>\S+): Tool execution (?P<how>denied by policy|blocked\b)",
+    re.MULTILINE,
+)
 
 #: Gemini CLI's user-level directory is ``$GEMINI_CLI_HOME/.gemini`` (default ``~``);
 #: its OAuth login is in these two files.
@@ -90,8 +98,8 @@ class GeminiAgent:
 
     def __init__(self, settings: base.AgentSettings) -> None:
         self.settings = settings
-        #: The extra arguments with the default permissions when they name none.
-        self.args = output.with_permissions(settings.args, PERMISSIONS, _PERMISSION_FLAGS)
+        #: The extra arguments and the default permissions they do not set themselves.
+        self.args = output.with_permissions(settings.args, PERMISSIONS)
 
     def invocation(self, request: base.RunRequest) -> base.Invocation:
         if request.prompt.startswith("-"):
@@ -166,6 +174,7 @@ class GeminiAgent:
             duration_ms=output.measured_ms(result),
             exit_code=status,
             truncated=result.truncated,
+            denials=_denials(result.stderr),
         )
 
     def _error(self, error: object, status: int | None) -> AgentError:
@@ -204,6 +213,20 @@ def _tool_calls(stats: output.JSONObject) -> tuple[base.ToolCall, ...]:
             base.ToolCall(name, output.tool_kind(name, TOOL_KINDS), "") for _ in range(count)
         )
     return tuple(calls)
+
+
+def _denials(stderr: str) -> tuple[base.Denial, ...]:
+    """The calls the CLI refused, as its stderr names them: the tool, without its input
+    (the JSON output has none), and whether a policy rule or a hook refused it."""
+    return tuple(
+        base.Denial(
+            match["tool"],
+            output.tool_kind(match["tool"], TOOL_KINDS),
+            "",
+            "permission" if match["how"] == "denied by policy" else "hook",
+        )
+        for match in _REFUSED.finditer(stderr)
+    )
 
 
 def _usage(models: output.JSONObject) -> base.Usage:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_evalcases import process
@@ -244,11 +245,23 @@ def measured_ms(result: process.ProcessResult) -> int:
     return int(result.duration * 1000)
 
 
-def with_permissions(
-    args: Sequence[str], defaults: Sequence[str], flags: Sequence[str]
-) -> tuple[str, ...]:
-    """``args`` with the driver's default permission arguments appended, unless ``args``
-    already says anything about permissions (one of ``flags``, alone or as ``FLAG=…``):
-    then the user's choice stands alone (docs/agents.md, "Permissions")."""
-    given = any(a == f or a.startswith(f + "=") for a in args for f in flags)
-    return tuple(args) if given else (*args, *defaults)
+@dataclass(frozen=True)
+class Default:
+    """One default permission argument of a driver (``args``, an option and its value),
+    and the options that set the same thing: any of them among the user's arguments
+    replaces it (docs/agents.md, "Permissions")."""
+
+    args: tuple[str, ...]
+    same: tuple[str, ...]
+
+
+def with_permissions(args: Sequence[str], defaults: Sequence[Default]) -> tuple[str, ...]:
+    """``args`` followed by each of the driver's ``defaults`` that ``args`` does not set
+    itself (an option of its ``same``, alone or as ``OPTION=…``): the user's arguments
+    add to the defaults and replace one only where they set the same thing."""
+    kept = [
+        default.args
+        for default in defaults
+        if not any(a == f or a.startswith(f + "=") for a in args for f in default.same)
+    ]
+    return (*args, *(arg for default in kept for arg in default))

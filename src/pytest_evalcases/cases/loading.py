@@ -132,7 +132,23 @@ class LoadedCase:
 
     @property
     def needs_transcript(self) -> bool:
-        return any(c.type in schema.TOOL_CHECKS + schema.SKILL_CHECKS for c in self.checks)
+        transcripts = schema.TOOL_CHECKS + schema.SKILL_CHECKS
+        return self.needs_hook_events or any(c.type in transcripts for c in self.checks)
+
+    @property
+    def grades_refusals(self) -> bool:
+        """A check of the case grades refused tool calls: refusals are then its
+        verdict's business, not an error of the run (docs/agents.md, "Refused tool
+        calls")."""
+        return any(c.type in schema.BLOCK_CHECKS for c in self.checks)
+
+    @property
+    def needs_hook_events(self) -> bool:
+        """A check of the case tells refusals by a hook from refusals by permission
+        rules, which the agent's output must then show."""
+        return any(
+            c.type in schema.BLOCK_CHECKS and getattr(c, "by", "any") != "any" for c in self.checks
+        )
 
 
 def load_case_file(

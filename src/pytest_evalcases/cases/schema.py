@@ -250,6 +250,34 @@ class ToolNotCalled(CheckModel):
     input: Regex | None = None
 
 
+#: What a ``tool_blocked`` / ``tool_not_blocked`` check counts: refusals by the agent's
+#: permission rules, by a hook, or by either.
+BlockedBy = Literal["permission", "hook", "any"]
+
+
+class _Blocked(CheckModel):
+    tool: Regex
+    input: Regex | None = None
+    by: BlockedBy = Field(
+        default="any",
+        description="What refused the call: permission (the agent's permission rules), "
+        "hook, or any",
+    )
+
+
+class ToolBlocked(_Blocked):
+    """A call whose tool (name or kind) and input match was refused, by the agent's
+    permission rules or by a hook (docs/case-format.md, `tool_blocked`)."""
+
+    type: Literal["tool_blocked"]
+
+
+class ToolNotBlocked(_Blocked):
+    """No call whose tool (name or kind) and input match was refused."""
+
+    type: Literal["tool_not_blocked"]
+
+
 class SkillUsed(CheckModel):
     """The transcript shows the agent loading the skill (docs/skills.md)."""
 
@@ -265,6 +293,9 @@ class SkillNotUsed(CheckModel):
 
 
 TOOL_CHECKS = ("tool_called", "tool_not_called")
+#: The checks that grade refused tool calls: a case with one is graded by them, not made
+#: an error by its refusals.
+BLOCK_CHECKS = ("tool_blocked", "tool_not_blocked")
 SKILL_CHECKS = ("skill_used", "skill_not_used")
 
 

@@ -59,7 +59,7 @@ def make_report(
         # A plain dict: xdist sends report attributes from workers to the controller.
         report.evalcases = record.to_dict()  # type: ignore[attr-defined]
         # Shown with -rP / -rA; the eval gate section says it whatever the options.
-        for line in summary.did_nothing_lines([record]):
+        for line in summary.did_nothing_lines([record]) + summary.refused_lines([record]):
             report.sections.append(("evalcases", line))
     return report
 
@@ -163,6 +163,8 @@ class SessionHooks:
         # pytest's terminal writer decides on colour (--color, NO_COLOR, FORCE_COLOR).
         terminalreporter.write_line(verdict, **VERDICT_MARKUP.get(report.verdict.status, {}))
         for line in summary.did_nothing_lines(self.state.records):
+            terminalreporter.write_line(line, yellow=True)
+        for line in summary.refused_lines(self.state.records):
             terminalreporter.write_line(line, yellow=True)
         if self.state.agent is not None and self.state.settings.agent_home == "inherit":
             terminalreporter.write_line(messages.INHERITED_HOME)

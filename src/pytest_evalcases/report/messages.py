@@ -166,13 +166,7 @@ def failure_text(
     if report.workspace is not None:
         kept = "graded directory" if graded else "workspace kept"
         lines.append(f"{kept}: {report.workspace}" + (f" ({note})" if note else ""))
-    denied = report.agent.denials if report.agent is not None else ()
-    if denied:
-        lines.append(
-            f"the agent CLI refused {plural(len(denied), 'tool call')} for want of permission "
-            "(eval_agent_args decides what it may do):"
-        )
-        lines += [f"  denied {call}" for call in denied]
+    lines += refusal_lines(report.agent)
     refused = report.agent.refused_writes if report.agent is not None else ()
     if refused:
         lines.append("the sandbox refused writes outside the workspace: " + ", ".join(refused[:10]))
@@ -182,6 +176,19 @@ def failure_text(
     if report.attempts > 1:
         lines.append(f"attempts: {report.attempts} (earlier ones errored)")
     return redact("\n".join(lines))
+
+
+def refusal_lines(agent: AgentResult | None) -> list[str]:
+    """The tool calls the agent CLI refused, one line each under a heading; none when it
+    refused none (docs/agents.md, "Refused tool calls")."""
+    denied = (agent.denials if agent is not None else None) or ()
+    if not denied:
+        return []
+    return [
+        f"the agent CLI refused {plural(len(denied), 'tool call')} (its permission rules or "
+        "a hook; eval_agent_args decides what it may do):",
+        *(f"  denied {denial.named}" for denial in denied),
+    ]
 
 
 def checks_text(
@@ -195,6 +202,7 @@ def checks_text(
         result = "PASSED" if check.passed else "FAILED"
         desc = f" ({check.description})" if check.description else ""
         lines.append(f"{result} {check_label(check.id, check.type)}{desc}: {check.message}")
+    lines += refusal_lines(agent)
     usage = usage_line(agent)
     if usage:
         lines.append(usage)

@@ -41,6 +41,24 @@ def did_nothing_lines(records: Sequence[RunRecord]) -> list[str]:
     ]
 
 
+def refused_lines(records: Sequence[RunRecord]) -> list[str]:
+    """One line per passing run in which the agent CLI refused tool calls (its case
+    grades them with ``tool_blocked`` / ``tool_not_blocked``), naming the calls: a
+    refusal is never only in the results file (docs/agents.md, "Refused tool calls")."""
+    return [
+        f"refused: {_run_name(r)}: the agent CLI refused "
+        f"{plural(len(r.permission_denials), 'tool call')}: "
+        + "; ".join(r.permission_denials[:5])
+        + (f"; and {len(r.permission_denials) - 5} more" if len(r.permission_denials) > 5 else "")
+        for r in records
+        if r.permission_denials and r.outcome == "passed"
+    ]
+
+
+def _run_name(record: RunRecord) -> str:
+    return f"{record.case_id}[{record.variant}]" if record.variant else record.case_id
+
+
 def score(passed: int, total: int) -> str:
     """``Score: 9/9 (100%)``, the task-directory format's score in checks."""
     return f"Score: {passed}/{total} ({ratio(passed, total)})"

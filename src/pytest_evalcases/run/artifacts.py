@@ -14,6 +14,7 @@ check that reads the history sees it again.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_evalcases import defaults
-from pytest_evalcases.agents.base import AgentResult, ToolCall, Usage
+from pytest_evalcases.agents.base import AgentResult, Denial, ToolCall, Usage
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run.workspace import EntryState, snapshot
 
@@ -197,9 +198,36 @@ def _result_dict(result: AgentResult | None) -> dict[str, Any]:
         "num_turns": result.num_turns,
         "exit_code": result.exit_code,
         "truncated": result.truncated,
-        "denials": list(result.denials),
+        "denials": (
+            [dataclasses.asdict(denial) for denial in result.denials]
+            if result.denials is not None
+            else None
+        ),
         "refused_writes": list(result.refused_writes),
     }
+
+
+def _denials(value: object) -> tuple[Denial, ...] | None:
+    """The stored refused calls; a run stored before they had fields kept each as
+    ``TOOL: input``."""
+    if not isinstance(value, list):
+        return None
+    denials = []
+    for item in value:
+        if isinstance(item, dict):
+            by = item.get("by")
+            denials.append(
+                Denial(
+                    str(item.get("name", "")),
+                    str(item.get("kind", "other")),
+                    str(item.get("input", "")),
+                    by if by in ("permission", "hook") else None,
+                )
+            )
+        else:
+            name, _, text = str(item).partition(": ")
+            denials.append(Denial(name, "other", text))
+    return tuple(denials)
 
 
 def _archive(
@@ -420,7 +448,7 @@ def _stored_run(directory: Path, data: dict[str, Any]) -> StoredRun:
             num_turns=data.get("num_turns"),
             exit_code=data.get("exit_code"),
             truncated=bool(data.get("truncated", False)),
-            denials=tuple(data.get("denials") or ()),
+            denials=_denials(data.get("denials")),
             refused_writes=tuple(data.get("refused_writes") or ()),
         )
     changes = data.get("changes") or {}

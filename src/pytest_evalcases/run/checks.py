@@ -13,13 +13,13 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Literal, TypeVar
 
 from pytest_evalcases import defaults, process
-from pytest_evalcases.agents.base import ToolCall
+from pytest_evalcases.agents.base import Denial, ToolCall
 from pytest_evalcases.agents.skills import SkillLoads, skill_loads
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.registry import CheckContext, CheckRegistry, Outcome
@@ -391,16 +391,23 @@ def _matching_calls(
             f"{check.type} with `input:` needs tool inputs, and this agent reports only tool names",
             kind="no-transcript",
         )
+    return _matching(check.tool, check.input, ctx.tool_calls)
+
+
+Called = TypeVar("Called", ToolCall, Denial)
+
+
+def _matching(tool: str, input: str | None, calls: Sequence[Called]) -> list[Called]:
+    """The ``calls`` whose name or kind matches ``tool`` and whose input ``input``."""
     # Searched, as every pattern is (`Write` also finds `TodoWrite`; `^Write$` does not).
-    calls = ctx.tool_calls
-    tick(f"searching {shown(check.tool)} in the tool names")
-    tool = _regex(check.tool)
-    names = search(tool, [call.name for call in calls])
-    kinds = search(tool, [call.kind for call in calls])
+    tick(f"searching {shown(tool)} in the tool names")
+    rx = _regex(tool)
+    names = search(rx, [call.name for call in calls])
+    kinds = search(rx, [call.kind for call in calls])
     inputs: list[tuple[int, int] | None] = [(0, 0)] * len(calls)
-    if check.input is not None:
-        tick(f"searching {shown(check.input)} in the tool inputs")
-        inputs = search(_regex(check.input), [call.input for call in calls])
+    if input is not None:
+        tick(f"searching {shown(input)} in the tool inputs")
+        inputs = search(_regex(input), [call.input for call in calls])
     return [
         call
         for call, name, kind, inp in zip(calls, names, kinds, inputs, strict=True)
@@ -408,7 +415,9 @@ def _matching_calls(
     ]
 
 
-def _describe_check(check: schema.ToolCalled | schema.ToolNotCalled) -> str:
+def _describe_check(
+    check: schema.ToolCalled | schema.ToolNotCalled | schema.ToolBlocked | schema.ToolNotBlocked,
+) -> str:
     return f"tool {shown(check.tool)}" + (
         f" with input {shown(check.input)}" if check.input else ""
     )
@@ -431,6 +440,76 @@ def _tool_not_called(check: schema.ToolNotCalled, ctx: CheckContext) -> Outcome:
         False,
         f"{_describe_check(check)} must not be called; call {first.name}: {quote(first.input)}"
         + (f" (and {len(calls) - 1} more)" if len(calls) > 1 else ""),
+    )
+
+
+#: Where a refusal's error sends the reader.
+_REFUSALS_DOC = 'docs/agents.md, "Refused tool calls"'
+
+
+def _blocked_calls(
+    check: schema.ToolBlocked | schema.ToolNotBlocked, ctx: CheckContext
+) -> list[Denial]:
+    """The refused calls that ``check`` names; an error where the agent's output cannot
+    show them, or cannot say what refused one of them when the check asks."""
+    agent = ctx.agent or "(unknown)"
+    if ctx.denials is None:
+        raise RunError(
+            f"{check.type} needs the tool calls the agent refused, and the {agent} agent's "
+            f"output cannot show refusals, so the check reached no verdict ({_REFUSALS_DOC})",
+            kind="no-transcript",
+        )
+    if check.input is not None and not ctx.tool_inputs:
+        raise RunError(
+            f"{check.type} with `input:` needs tool inputs, and the {agent} agent reports "
+            "only the names of the tools it refused",
+            kind="no-transcript",
+        )
+    found = _matching(check.tool, check.input, ctx.denials)
+    if check.by == "any":
+        return found
+    unknown = [denial for denial in found if denial.by is None]
+    if unknown:
+        raise RunError(
+            f"{check.type} by: {check.by}: the {agent} agent's output does not say whether "
+            f"a permission rule or a hook refused {quote(unknown[0].shown)}, so the check "
+            f"reached no verdict ({_REFUSALS_DOC})",
+            kind="no-transcript",
+        )
+    return [denial for denial in found if denial.by == check.by]
+
+
+def _by(check: schema.ToolBlocked | schema.ToolNotBlocked) -> str:
+    return {"any": "", "permission": " by a permission rule", "hook": " by a hook"}[check.by]
+
+
+def _refused(ctx: CheckContext) -> str:
+    shown = sorted({denial.named for denial in ctx.denials or ()})
+    return "; ".join(quote(s) for s in shown[:5]) or "none"
+
+
+def _tool_blocked(check: schema.ToolBlocked, ctx: CheckContext) -> Outcome:
+    denials = _blocked_calls(check, ctx)
+    if denials:
+        return Outcome(
+            True,
+            f"{_describe_check(check)} refused{_by(check)} {len(denials)} time(s): "
+            f"{quote(denials[0].shown)}",
+        )
+    return Outcome(
+        False, f"no call of {_describe_check(check)} refused{_by(check)} (refused: {_refused(ctx)})"
+    )
+
+
+def _tool_not_blocked(check: schema.ToolNotBlocked, ctx: CheckContext) -> Outcome:
+    denials = _blocked_calls(check, ctx)
+    if not denials:
+        return Outcome(True, f"no call of {_describe_check(check)} refused{_by(check)}")
+    return Outcome(
+        False,
+        f"{_describe_check(check)} must not be refused{_by(check)}; refused "
+        f"{quote(denials[0].shown)}"
+        + (f" (and {len(denials) - 1} more)" if len(denials) > 1 else ""),
     )
 
 
@@ -522,6 +601,8 @@ def _builtin_registry() -> CheckRegistry:
     registry.register(schema.CommandFails, _command_fails)
     registry.register(schema.ToolCalled, _bounded(_tool_called))
     registry.register(schema.ToolNotCalled, _bounded(_tool_not_called))
+    registry.register(schema.ToolBlocked, _bounded(_tool_blocked))
+    registry.register(schema.ToolNotBlocked, _bounded(_tool_not_blocked))
     registry.register(schema.SkillUsed, _bounded(_skill_used))
     registry.register(schema.SkillNotUsed, _bounded(_skill_not_used))
     registry.builtin = frozenset(registry.names)

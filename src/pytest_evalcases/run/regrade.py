@@ -22,7 +22,7 @@ from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.run import artifacts
 from pytest_evalcases.run.recorded import RecordedSession
-from pytest_evalcases.run.runner import RunContext, RunReport, case_env
+from pytest_evalcases.run.runner import RunContext, RunReport, case_env, refusal_error
 from pytest_evalcases.run.workspace import Variant, populate
 
 #: The built-in check types that start no process: a regrade of a case with no other
@@ -115,9 +115,13 @@ def regrade(
         tool_inputs=stored.tool_inputs,
         sandbox=ctx.sandbox,
         agent=stored.agent,
+        denials=result.denials,
     )
     try:
         checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]
+        refused = refusal_error(case, result)
+        if refused is not None:
+            raise refused
     except RunError as exc:
         exc.workspace = str(workspace)
         exc.recording = recording

@@ -23,7 +23,6 @@ from pytest_evalcases.agents.base import (
     Agent,
     AgentResult,
     RunRequest,
-    ToolCall,
     model_api,
     run_agent,
 )
@@ -37,6 +36,7 @@ from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.scheduler import Backoff
 from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
 from pytest_evalcases.sandbox import Sandbox
+from pytest_evalcases.text import plural
 
 if TYPE_CHECKING:
     # The proxy's modules (http.server, http.client) load with the first recorded run.
@@ -328,6 +328,7 @@ def _run_agent(
             timeout_hint=hint,
             env={**env, **home_env},
             needs_transcript=case.needs_transcript or ctx.transcript,
+            hook_events=case.needs_hook_events,
             sandbox=ctx.sandbox,
             writable=home_paths,
         )
@@ -512,10 +513,13 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
     assert ctx.agent is not None
     result, workspace = ran.result, ran.workspace
     tool_inputs = bool(getattr(ctx.agent, "tool_inputs", True))
-    checks = _evaluate(case, ctx, workspace, result.text, result.tool_calls, ran.env, tool_inputs)
+    checks = _evaluate(case, ctx, workspace, result, ran.env, tool_inputs)
     checks += limit_checks(case, ctx.agent.name, result)
     if ran.watch is not None:
         _check_tree(ctx, ran.watch)
+    refused = refusal_error(case, result)
+    if refused is not None:
+        raise refused
     idle = not result.text.strip() and snapshot(workspace) == ran.started
     return RunReport(
         checks=checks,
@@ -557,12 +561,39 @@ def _within(limit: OuterLimit | None, own: float) -> float:
 
 #: The error kind of a run that changed the repository outside its workspace.
 ESCAPED = "escaped-workspace"
+#: The error kind of a run in which the agent was refused a tool call.
+DENIED = "denied"
+
+
+def refusal_error(case: LoadedCase, result: AgentResult) -> RunError | None:
+    """The ``denied`` error of a run in which the agent was refused tool calls, naming
+    them; ``None`` when it was refused none, or when a check of the case grades refusals
+    (``tool_blocked`` / ``tool_not_blocked``). A check that held because the agent could
+    not act says nothing of the configuration (docs/agents.md, "Refused tool calls")."""
+    if not result.denials or case.grades_refusals:
+        return None
+    calls = "; ".join(denial.named for denial in result.denials[:10])
+    more = f"; and {len(result.denials) - 10} more" if len(result.denials) > 10 else ""
+    error = RunError(
+        f"the agent CLI refused {plural(len(result.denials), 'tool call')} (its permission "
+        f"rules or a hook), so the checks cannot say whether the configuration held: "
+        f"denied {calls}{more}\n  hint: eval_agent_args decides what the agent may do; a "
+        "case that tests a refusal grades it with tool_blocked / tool_not_blocked "
+        '(docs/agents.md, "Refused tool calls")',
+        kind=DENIED,
+    )
+    error.denials = tuple(denial.named for denial in result.denials)
+    return error
+
+
 #: Errors that another attempt cannot mend: a run that changed the repository (the next
 #: attempt would start from the changed tree and might pass), and an account that cannot
 #: log in or pay, which seconds later still cannot (docs/agents.md, "Failures and errors").
-#: A replay that diverged, or had nothing to replay, would do the same again.
+#: A replay that diverged, or had nothing to replay, would do the same again. A refused
+#: tool call is the configuration's: another attempt that happens not to make it would
+#: hide it.
 NOT_RETRIED = frozenset(
-    {ESCAPED, "authentication", "billing", "replay-diverged", "replay-missing", NO_USAGE}
+    {ESCAPED, DENIED, "authentication", "billing", "replay-diverged", "replay-missing", NO_USAGE}
 )
 
 
@@ -658,8 +689,8 @@ def _grade_directory(case: LoadedCase, variant: Variant, ctx: RunContext) -> Run
     workspace = graded_workspace(variant.graded_dir, case.id, ctx.case_ids)
     output = _graded_output(workspace)
     env = case_env(ctx.base_env, case, variant, workspace)
-    checks = _evaluate(case, ctx, workspace, output, None, env, True)
     agent = AgentResult(text=output) if output is not None else None
+    checks = _evaluate(case, ctx, workspace, agent, env, True)
     return RunReport(checks=checks, agent=agent, workspace=workspace)
 
 
@@ -708,19 +739,19 @@ def _evaluate(
     case: LoadedCase,
     ctx: RunContext,
     workspace: Path,
-    output: str | None,
-    tool_calls: tuple[ToolCall, ...] | None,
+    result: AgentResult | None,
     env: Mapping[str, str],
     tool_inputs: bool,
 ) -> list[CheckRecord]:
     check_ctx = CheckContext(
         workspace=workspace,
         fixture=case.fixture,
-        output=output,
-        tool_calls=tool_calls,
+        output=result.text if result is not None else None,
+        tool_calls=result.tool_calls if result is not None else None,
         env=env,
         tool_inputs=tool_inputs,
         sandbox=ctx.sandbox,
         agent=ctx.agent.name if ctx.agent is not None else None,
+        denials=result.denials if result is not None else None,
     )
     return [ctx.registry.evaluate(i, check, check_ctx) for i, check in enumerate(case.checks)]

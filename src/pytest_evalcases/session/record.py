@@ -74,6 +74,7 @@ def run_record(
         rec.attempts = result.attempts
         rec.duration = result.duration
         rec.recording = result.recording
+        rec.permission_denials = [redact(denied) for denied in result.denials]
         _replayed(rec, result.replayed)
         _spent(rec, total_spent(result.spends or (result.spent,)))
     elif result is not None:
@@ -94,7 +95,7 @@ def run_record(
             rec.recorded_cost_usd = result.recorded_spent.cost_usd
         agent = result.agent
         if agent is not None:
-            rec.permission_denials = [redact(denied) for denied in agent.denials]
+            rec.permission_denials = [redact(denied.named) for denied in agent.denials or ()]
             rec.refused_writes = [redact(path) for path in agent.refused_writes]
             rec.turns = agent.num_turns
             rec.model = redact(", ".join(agent.models)) or None

@@ -81,7 +81,9 @@ def test_the_default_registry_has_the_builtin_types() -> None:
         "output_not_matches",
         "skill_not_used",
         "skill_used",
+        "tool_blocked",
         "tool_called",
+        "tool_not_blocked",
         "tool_not_called",
     ]
     assert registry.builtin == frozenset(registry.names)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.agents.base import AgentResult, ToolCall, Usage
+from pytest_evalcases.agents.base import AgentResult, Denial, ToolCall, Usage
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import artifacts
 from pytest_evalcases.run.workspace import populate, snapshot
@@ -151,6 +151,47 @@ def test_run_json_holds_the_answer_the_transcript_and_the_outcome(tmp_path: Path
     assert stored.result is not None
     assert stored.result.tool_calls == result.tool_calls
     assert stored.result.usage == result.usage
+
+
+@pytest.mark.parametrize(
+    "denials",
+    [
+        (Denial("Bash", "shell", "git push", "hook"), Denial("Edit", "edit", "{}", None)),
+        (),
+        None,
+    ],
+    ids=["refused", "none-refused", "cannot-show"],
+)
+def test_refused_calls_are_stored_and_read_back_as_the_agent_showed_them(
+    tmp_path: Path, denials: tuple[Denial, ...] | None
+) -> None:
+    """A regrade grades ``tool_blocked`` from them, and an agent that cannot show
+    refusals stays one that cannot (``null``), never one that had none."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = AgentResult(text="done", denials=denials)
+
+    directory = store(tmp_path, workspace, snapshot(workspace), result=result)
+
+    stored = artifacts.load(directory)
+    assert stored is not None
+    assert stored.result is not None
+    assert stored.result.denials == denials
+
+
+def test_refused_calls_stored_as_text_by_an_earlier_release_read_back(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    directory = store(tmp_path, workspace, snapshot(workspace))
+    data = json.loads((directory / artifacts.RUN_FILE).read_text())
+    data["denials"] = ["Bash: git push origin HEAD"]
+    (directory / artifacts.RUN_FILE).write_text(json.dumps(data))
+
+    stored = artifacts.load(directory)
+
+    assert stored is not None
+    assert stored.result is not None
+    assert stored.result.denials == (Denial("Bash", "other", "git push origin HEAD"),)
 
 
 def test_an_error_is_stored_without_an_answer(tmp_path: Path) -> None:
