@@ -146,6 +146,11 @@ def test_a_refused_key_ends_the_run_at_once_and_starts_no_other(
         assert error.endswith(": invalid x-api-key")
     stopped = [case["error"] for case in cases if "not started" in case["error"]]
     assert len(stopped) == CASES - len(ran)
+    # No attempt was made: nothing to keep either.
+    assert [case["attempts"] for case in cases if "not started" in case["error"]] == [0] * len(
+        stopped
+    )
+    assert result.stdout.str().count("workspace kept:") == len(ran)
     assert all(
         error.startswith(
             "not started: an earlier run of agent 'http' with the same credentials ended in "
