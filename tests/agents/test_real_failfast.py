@@ -120,6 +120,15 @@ def test_claude_against_a_closed_port_runs_once_and_starts_no_other_run(
         f"agent 'claude': the model API at {closed} could not be reached: "
         "[Errno 111] Connection refused"
     ] * len(ran)
+    # Each run that started tried once: its CLI was ended before its first retry (the
+    # proxy recorded every attempt).
+    [results] = results_files(pytester.path)
+    tries = [
+        recording.read(results.parent / case["recording"] / recording.EXCHANGE)[1:]
+        for case in cases
+        if case["recording"] and "not started" not in case["error"]
+    ]
+    assert [len(exchanges) for exchanges in tries] == [1] * len(ran)
     stopped = [case["error"] for case in cases if "not started" in case["error"]]
     assert len(stopped) == CASES - len(ran)
     assert all("Connection refused" in error for error in stopped)
