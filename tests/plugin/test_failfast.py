@@ -235,3 +235,21 @@ def test_a_timeout_quotes_the_apis_last_error(pytester: pytest.Pytester, api: Mo
     assert case["error_kind"] == "timeout"
     # The scripted API sends no reason phrase with a 529.
     assert case["error"].endswith("\nthe model API's last error: 529: Overloaded")
+
+
+def test_an_unreachable_api_is_not_retried(
+    pytester: pytest.Pytester, api: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    monkeypatch.setenv("SCRIPTED_API", closed)
+
+    result, cases = run(pytester, "--eval-retry-errors", "2", "-k", "c0")
+
+    result.assert_outcomes(errors=1)
+    [case] = cases
+    # The run's own error, after its one attempt: a retry would not have started.
+    assert case["error"].startswith(f"agent 'http': the model API at {closed} could not be")
+    assert case["attempts"] == 1
+    assert attempts(pytester) == 1

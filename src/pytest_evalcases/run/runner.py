@@ -34,7 +34,7 @@ from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.kinds import AgentHome, Replayed, Spent, total_spent
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.budget import NO_USAGE, BudgetSpent, limit_checks, runaway_checks
-from pytest_evalcases.run.failfast import NotStarted, Stops, Unreachable, identity
+from pytest_evalcases.run.failfast import NotStarted, Stops, Unreachable, identity, stops
 from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.scheduler import Backoff
 from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
@@ -204,7 +204,7 @@ def execute(
                     replayed=exc.replayed,
                     spends=tuple(spends),
                 )
-            if attempt > ctx.retries or exc.kind in NOT_RETRIED:
+            if attempt > ctx.retries or exc.kind in NOT_RETRIED or stops(exc):
                 if ctx.retries:
                     exc.args = (f"{exc} (after {attempt} attempts)",)
                 exc.workspace = str(workspace) if workspace is not None else None
@@ -604,7 +604,9 @@ ESCAPED = "escaped-workspace"
 #: Errors that another attempt cannot mend: a run that changed the repository (the next
 #: attempt would start from the changed tree and might pass), and an account that cannot
 #: log in or pay, which seconds later still cannot (docs/agents.md, "Failures and errors").
-#: A replay that diverged, or had nothing to replay, would do the same again.
+#: A replay that diverged, or had nothing to replay, would do the same again. Nor is an
+#: API that could not be reached: the retry would not be started (docs/agents.md,
+#: "Failing fast").
 NOT_RETRIED = frozenset(
     {ESCAPED, "authentication", "billing", "replay-diverged", "replay-missing", NO_USAGE}
 )
