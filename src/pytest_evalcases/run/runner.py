@@ -439,22 +439,25 @@ def _run_watched(agent: Agent, request: RunRequest, channel: Channel) -> AgentRe
     An upstream failure the proxy sees (credentials refused, API unreachable) ends the
     CLI at once and is the run's error, in the API's words; a timeout quotes the API's
     last error, when there was one (docs/agents.md, "Failing fast")."""
+    outcome: AgentResult | RunError | None = None
     with process.cancellable() as token:
         channel.on_failure(lambda failure: token.cancel())
         try:
-            outcome: AgentResult | RunError = run_agent(agent, request)
+            outcome = run_agent(agent, request)
         except RunError as exc:
             outcome = exc
         except process.Cancelled:
+            # Stopped by the failure, unless the session is stopping.
             if channel.failure is None:
                 raise
-            outcome = RunError(channel.failure.message)
         finally:
             channel.on_failure(None)
     failure = channel.failure
     if failure is not None:
+        # Whatever the CLI made of it, if it ended first: the API's words say why.
         kind = Unreachable if failure.kind == "server" else RunError
         return kind(f"agent {agent.name!r}: {failure.message}", kind=failure.kind)
+    assert outcome is not None
     if isinstance(outcome, RunError) and outcome.kind == "timeout":
         last = channel.last_error()
         if last:
