@@ -51,21 +51,52 @@ class CancelToken:
         self._event = threading.Event()
         self._read, self._write = os.pipe()
         os.set_blocking(self._write, False)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._children: list[CancelToken] = []
 
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
 
     def cancel(self) -> None:
-        if not self._event.is_set():
+        """Cancel, with every token made by :meth:`child`; after :meth:`close`, nothing
+        is written (the pipe's numbers may belong to another file by then)."""
+        with self._lock:
+            if self._event.is_set():
+                return
             self._event.set()
-            with contextlib.suppress(OSError):
-                os.write(self._write, b"x")
+            children = list(self._children)
+            if not self._closed:
+                with contextlib.suppress(OSError):
+                    os.write(self._write, b"x")
+        for child in children:
+            child.cancel()
+
+    def child(self) -> CancelToken:
+        """A token of its own, cancelled also when this one is."""
+        child = CancelToken()
+        with self._lock:
+            if not self._event.is_set():
+                self._children.append(child)
+                return child
+        child.cancel()
+        return child
+
+    def forget(self, child: CancelToken) -> None:
+        """Stop cancelling ``child`` with this token."""
+        with self._lock:
+            if child in self._children:
+                self._children.remove(child)
 
     def fileno(self) -> int:
         return self._read
 
     def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
         for fd in (self._read, self._write):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -83,6 +114,23 @@ def cancelling(token: CancelToken) -> Iterator[CancelToken]:
         yield token
     finally:
         _TOKENS.token = previous
+
+
+@contextlib.contextmanager
+def cancellable() -> Iterator[CancelToken]:
+    """A token of the block's own for the commands this thread runs in it, which the
+    thread's token (the session stopping) cancels too: a run can be ended from another
+    thread (the recording proxy, on an upstream failure) without cancelling the rest of
+    the thread's work."""
+    outer = _token()
+    token = outer.child() if outer is not None else CancelToken()
+    try:
+        with cancelling(token):
+            yield token
+    finally:
+        if outer is not None:
+            outer.forget(token)
+        token.close()
 
 
 def _token() -> CancelToken | None:

@@ -42,6 +42,13 @@ def test_default_command_line(tmp_path: Path) -> None:
     )
 
 
+def test_every_run_trusts_its_workspace_in_its_own_environment(tmp_path: Path) -> None:
+    # The plugin's fresh copy of the configuration under test (tests/agents/
+    # test_real_failfast.py runs the real CLI without the user trusting anything).
+    got = agent().invocation(request(tmp_path, prompt="p"))
+    assert got.env == (("GEMINI_CLI_TRUST_WORKSPACE", "true"),)
+
+
 def test_model_and_extra_args(tmp_path: Path) -> None:
     got = agent(model="gemini-2.5-pro", args=("--yolo",)).invocation(request(tmp_path, prompt="p"))
     assert got.argv == (
@@ -187,7 +194,7 @@ def test_untrusted_workspace_says_how_to_trust_it(tmp_path: Path) -> None:
     error = run_error(request(tmp_path, sample=sample_file(tmp_path, json.dumps(doc)), exit_code=1))
     assert error.kind == "config"
     assert "not running in a trusted directory" in str(error)
-    assert "GEMINI_CLI_TRUST_WORKSPACE=true" in str(error)
+    assert "sets GEMINI_CLI_TRUST_WORKSPACE=true" in str(error)
     assert "--skip-trust" in str(error)
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_evalcases.agents import make_agent
+from pytest_evalcases.agents.base import AgentSettings, RunRequest
 from pytest_evalcases.kinds import SEVERITIES
 from pytest_evalcases.plugin.stash import session_of
 from pytest_evalcases.results import gate
@@ -272,13 +274,19 @@ def test_exit_status_table() -> None:
     assert all(rows[int(code)] == "(pytest)" for code in pytest_own)
 
 
-def test_environment_table_lists_every_variable_the_plugin_sets() -> None:
+def test_environment_table_lists_every_variable_the_plugin_sets(tmp_path: Path) -> None:
     used = set()
     for path in SRC.rglob("*.py"):
         used.update(
             re.findall(r"\b(?:EVALCASES_[A-Z_]+|GIT_[A-Z]+_DATE)\b", path.read_text("utf-8"))
         )
     assert used
+    # And what a built-in driver sets for its own command.
+    request = RunRequest(prompt="p", workspace=tmp_path, bare=True, timeout=1.0, env={})
+    for name in ("claude", "codex", "gemini"):
+        agent = make_agent(AgentSettings(name))
+        used.update(variable for variable, _ in agent.invocation(request).env)
+    assert "GEMINI_CLI_TRUST_WORKSPACE" in used
     rows = table(section("Environment variables"), "variable")
     assert {code(row[0]) for row in rows} == used
 

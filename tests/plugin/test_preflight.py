@@ -143,9 +143,10 @@ def test_bare_cases_with_only_the_login_file_are_one_usage_error(suite: Suite) -
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert usage_errors(result) == [
         "ERROR: agent 'claude': 2 collected cases run bare (`claude --bare`), which ignores "
-        "ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN, "
+        "CLAUDE_CODE_OAUTH_TOKEN, "
         f"the login in {suite.home}/.claude/.credentials.json and the keychain and reads "
-        "only ANTHROPIC_API_KEY; set it, or write `bare: false` on those cases"
+        "only ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; set one, or write `bare: false` on "
+        "those cases"
     ]
 
 

@@ -383,6 +383,27 @@ def test_a_cancelled_token_starts_no_command(tmp_path: Path) -> None:
     token.close()
 
 
+def test_a_block_of_its_own_is_cancelled_alone_or_with_the_thread(tmp_path: Path) -> None:
+    outer = process.CancelToken()
+    with process.cancelling(outer):
+        with process.cancellable() as inner:
+            inner.cancel()
+            with pytest.raises(process.Cancelled):
+                process.run("true", cwd=tmp_path, timeout=30)
+        # Its own cancel leaves the thread's commands alone.
+        assert not outer.cancelled
+        assert process.run("true", cwd=tmp_path, timeout=30).returncode == 0
+        with process.cancellable() as inner:
+            # The thread's cancel (the session stops) reaches the block's commands.
+            outer.cancel()
+            assert inner.cancelled
+            with pytest.raises(process.Cancelled):
+                process.run("true", cwd=tmp_path, timeout=30)
+        # Once the block is over, its token is closed: a late cancel writes nothing.
+        inner.cancel()
+    outer.close()
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
 def test_commands_running_at_once_leave_each_other_s_processes_alone(tmp_path: Path) -> None:
     # While A runs, B orphans a process that keeps its environment (and so B's mark),

@@ -176,6 +176,8 @@ class Invocation:
 
     argv: tuple[str, ...]
     stdin: str | None = None
+    #: Variables the driver sets in the run's environment, over the request's.
+    env: tuple[tuple[str, str], ...] = ()
 
 
 class Agent(Protocol):
@@ -219,7 +221,7 @@ def run_agent(agent: Agent, request: RunRequest) -> AgentResult:
         proc = process.run(
             argv,
             cwd=request.workspace,
-            env=request.env,
+            env={**request.env, **dict(inv.env)},
             timeout=request.timeout,
             stdin=inv.stdin,
             sweep=True,

@@ -55,15 +55,20 @@ HOME = home.Home("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",), beside=
 #: Variables that send the CLI's requests to another cloud than the model API's own.
 PROVIDERS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 
+#: The credentials a bare run reads: an API key, or a gateway's bearer token.
+BARE_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
 #: What the session checks before the first run (docs/agents.md, "Before the first run").
-#: ``--bare`` skips the login and the keychain: a bare run reads ANTHROPIC_API_KEY only.
+#: ``--bare`` skips the login and the keychain: a bare run reads ANTHROPIC_API_KEY or
+#: ANTHROPIC_AUTH_TOKEN (sent as ``Authorization: Bearer``, as an LLM gateway takes it;
+#: tried with 2.1.197).
 REQUIREMENTS = preflight.Requirements(
     install="npm install -g @anthropic-ai/claude-code",
     credentials=preflight.Credentials(
         variables=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
         home=HOME,
         providers=PROVIDERS,
-        bare_variables=("ANTHROPIC_API_KEY",),
+        bare_variables=BARE_VARIABLES,
         keychain=True,
     ),
     # Managed settings and policy memory (CLAUDE.md, managed-settings.json,
@@ -85,9 +90,10 @@ class ClaudeAgent:
     asks for ``--output-format stream-json --verbose`` instead and reads the tool calls
     from the ``tool_use`` blocks of the ``assistant`` events. A bare case adds
     ``--bare`` (no discovery of CLAUDE.md, hooks, skills, plugins, MCP servers or the
-    keychain: the API key comes from ``ANTHROPIC_API_KEY`` only) and ``--add-dir
-    WORKSPACE``, which loads the workspace's instructions explicitly (``CLAUDE.md``, its
-    imports, ``CLAUDE.local.md``, ``.claude/CLAUDE.md``, ``.claude/rules/``).
+    keychain: the credential comes from ``ANTHROPIC_API_KEY`` or ``ANTHROPIC_AUTH_TOKEN``)
+    and ``--add-dir WORKSPACE``, which loads the workspace's instructions explicitly
+    (``CLAUDE.md``, its imports, ``CLAUDE.local.md``, ``.claude/CLAUDE.md``,
+    ``.claude/rules/``).
     """
 
     name = "claude"
@@ -209,10 +215,12 @@ class ClaudeAgent:
         return error
 
     def _hint(self, kind: str, request: base.RunRequest) -> str:
-        if kind == "authentication" and request.bare and "ANTHROPIC_API_KEY" not in request.env:
+        keyless = not any(request.env.get(name) for name in BARE_VARIABLES)
+        if kind == "authentication" and request.bare and keyless:
             return (
                 "bare cases run `claude --bare`, which authenticates with ANTHROPIC_API_KEY "
-                "only (no keychain or login); set it, or `bare: false` on the case"
+                "or ANTHROPIC_AUTH_TOKEN only (no keychain or login); set one, or "
+                "`bare: false` on the case"
             )
         if kind == "max-turns":
             return "raise --max-turns in eval_agent_args, or make the task smaller"

@@ -70,9 +70,13 @@ TOOL_KINDS = {
 #: Exit statuses the CLI documents for failures that prevent a verdict.
 EXIT_KINDS = {41: "authentication", 42: "input", 52: "config", 53: "max-turns"}
 
+#: The variable by which Gemini CLI trusts the folder it runs in, set on every run.
+TRUST_WORKSPACE = "GEMINI_CLI_TRUST_WORKSPACE"
+
 _TRUST_HINT = (
-    "Gemini CLI does not trust the workspace folder in headless mode; set "
-    "GEMINI_CLI_TRUST_WORKSPACE=true in the environment or add --skip-trust to eval_agent_args"
+    "Gemini CLI does not trust the workspace folder in headless mode, although every run "
+    f"sets {TRUST_WORKSPACE}=true; a system setting (security.folderTrust) may overrule it: "
+    "add --skip-trust to eval_agent_args"
 )
 
 
@@ -111,7 +115,10 @@ class GeminiAgent:
         if self.settings.model:
             argv += ["-m", self.settings.model]
         argv += self.args
-        return base.Invocation(tuple(argv))
+        # The workspace is the plugin's own fresh copy of the configuration under test:
+        # trusted for this run only, in its environment (no trustedFolders.json is
+        # written); untrusted, Gemini CLI 0.61 refuses to run headless (exit 55).
+        return base.Invocation(tuple(argv), env=((TRUST_WORKSPACE, "true"),))
 
     def model_api(self, env: Mapping[str, str]) -> base.ModelAPI | None:
         """The Gemini API at ``GOOGLE_GEMINI_BASE_URL`` (default Google's); ``None``

@@ -181,11 +181,13 @@ def credential_problem(
     if logged_in and bare_only:
         # A bare run reads neither the other variables, nor the login, nor the keychain.
         others = [v for v in credentials.variables if v not in credentials.bare_variables]
+        one = "one" if len(credentials.bare_variables) > 1 else "it"
         cases = "1 collected case runs" if needs.bare == 1 else f"{needs.bare} collected cases run"
         return (
             f"agent {name!r}: {cases} bare (`{name} --bare`), which ignores "
             f"{_either(others)}, the login in {shown} and the keychain and reads only "
-            f"{_either(credentials.bare_variables)}; set it, or write `bare: false` on those cases"
+            f"{_either(credentials.bare_variables)}; set {one}, "
+            "or write `bare: false` on those cases"
         )
     if logged_in:
         return ""

@@ -14,6 +14,11 @@ gets the recorded response and never reaches the API. One that does not ends the
 refused with a ``400`` the CLI does not retry (``--eval-replay``), or forwarded, with all
 after it, as a live run's (``--eval-reuse``).
 
+An upstream that refuses the run's credentials (``401``, ``403``) or cannot be reached
+(connection refused, DNS, TLS) is a :class:`Failure` of the channel, which the runner
+hears at once (:meth:`Channel.on_failure`) and ends the run with, instead of waiting
+for the CLI's own retries or its timeout (docs/agents.md, "Failing fast").
+
 Standard library only: :class:`http.server.ThreadingHTTPServer` to the CLI,
 :mod:`http.client` to the API.
 """
@@ -25,14 +30,16 @@ import http.client
 import json
 import re
 import secrets
+import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pytest_evalcases import defaults
+from pytest_evalcases.run.recording import is_credential_header
 from pytest_evalcases.run.replay import Divergence, RecordedExchange
 
 if TYPE_CHECKING:
@@ -57,6 +64,19 @@ SETTLE_SECONDS = 2.0
 #: Bytes read from the API before they are passed on: a streamed event is forwarded as
 #: soon as it arrives, never held until the response is complete.
 _CHUNK = 64 * 1024
+#: Statuses by which the API refuses the credentials: the run ends at once.
+REFUSED = frozenset({401, 403})
+#: Characters of the API's words quoted in an error.
+_QUOTED = 300
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What ends a run at once: the API refused its credentials (``authentication``) or
+    could not be reached (``server``), in the upstream's own words."""
+
+    kind: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -138,9 +158,44 @@ class Channel:
     #: The first request the recording had no answer to (it and all after it went to
     #: the API under reuse, were refused under replay); ``None`` while all matched.
     diverged: Divergence | None = None
+    #: The first upstream failure that ends the run; ``None`` while there is none.
+    failure: Failure | None = None
     _slots: list[_Slot] = field(default_factory=list)
     _pending: int = 0
     _changed: threading.Condition = field(default_factory=threading.Condition)
+    _on_failure: Callable[[Failure], None] | None = None
+
+    def on_failure(self, callback: Callable[[Failure], None] | None) -> None:
+        """Call ``callback`` (from the proxy's thread) on the channel's first failure,
+        at once if it failed already; ``None``: call nothing any more."""
+        with self._changed:
+            self._on_failure = callback
+            failed = self.failure
+        if callback is not None and failed is not None:
+            callback(failed)
+
+    def fail(self, failure: Failure) -> None:
+        """Note ``failure`` (the first is kept) and tell whoever listens."""
+        with self._changed:
+            if self.failure is not None:
+                return
+            self.failure = failure
+            callback = self._on_failure
+        if callback is not None:
+            callback(failure)
+
+    def last_error(self) -> str:
+        """The API's last error in the run, quoted (an exchange that failed, or a
+        status of 400 or more); ``""`` when there was none."""
+        with self._changed:
+            done = [slot.exchange for slot in self._slots if slot.exchange is not None]
+        for exchange in reversed(done):
+            if exchange.error:
+                return exchange.error
+            if exchange.status >= 400:
+                words = quoted(exchange.response.body, exchange.request)
+                return f"{_status(exchange)}: {words}".rstrip(": ")
+        return ""
 
     @contextlib.contextmanager
     def request(self, method: str, path: str, message: Message) -> Iterator[_Slot]:
@@ -237,6 +292,24 @@ class _Server(ThreadingHTTPServer):
     # The port is the kernel's free one; never share it with a stale socket.
     allow_reuse_address = False
 
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        #: What broke off a connection outside any request's handling (a CLI killed
+        #: mid-request): noted here, never printed into the session's captured stderr.
+        self.dropped: list[str] = []
+        self._dropped = threading.Condition()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        with self._dropped:
+            self.dropped.append(f"{type(error).__name__}: {error}")
+            self._dropped.notify_all()
+
+    def wait_dropped(self, count: int, timeout: float) -> bool:
+        """Whether ``count`` connections broke off within ``timeout`` seconds."""
+        with self._dropped:
+            return self._dropped.wait_for(lambda: len(self.dropped) >= count, timeout)
+
 
 def _handler(proxy: Proxy) -> type[BaseHTTPRequestHandler]:
     class Handler(_Relay):
@@ -292,6 +365,17 @@ class _Relay(BaseHTTPRequestHandler):
             slot.source = "live"
         try:
             self._forward(channel, slot)
+        except _Unreachable as exc:
+            reason = exc.__cause__ or exc
+            where = channel.upstream + (
+                f" through the HTTP proxy {channel.via}" if channel.via else ""
+            )
+            slot.exchange = _failed(slot, 502, f"the API could not be reached: {reason}")
+            channel.fail(
+                Failure("server", f"the model API at {where} could not be reached: {reason}")
+            )
+            with contextlib.suppress(OSError):
+                self._refuse(502, f"the recording proxy could not reach {channel.upstream}")
         except (OSError, http.client.HTTPException) as exc:
             slot.exchange = _failed(slot, 502, f"the API failed: {exc}")
             with contextlib.suppress(OSError):
@@ -371,6 +455,12 @@ class _Relay(BaseHTTPRequestHandler):
             upstream = connection_type(channel.via, timeout=self.owner.timeout)
             upstream.set_tunnel(target.netloc)
         try:
+            try:
+                upstream.connect()
+            except (OSError, http.client.HTTPException) as exc:
+                # Refused, no such host, a certificate that does not verify, a proxy
+                # that will not tunnel: no retry of the CLI's reaches it either.
+                raise _Unreachable() from exc
             # The API answers uncompressed: the stored bytes stay readable and redactable.
             upstream.putrequest(
                 self.command, target.path + slot.path, skip_host=True, skip_accept_encoding=True
@@ -391,6 +481,16 @@ class _Relay(BaseHTTPRequestHandler):
             self._stream(slot, response)
         finally:
             upstream.close()
+        exchange = slot.exchange
+        if exchange is not None and exchange.status in REFUSED:
+            words = quoted(exchange.response.body, exchange.request)
+            channel.fail(
+                Failure(
+                    "authentication",
+                    f"the model API at {channel.upstream} refused the run's credentials: "
+                    f"{_status(exchange)}: {words}".rstrip(": "),
+                )
+            )
 
     def _stream(self, slot: _Slot, response: http.client.HTTPResponse) -> None:
         headers = tuple(response.getheaders())
@@ -469,6 +569,45 @@ def _exempts(entry: str, host: str) -> bool:
     name = entry.rsplit(":", 1)[0].lstrip(".").lower() if entry != "*" else "*"
     host = host.lower()
     return bool(name) and (name == "*" or host == name or host.endswith("." + name))
+
+
+class _Unreachable(Exception):
+    """The API could not be reached (the cause says why)."""
+
+
+def _status(exchange: Exchange) -> str:
+    """``401 Unauthorized``, or the status alone when the API gave no reason."""
+    return f"{exchange.status} {exchange.reason}".strip()
+
+
+def quoted(body: bytes, request: Message) -> str:
+    """The API's words in an error ``body``: the ``message`` of its JSON error (the
+    Anthropic, OpenAI and Gemini APIs' shape), else the text, shortened; the request's
+    credentials, should the API echo one, left out."""
+    text = body.decode("utf-8", "replace")
+    with contextlib.suppress(ValueError):
+        text = _error_message(json.loads(text)) or text
+    words = " ".join(text.split())
+    for name, value in request.headers:
+        if is_credential_header(name):
+            for secret in {value.strip(), *value.split()}:
+                if len(secret) >= 8:
+                    words = words.replace(secret, "[credential]")
+    return words if len(words) <= _QUOTED else words[: _QUOTED - 1] + "…"
+
+
+def _error_message(doc: Any) -> str:
+    if isinstance(doc, list) and doc:
+        return _error_message(doc[0])
+    if not isinstance(doc, dict):
+        return ""
+    error = doc.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    if isinstance(error, str):
+        return error
+    message = doc.get("message")
+    return message if isinstance(message, str) else ""
 
 
 def _failed(slot: _Slot, status: int, error: str) -> Exchange:

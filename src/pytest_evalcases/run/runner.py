@@ -7,6 +7,7 @@ verdict was possible; errored attempts are retried with a fresh workspace.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_evalcases import containment, defaults
+from pytest_evalcases import containment, defaults, process
 from pytest_evalcases.agents.base import (
     TIMEOUT_HINT,
     Agent,
@@ -32,6 +33,7 @@ from pytest_evalcases.errors import RunError, SetupError
 from pytest_evalcases.kinds import AgentHome, Replayed, Spent, total_spent
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.budget import NO_USAGE, BudgetSpent, limit_checks, runaway_checks
+from pytest_evalcases.run.failfast import NotStarted, Stops, Unreachable, identity, stops
 from pytest_evalcases.run.files import Unreadable, inside, read_text
 from pytest_evalcases.run.scheduler import Backoff
 from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
@@ -114,6 +116,9 @@ class RunContext:
     recorder: Recorder | None = None
     #: The recordings that runs are answered from (``--eval-replay``, ``--eval-reuse``).
     replay: ReplaySource | None = None
+    #: The agents and credentials whose runs are not started any more (docs/agents.md,
+    #: "Failing fast"); shared by the session's runs.
+    stops: Stops = field(default_factory=Stops)
 
 
 @dataclass(frozen=True)
@@ -184,8 +189,8 @@ def execute(
                     # The checks could not grade the run: the model was paid all the same.
                     exc.spent = exc.spent or ran.result.spent
                     raise
-        except BudgetSpent:
-            # Not started: no attempt, nothing to retry (docs/budget.md).
+        except (BudgetSpent, NotStarted):
+            # Not started: no attempt, nothing to retry (docs/budget.md, docs/agents.md).
             raise
         except RunError as exc:
             workspace = workspace if exc.workspace is None else Path(exc.workspace)
@@ -202,7 +207,7 @@ def execute(
                     replayed=exc.replayed,
                     spends=tuple(spends),
                 )
-            if attempt > ctx.retries or exc.kind in NOT_RETRIED:
+            if attempt > ctx.retries or exc.kind in NOT_RETRIED or stops(exc):
                 if ctx.retries:
                     exc.args = (f"{exc} (after {attempt} attempts)",)
                 exc.workspace = str(workspace) if workspace is not None else None
@@ -273,11 +278,26 @@ def run_agent_phase(
 
     With a recorder in ``ctx`` and ``record_as`` (the run's name beside the results
     file), an agent that talks HTTP to its model API goes through the recording proxy,
-    and its exchange is stored under that name (docs/replay.md, "Recording")."""
+    and its exchange is stored under that name (docs/replay.md, "Recording").
+
+    After an earlier run of the same agent and credentials ended in an authentication
+    error or found its API unreachable, nothing is started: :class:`NotStarted`
+    (docs/agents.md, "Failing fast")."""
     began = time.monotonic()
+    key = identity(ctx.agent, ctx.base_env) if ctx.agent is not None else None
+    if ctx.agent is not None and key is not None:
+        try:
+            ctx.stops.check(key, ctx.agent.name)
+        except NotStarted:
+            # Nothing was put in the workspace yet: nothing to keep.
+            with contextlib.suppress(OSError):
+                workspace.rmdir()
+            raise
     try:
         return _run_agent(case, variant, ctx, workspace, began, limit, record_as)
     except RunError as exc:
+        if key is not None:
+            ctx.stops.record(key, exc)
         exc.workspace = str(workspace)
         exc.duration = time.monotonic() - began
         raise
@@ -398,11 +418,9 @@ def _run_recorded(
             "workspace": str(request.workspace),
             "homes": [str(path) for path in request.writable],
         }
-        error: RunError | None = None
-        try:
-            result = run_agent(ctx.agent, request)
-        except RunError as exc:
-            error = exc
+        ended = _run_watched(ctx.agent, request, channel)
+        result = ended if isinstance(ended, AgentResult) else None
+        error = ended if isinstance(ended, RunError) else None
         replayed = None
         if source is not None:
             from pytest_evalcases.run.replay import outcome
@@ -416,7 +434,39 @@ def _run_recorded(
             error.recording = stored
             error.replayed = replayed
             raise error
+        assert result is not None
         return result, stored, replayed
+
+
+def _run_watched(agent: Agent, request: RunRequest, channel: Channel) -> AgentResult | RunError:
+    """Run the agent through ``channel``: what it produced, or the error that ended it.
+    An upstream failure the proxy sees (credentials refused, API unreachable) ends the
+    CLI at once and is the run's error, in the API's words; a timeout quotes the API's
+    last error, when there was one (docs/agents.md, "Failing fast")."""
+    outcome: AgentResult | RunError | None = None
+    with process.cancellable() as token:
+        channel.on_failure(lambda failure: token.cancel())
+        try:
+            outcome = run_agent(agent, request)
+        except RunError as exc:
+            outcome = exc
+        except process.Cancelled:
+            # Stopped by the failure, unless the session is stopping.
+            if channel.failure is None:
+                raise
+        finally:
+            channel.on_failure(None)
+    failure = channel.failure
+    if failure is not None:
+        # Whatever the CLI made of it, if it ended first: the API's words say why.
+        kind = Unreachable if failure.kind == "server" else RunError
+        return kind(f"agent {agent.name!r}: {failure.message}", kind=failure.kind)
+    assert outcome is not None
+    if isinstance(outcome, RunError) and outcome.kind == "timeout":
+        last = channel.last_error()
+        if last:
+            outcome.args = (f"{outcome}\nthe model API's last error: {last}",)
+    return outcome
 
 
 def _replay_for(
@@ -591,7 +641,8 @@ def refusal_error(case: LoadedCase, result: AgentResult) -> RunError | None:
 #: log in or pay, which seconds later still cannot (docs/agents.md, "Failures and errors").
 #: A replay that diverged, or had nothing to replay, would do the same again. A refused
 #: tool call is the configuration's: another attempt that happens not to make it would
-#: hide it.
+#: hide it. Nor is an API that could not be reached: the retry would not be started
+#: (docs/agents.md, "Failing fast").
 NOT_RETRIED = frozenset(
     {ESCAPED, DENIED, "authentication", "billing", "replay-diverged", "replay-missing", NO_USAGE}
 )

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pytest_evalcases.results.document import ResultsDocument, SuiteSelection
     from pytest_evalcases.results.factors import Factors
     from pytest_evalcases.results.record import RunRecord
+    from pytest_evalcases.run.failfast import Stops
     from pytest_evalcases.run.keep import KeepPlace
     from pytest_evalcases.run.recorded import RecordedSession
     from pytest_evalcases.run.recording import Recorder, RecordPlace
@@ -201,6 +202,14 @@ class EvalSession:
         return Backoff()
 
     @functools.cached_property
+    def stops(self) -> Stops:
+        """The agents and credentials whose runs are not started any more after an
+        authentication or unreachable-API failure: one for the process."""
+        from pytest_evalcases.run.failfast import Stops
+
+        return Stops()
+
+    @functools.cached_property
     def recorder(self) -> Recorder | None:
         """The recorder of this process's live runs; its proxy starts with the first
         run that needs it (docs/replay.md, "Recording"). A session that replays has one
@@ -295,6 +304,7 @@ class EvalSession:
             ),
             case_ids=frozenset(self.ids),
             backoff=self.backoff,
+            stops=self.stops,
             recorder=self.recorder,
             replay=self.replay_source,
         )

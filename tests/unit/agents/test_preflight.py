@@ -186,14 +186,21 @@ def test_the_home_variable_moves_the_login_file(
     assert f"so that {empty}/" in problem(name, tmp_path, **{variable: str(empty)})
 
 
-@pytest.mark.parametrize("token", ["ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"])
-def test_a_bare_claude_run_with_only_a_token_is_an_error(tmp_path: Path, token: str) -> None:
-    assert check("claude", tmp_path, bare=0, **{token: "t"}).program == "claude"
-    said = problem("claude", tmp_path, bare=1, **{token: "t"})
+def test_a_bare_claude_run_with_only_the_oauth_token_is_an_error(tmp_path: Path) -> None:
+    token = {"CLAUDE_CODE_OAUTH_TOKEN": "t"}
+    assert check("claude", tmp_path, bare=0, **token).program == "claude"
+    said = problem("claude", tmp_path, bare=1, **token)
     assert "1 collected case runs bare" in said
     assert said.endswith(
-        "reads only ANTHROPIC_API_KEY; set it, or write `bare: false` on those cases"
+        "reads only ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; set one, or write "
+        "`bare: false` on those cases"
     )
+
+
+def test_a_bare_claude_run_with_only_a_gateway_token_passes(tmp_path: Path) -> None:
+    # Claude Code 2.1.197 --bare sends it as `Authorization: Bearer` (docs/agents.md).
+    checked = check("claude", tmp_path, runs=2, bare=2, ANTHROPIC_AUTH_TOKEN="t")
+    assert checked.program == "claude"
 
 
 def test_a_bare_claude_run_with_only_the_login_file_is_an_error(tmp_path: Path) -> None:
@@ -202,9 +209,9 @@ def test_a_bare_claude_run_with_only_the_login_file_is_an_error(tmp_path: Path) 
     assert check("claude", tmp_path, runs=3, bare=0).program == "claude"
     assert problem("claude", tmp_path, runs=3, bare=2) == (
         "agent 'claude': 2 collected cases run bare (`claude --bare`), which ignores "
-        "ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN, the "
-        f"login in {credentials} and the keychain and reads only ANTHROPIC_API_KEY; "
-        "set it, or write `bare: false` on those cases"
+        "CLAUDE_CODE_OAUTH_TOKEN, the "
+        f"login in {credentials} and the keychain and reads only ANTHROPIC_API_KEY or "
+        "ANTHROPIC_AUTH_TOKEN; set one, or write `bare: false` on those cases"
     )
     assert "1 collected case runs bare" in problem("claude", tmp_path, bare=1)
     assert check("claude", tmp_path, bare=2, ANTHROPIC_API_KEY="x").program == "claude"

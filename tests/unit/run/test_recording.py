@@ -257,7 +257,7 @@ def test_an_unreachable_api_is_a_502_and_is_recorded(proxy: Proxy) -> None:
     assert b"could not reach" in body
     [exchange] = channel.recorded()
     assert exchange.status == 502
-    assert "the API failed" in exchange.error
+    assert "the API could not be reached: [Errno 111] Connection refused" in exchange.error
 
 
 def test_the_proxy_stops_and_frees_its_port() -> None:
