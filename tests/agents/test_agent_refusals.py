@@ -23,7 +23,7 @@ CLAUDE = Driver(ClaudeAgent, "claude", prompt="Commit and push the fix.", bare=F
 CODEX = Driver(CodexAgent, "codex")
 GEMINI = Driver(GeminiAgent, "gemini")
 
-SAMPLE = "claude-stream-denied.jsonl"
+SAMPLE = "captured/claude-stream-denied.jsonl"
 COMMIT = Denial("Bash", "shell", "git commit -qm 'fix the expiry'")
 PUSH = Denial("Bash", "shell", "git push origin HEAD")
 
