@@ -2,8 +2,9 @@
 
 Agents echo what they see, and a check message quotes the agent's answer; a results
 file committed to a repository or uploaded as a CI artifact must not carry an API key.
-:class:`Redactor` replaces anything shaped like a credential, and the values of
-environment variables whose names say they are secret, with :data:`MARK`: in text, and
+:class:`Redactor` replaces anything shaped like a credential (a URL's password
+included), and the values of environment variables whose names say they are secret or
+that ``eval_redact_env`` names, with :data:`MARK`: in text, and
 in every string of a results document (:meth:`Redactor.data`). It is the one way to
 redact; :func:`redact` is a one-off ``Redactor(env)(text)``, and :func:`shorten` the
 one way to cut text for a message, after redacting it.
@@ -22,6 +23,7 @@ import itertools
 import json
 import os
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -54,6 +56,8 @@ _ASSIGNED = re.compile(
     r"([A-Za-z0-9+/_.~\-]{16,}={0,2})"
 )
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+#: The password of a URL: ``postgres://app:PASSWORD@db/x``; the scheme and user stay.
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:)([^\s/?#@]+)(?=@)")
 
 _SHAPES = re.compile("|".join(f"(?:{p.pattern})" for p in _PATTERNS))
 # Each shape and assignment holds one of these words: text without any (most text)
@@ -68,16 +72,18 @@ _STRIDE = 4
 _PROBE = MIN_SECRET - _STRIDE + 1
 
 
-def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
-    """Values of environment variables whose names say they hold a secret,
-    longest first (so that a value containing another is replaced whole)."""
+def secret_values(env: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> list[str]:
+    """Values of environment variables whose names say they hold a secret, or that
+    ``names`` names (``eval_redact_env``), and the passwords of the URLs in any
+    variable (``DATABASE_URL``, as written and percent-decoded): longest first, so
+    that a value containing another is replaced whole."""
     env = os.environ if env is None else env
-    values = {
-        value
-        for name, value in env.items()
-        if _SECRET_NAME.search(name) and len(value.strip()) >= MIN_SECRET
-    }
-    return sorted(values, key=len, reverse=True)
+    named = set(names)
+    values = {value for name, value in env.items() if name in named or _SECRET_NAME.search(name)}
+    for value in env.values():
+        for match in _URL_PASSWORD.finditer(value):
+            values |= {match.group(2), urllib.parse.unquote(match.group(2))}
+    return sorted((v for v in values if len(v.strip()) >= MIN_SECRET), key=len, reverse=True)
 
 
 def _repr_escaped(text: str) -> str:
@@ -175,8 +181,8 @@ class Redactor:
     runs on every string of every record: the session keeps one ``Redactor``.
     """
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        self.values = tuple(secret_values(env))
+    def __init__(self, env: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> None:
+        self.values = tuple(secret_values(env, names))
         self._pieces, self._whole = _compiled(self.values)
 
     def __call__(self, text: str) -> str:
@@ -198,6 +204,8 @@ class Redactor:
             text = _SHAPES.sub(MARK, text)
         if _ASSIGNED_HINT.search(text.lower()):
             text = _ASSIGNED.sub(lambda m: m.group(1) + MARK, text)
+        if "://" in text:
+            text = _URL_PASSWORD.sub(lambda m: m.group(1) + MARK, text)
         return text
 
     def data(self, data: Any) -> Any:

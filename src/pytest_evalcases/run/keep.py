@@ -7,6 +7,9 @@ checks read a workspace (:mod:`pytest_evalcases.run.files`): no symlink is follo
 link is copied as a link), a FIFO, socket or device is left out, and nothing is copied
 past the size limit. The kept workspaces of a directory stay within that limit: the
 oldest go first.
+
+A kept workspace is redacted as a run's recording is (:func:`scrub`): the directory is
+uploaded with the results file, and an agent may have written its environment into it.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import os
 import re
 import shutil
 import stat
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_evalcases import defaults
 from pytest_evalcases.run.files import CHUNK, Unreadable, open_regular
 
 #: What a session's directory of kept workspaces is called after its results file's stem.
@@ -79,7 +84,7 @@ class KeepPlace:
 @dataclass(frozen=True)
 class Kept:
     """Where a workspace is after :func:`keep`; ``note`` says why it is not in the keep
-    directory when it is not."""
+    directory when it is not, or what was redacted in it when it is."""
 
     path: Path
     note: str = ""
@@ -99,10 +104,11 @@ def entry_name(
     return ".".join(p for p in parts if p)
 
 
-def keep(workspace: Path, name: str, place: KeepPlace) -> Kept:
+def keep(workspace: Path, name: str, place: KeepPlace, redact: Callable[[str], str]) -> Kept:
     """Move ``workspace`` to ``place.directory/name``, making room by removing the
-    oldest workspaces kept by earlier sessions. A workspace that does not fit within
-    the limit, or that cannot be moved or copied, stays where it is."""
+    oldest workspaces kept by earlier sessions, and :func:`scrub` it with ``redact``. A
+    workspace that does not fit within the limit, or that cannot be moved or copied,
+    stays where it is, as it is."""
     shown = _shown(place.directory)
     try:
         if not stat.S_ISDIR(os.lstat(workspace).st_mode):
@@ -142,9 +148,10 @@ def keep(workspace: Path, name: str, place: KeepPlace) -> Kept:
             remove_tree(target)
             return Kept(workspace, f"not moved to {shown}: {problem}")
         remove_tree(workspace)
+    scrubbed = scrub(target, redact)
     # Its time is when it was kept: the oldest kept go first.
     os.utime(target, follow_symlinks=False)
-    return Kept(target)
+    return Kept(target, scrubbed.note())
 
 
 def _make_session_dir(directory: Path) -> None:
@@ -221,6 +228,122 @@ def _copy_file(source: Path, target: Path, budget: int, rel: str) -> int:
             os.close(out)
     finally:
         os.close(fd)
+
+
+@dataclass(frozen=True)
+class Scrubbed:
+    """What :func:`scrub` changed in a kept workspace: the paths it redacted, and those
+    it left out, each with why."""
+
+    redacted: tuple[str, ...] = ()
+    left_out: tuple[tuple[str, str], ...] = ()
+
+    def note(self) -> str:
+        """``secrets redacted in envdump.txt; left out: big.bin (…)``, or ``""``."""
+        parts = []
+        if self.redacted:
+            parts.append("secrets redacted in " + _listed(self.redacted))
+        if self.left_out:
+            parts.append("left out: " + _listed([f"{p} ({why})" for p, why in self.left_out]))
+        return "; ".join(parts)
+
+
+def _listed(items: Sequence[str], most: int = 5) -> str:
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
+
+
+def scrub(top: Path, redact: Callable[[str], str], read_limit: int | None = None) -> Scrubbed:
+    """Redact the kept workspace ``top`` in place, as a run's recording is redacted
+    (docs/agents.md, "Kept workspaces"): a regular file whose text holds a secret is
+    replaced by its redacted text (a new file: a hard link to a file elsewhere is left
+    alone), so is a symlink whose target holds one; an entry whose name holds a secret,
+    a file that cannot be read, and a file over ``read_limit`` bytes (what a check
+    reads, :data:`~pytest_evalcases.defaults.CHECK_READ_LIMIT`) are removed. No symlink
+    is followed."""
+    limit = defaults.CHECK_READ_LIMIT if read_limit is None else read_limit
+    redacted: list[str] = []
+    left_out: list[tuple[str, str]] = []
+    for path, st in _walk(top):
+        rel = os.path.relpath(path, top)
+        if redact(os.path.basename(path)) != os.path.basename(path):
+            with _writable(os.path.dirname(path)):
+                remove_tree(Path(path))
+            left_out.append((redact(rel), "its name holds a secret"))
+            continue
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                target = os.readlink(path)
+                if redact(target) != target:
+                    with _writable(os.path.dirname(path)):
+                        os.unlink(path)
+                        os.symlink(redact(target), path)
+                    redacted.append(rel)
+            elif stat.S_ISREG(st.st_mode):
+                if st.st_size > limit:
+                    _remove(path)
+                    left_out.append((rel, f"over {limit:,} bytes: not read for secrets"))
+                elif _redact_file(path, rel, st, redact):
+                    redacted.append(rel)
+        except (OSError, Unreadable):
+            _remove(path)
+            left_out.append((rel, "could not be read for secrets"))
+    return Scrubbed(tuple(sorted(redacted)), tuple(sorted(left_out)))
+
+
+def _redact_file(path: str, rel: str, st: os.stat_result, redact: Callable[[str], str]) -> bool:
+    """Replace the regular file ``path`` with its redacted text when that differs (not
+    UTF-8: its bytes are kept where they do not); whether it did."""
+    fd = open_regular(Path(path), rel)
+    try:
+        chunks = []
+        while chunk := os.read(fd, CHUNK):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    text = b"".join(chunks).decode("utf-8", "surrogateescape")
+    scrubbed = redact(text)
+    if scrubbed == text:
+        return False
+    directory = os.path.dirname(path)
+    with _writable(directory):
+        fd, tmp = tempfile.mkstemp(prefix=".redacting-", dir=directory)
+        try:
+            os.write(fd, scrubbed.encode("utf-8", "surrogateescape"))
+            os.fchmod(fd, stat.S_IMODE(st.st_mode))
+            os.close(fd)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    return True
+
+
+def _remove(path: str) -> None:
+    with _writable(os.path.dirname(path)), contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+@contextlib.contextmanager
+def _writable(directory: str) -> Iterator[None]:
+    """``directory`` writable by its owner while the block runs (the agent may have
+    made it read-only), its mode restored after."""
+    try:
+        mode = stat.S_IMODE(os.lstat(directory).st_mode)
+    except OSError:
+        yield
+        return
+    changed = mode & 0o300 != 0o300
+    if changed:
+        with contextlib.suppress(OSError):
+            os.chmod(directory, mode | 0o300)
+    try:
+        yield
+    finally:
+        if changed:
+            with contextlib.suppress(OSError):
+                os.chmod(directory, mode)
 
 
 def _scan(directory: Path) -> list[os.DirEntry[str]]:

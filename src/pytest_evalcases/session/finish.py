@@ -92,7 +92,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     if settings.regrade is not None:
         doc = doc.with_changes(regraded_from=_relative(settings.regrade, target.parent))
     try:
-        written = resultsfile.write(doc, target, replace=replace)
+        written = resultsfile.write(doc, target, replace=replace, redact=state.redact)
     except (OSError, EvalcasesError) as exc:
         state.results_line = f"results file not written: {target}: {exc}"
         return

@@ -63,7 +63,7 @@ def test_a_workspace_is_moved_into_the_directory_named_after_the_results_file(
     workspace = hostile_workspace(tmp_path / "tmp" / "fails0")
     where = place(tmp_path / "results", "2026-12-01T09-30-00.123Z")
 
-    kept = keep.keep(workspace, "fails", where)
+    kept = keep.keep(workspace, "fails", where, str)
 
     assert kept == keep.Kept(where.directory / "fails")
     assert not workspace.exists()
@@ -108,7 +108,7 @@ def test_a_huge_sparse_file_is_measured_not_copied(tmp_path: Path) -> None:
     with open(workspace / "huge", "wb") as f:
         f.truncate(50 * 1024**3)
 
-    kept = keep.keep(workspace, "huge", place(tmp_path / "results", max_bytes=1_000_000_000))
+    kept = keep.keep(workspace, "huge", place(tmp_path / "results", max_bytes=1_000_000_000), str)
 
     assert kept.path == workspace
     assert kept.note.endswith("its 53,687 MB exceed eval_keep_max_mb = 1000")
@@ -122,7 +122,7 @@ def test_across_filesystems_a_hostile_workspace_is_copied_then_removed(tmp_path:
         pytest.skip("/dev/shm is on the same filesystem as the temporary directory")
     workspace = hostile_workspace(tmp_path / "fails0")
     try:
-        kept = keep.keep(workspace, "fails", place(root))
+        kept = keep.keep(workspace, "fails", place(root), str)
 
         assert kept.path == root / f"now{keep.SUFFIX}" / "fails"
         assert kept.note == ""
@@ -138,10 +138,10 @@ def test_the_oldest_workspaces_of_earlier_runs_make_room_first(tmp_path: Path) -
     root = tmp_path / "results"
     for stem, seconds_ago in (("old", 300), ("older", 600)):
         earlier = place(root, stem)
-        keep.keep(sized(tmp_path / stem, 600), "case", earlier)
+        keep.keep(sized(tmp_path / stem, 600), "case", earlier, str)
         age(earlier.directory / "case", seconds_ago)
 
-    kept = keep.keep(sized(tmp_path / "new", 600), "case", place(root, max_bytes=1500))
+    kept = keep.keep(sized(tmp_path / "new", 600), "case", place(root, max_bytes=1500), str)
 
     assert kept.note == ""
     assert [p.name for p in keep.sessions(root)] == ["old.workspaces", "now.workspaces"]
@@ -150,9 +150,9 @@ def test_the_oldest_workspaces_of_earlier_runs_make_room_first(tmp_path: Path) -
 
 def test_this_runs_own_kept_workspaces_are_never_removed_to_make_room(tmp_path: Path) -> None:
     where = place(tmp_path / "results", max_bytes=1500)
-    keep.keep(sized(tmp_path / "first", 1000), "first", where)
+    keep.keep(sized(tmp_path / "first", 1000), "first", where, str)
 
-    kept = keep.keep(sized(tmp_path / "second", 600), "second", where)
+    kept = keep.keep(sized(tmp_path / "second", 600), "second", where, str)
 
     assert kept.path == tmp_path / "second"
     assert "the workspaces this run kept there already take eval_keep_max_mb" in kept.note
@@ -164,7 +164,7 @@ def test_clean_removes_all_but_the_newest_runs_and_nothing_that_is_not_ours(
 ) -> None:
     root = tmp_path / "results"
     for index, stem in enumerate(("a", "b", "c")):
-        keep.keep(sized(tmp_path / stem, 10), "case", place(root, stem))
+        keep.keep(sized(tmp_path / stem, 10), "case", place(root, stem), str)
         age(root / f"{stem}{keep.SUFFIX}", 100 - index)
     mine = root / f"mine{keep.SUFFIX}"
     mine.mkdir()
@@ -190,3 +190,54 @@ def test_removing_a_kept_workspace_opens_closed_directories_but_never_follows_li
 
     assert not os.path.lexists(workspace)
     assert stat.S_IMODE(outside.stat().st_mode) == 0o555
+
+
+SECRET = "hunter2-is-the-password"
+
+
+def test_scrub_redacts_files_and_links_and_leaves_out_what_it_cannot_read(
+    tmp_path: Path,
+) -> None:
+    from pytest_evalcases.redact import Redactor
+
+    redact = Redactor({"DB_PASSWORD": SECRET})
+    outside = tmp_path / "outside.txt"
+    outside.write_text(f"pw={SECRET}\n")
+    ws = tmp_path / "ws"
+    (ws / "frozen").mkdir(parents=True)
+    (ws / "clean.txt").write_text("nothing here\n")
+    (ws / "frozen" / "env.txt").write_bytes(f"DB_PASSWORD={SECRET}\n".encode() + b"\xff")
+    (ws / "frozen" / "env.txt").chmod(0o444)
+    (ws / "frozen").chmod(0o555)
+    os.link(outside, ws / "hard.txt")
+    os.symlink(f"/tmp/{SECRET}", ws / "link")
+    (ws / f"{SECRET}.log").write_text("named after it\n")
+    (ws / "big.bin").write_bytes(b"x" * 2000)
+    os.mkfifo(ws / "pipe")
+
+    scrubbed = keep.scrub(ws, redact, read_limit=1000)
+
+    assert scrubbed.redacted == ("frozen/env.txt", "hard.txt", "link")
+    assert scrubbed.left_out == (
+        ("[REDACTED].log", "its name holds a secret"),
+        ("big.bin", "over 1,000 bytes: not read for secrets"),
+    )
+    assert (ws / "frozen" / "env.txt").read_bytes() == b"DB_PASSWORD=[REDACTED]\n\xff"
+    # Modes as the agent left them; a hard link's other name is not written.
+    assert stat.S_IMODE((ws / "frozen").stat().st_mode) == 0o555
+    assert stat.S_IMODE((ws / "frozen" / "env.txt").stat().st_mode) == 0o444
+    assert outside.read_text() == f"pw={SECRET}\n"
+    assert (ws / "hard.txt").read_text() == "pw=[REDACTED]\n"
+    assert os.readlink(ws / "link") == "/tmp/[REDACTED]"
+    assert sorted(p.name for p in ws.iterdir()) == [
+        "clean.txt",
+        "frozen",
+        "hard.txt",
+        "link",
+        "pipe",
+    ]
+    assert scrubbed.note() == (
+        "secrets redacted in frozen/env.txt, hard.txt, link; left out: [REDACTED].log "
+        "(its name holds a secret), big.bin (over 1,000 bytes: not read for secrets)"
+    )
+    (ws / "frozen").chmod(0o755)
