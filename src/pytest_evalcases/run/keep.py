@@ -116,7 +116,14 @@ def keep(workspace: Path, name: str, place: KeepPlace, redact: Callable[[str], s
     except OSError:
         # The agent removed it: its path stays in the report, which says so.
         return Kept(workspace)
-    size = tree_size(workspace)
+    try:
+        size = tree_size(workspace, defaults.KEEP_MAX_ENTRIES)
+    except TooMany as exc:
+        return Kept(
+            workspace,
+            f"not moved to {shown}: it holds more than {exc.limit:,} files and directories, "
+            "the most a kept workspace may",
+        )
     if size > place.max_bytes:
         return Kept(
             workspace,
@@ -193,6 +200,9 @@ def copy_tree(source: Path, target: Path, limit: int) -> None:
         for entry in entries:
             st = entry.stat(follow_symlinks=False)
             here, there = source / rel / entry.name, target / rel / entry.name
+            copied += footprint(st) - (st.st_size if stat.S_ISREG(st.st_mode) else 0)
+            if copied > limit:
+                raise TooBig(f"more than eval_keep_max_mb to copy at {rel / entry.name}")
             if stat.S_ISLNK(st.st_mode):
                 os.symlink(os.readlink(here), there)
             elif stat.S_ISDIR(st.st_mode):
@@ -370,15 +380,38 @@ def _walk(top: Path) -> Iterator[tuple[str, os.stat_result]]:
             yield entry.path, st
 
 
-def tree_size(top: Path) -> int:
-    """The bytes of the regular files below ``top`` (a file: its own)."""
+def footprint(st: os.stat_result) -> int:
+    """The bytes an entry costs kept: its blocks on disk (a one-byte file takes a block
+    of 4 KiB, and so does a directory), and at least a regular file's size (a sparse
+    file, which a copy across filesystems writes whole). Each name of a hard-linked file
+    counts: a copy writes each."""
+    blocks = getattr(st, "st_blocks", 0) * 512
+    return max(blocks, st.st_size) if stat.S_ISREG(st.st_mode) else blocks
+
+
+def tree_size(top: Path, max_entries: int | None = None) -> int:
+    """The :func:`footprint` of ``top`` and everything below it; with ``max_entries``,
+    :class:`TooMany` as soon as it holds more entries than that."""
     try:
         st = os.lstat(top)
     except OSError:
         return 0
+    total = footprint(st)
     if not stat.S_ISDIR(st.st_mode):
-        return st.st_size if stat.S_ISREG(st.st_mode) else 0
-    return sum(st.st_size for _, st in _walk(top) if stat.S_ISREG(st.st_mode))
+        return total
+    for entries, (_, st) in enumerate(_walk(top), 1):
+        if max_entries is not None and entries > max_entries:
+            raise TooMany(max_entries)
+        total += footprint(st)
+    return total
+
+
+class TooMany(Exception):
+    """A workspace with more entries than a kept workspace may hold."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
 
 
 def sessions(root: Path) -> list[Path]:

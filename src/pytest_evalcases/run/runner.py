@@ -244,8 +244,9 @@ class AgentRun:
     workspace: Path
     result: AgentResult
     env: Mapping[str, str]
-    #: The workspace as the run started it (after ``setup``).
-    started: Mapping[str, EntryState]
+    #: The workspace as the run started it (after ``setup``); ``None`` when it held more
+    #: entries than are walked (``WORKSPACE_MAX_ENTRIES``).
+    started: Mapping[str, EntryState] | None
     #: Without a sandbox, the repository's working tree before the run.
     watch: containment.TreeState | None
     #: When the run started (``time.monotonic``).
@@ -336,7 +337,7 @@ def _run_agent(
             ran, recording, replayed = _run_recorded(ctx, request, case, variant, record_as)
         except RunError as exc:
             error = exc
-    if populated is not None and record_as is not None:
+    if storing and record_as is not None:
         stored = _store_run(
             ctx, case, variant, record_as, workspace, populated, started, ran, error
         )
@@ -466,8 +467,8 @@ def _store_run(
     variant: Variant,
     name: str,
     workspace: Path,
-    populated: Mapping[str, EntryState],
-    started: Mapping[str, EntryState],
+    populated: Mapping[str, EntryState] | None,
+    started: Mapping[str, EntryState] | None,
     result: AgentResult | None,
     error: RunError | None,
 ) -> str | None:
@@ -513,7 +514,10 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
     checks += limit_checks(case, ctx.agent.name, result)
     if ran.watch is not None:
         _check_tree(ctx, ran.watch)
-    idle = not result.text.strip() and snapshot(workspace) == ran.started
+    # A workspace too big to walk is no idle one: the agent left it so, or its setup did.
+    idle = (
+        not result.text.strip() and ran.started is not None and snapshot(workspace) == ran.started
+    )
     return RunReport(
         checks=checks,
         agent=result,

@@ -138,10 +138,12 @@ def test_the_oldest_workspaces_of_earlier_runs_make_room_first(tmp_path: Path) -
     root = tmp_path / "results"
     for stem, seconds_ago in (("old", 300), ("older", 600)):
         earlier = place(root, stem)
-        keep.keep(sized(tmp_path / stem, 600), "case", earlier, str)
+        keep.keep(sized(tmp_path / stem, 600_000), "case", earlier, str)
         age(earlier.directory / "case", seconds_ago)
 
-    kept = keep.keep(sized(tmp_path / "new", 600), "case", place(root, max_bytes=1500), str)
+    kept = keep.keep(
+        sized(tmp_path / "new", 600_000), "case", place(root, max_bytes=1_500_000), str
+    )
 
     assert kept.note == ""
     assert [p.name for p in keep.sessions(root)] == ["old.workspaces", "now.workspaces"]
@@ -149,14 +151,14 @@ def test_the_oldest_workspaces_of_earlier_runs_make_room_first(tmp_path: Path) -
 
 
 def test_this_runs_own_kept_workspaces_are_never_removed_to_make_room(tmp_path: Path) -> None:
-    where = place(tmp_path / "results", max_bytes=1500)
-    keep.keep(sized(tmp_path / "first", 1000), "first", where, str)
+    where = place(tmp_path / "results", max_bytes=1_500_000)
+    keep.keep(sized(tmp_path / "first", 1_000_000), "first", where, str)
 
-    kept = keep.keep(sized(tmp_path / "second", 600), "second", where, str)
+    kept = keep.keep(sized(tmp_path / "second", 600_000), "second", where, str)
 
     assert kept.path == tmp_path / "second"
     assert "the workspaces this run kept there already take eval_keep_max_mb" in kept.note
-    assert (where.directory / "first" / "blob").stat().st_size == 1000
+    assert (where.directory / "first" / "blob").stat().st_size == 1_000_000
 
 
 def test_clean_removes_all_but_the_newest_runs_and_nothing_that_is_not_ours(
@@ -169,11 +171,14 @@ def test_clean_removes_all_but_the_newest_runs_and_nothing_that_is_not_ours(
     mine = root / f"mine{keep.SUFFIX}"
     mine.mkdir()
     (root / "a.json").write_text("{}")
+    each = keep.tree_size(root / f"c{keep.SUFFIX}")
+    assert each >= 10 + len(keep.GITIGNORE.encode())
 
     removed, freed = keep.clean(root, keep_last=1)
 
     assert [p.name for p in removed] == ["a.workspaces", "b.workspaces"]
-    assert freed == 2 * (10 + len(keep.GITIGNORE.encode()))
+    # What each took on disk (the same as the one kept): its directories and files.
+    assert freed == 2 * each
     assert sorted(p.name for p in root.iterdir()) == ["a.json", "c.workspaces", "mine.workspaces"]
 
 
@@ -241,3 +246,27 @@ def test_scrub_redacts_files_and_links_and_leaves_out_what_it_cannot_read(
         "(its name holds a secret), big.bin (over 1,000 bytes: not read for secrets)"
     )
     (ws / "frozen").chmod(0o755)
+
+
+def test_tiny_files_count_their_blocks_when_measured_and_when_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(100):
+        (ws / f"f{i}").write_text("x")
+    block = os.lstat(ws / "f0").st_blocks * 512
+    if block < 4096:
+        pytest.skip("this filesystem keeps a one-byte file in less than 4 KiB")
+
+    assert keep.tree_size(ws) >= 100 * block
+    (tmp_path / "copy").mkdir()
+    with pytest.raises(keep.TooBig):
+        keep.copy_tree(ws, tmp_path / "copy", 100 * 1000)
+    # And more entries than a kept workspace may hold are counted no further.
+    monkeypatch.setattr(keep.defaults, "KEEP_MAX_ENTRIES", 50)
+    kept = keep.keep(ws, "tiny", place(tmp_path / "results"), str)
+    assert kept.path == ws
+    assert kept.note.endswith(
+        "it holds more than 50 files and directories, the most a kept workspace may"
+    )
