@@ -70,6 +70,10 @@ CHANGES_MAX_BYTES = 50 * 1000 * 1000
 #: Files, directories and links a kept workspace holds at most (docs/agents.md, "Kept
 #: workspaces"): keeping walks, copies and redacts each, some 0.1 ms apiece.
 KEEP_MAX_ENTRIES = 50_000
+#: Bytes of a kept workspace's files searched for secrets (docs/agents.md, "Kept
+#: workspaces"), smallest first: minified JavaScript is searched at about a megabyte a
+#: second. The files past it are removed, unsearched.
+KEEP_REDACT_MAX_BYTES = 10 * 1000 * 1000
 #: Entries of a workspace that the plugin walks after a run, to store its changes and to
 #: tell whether it did nothing (docs/replay.md, "What else is stored"); past it, no
 #: change is stored.

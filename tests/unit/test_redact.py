@@ -194,3 +194,27 @@ def test_variables_the_ini_names_are_secret_values() -> None:
     named = Redactor(env, names=["NPM_AUTH"])
     assert named("auth npm-auth-0123456789abc") == f"auth {MARK}"
     assert named("registry https://registry.example") == "registry https://registry.example"
+
+
+def test_may_change_is_never_wrong_when_it_says_no() -> None:
+    redact = Redactor({**ENV, "DATABASE_URL": "postgres://app:Tr0ub4dor-and-3@db/x"})
+    texts = [
+        # Every piece of each secret, at every offset of the bytes, in every escape.
+        *(
+            "x" * offset + escape(piece) + "y" * 3
+            for secret in (PASSWORD, AWS_SECRET, "Tr0ub4dor-and-3")
+            for piece in pieces(secret)
+            for escape in ESCAPES.values()
+            for offset in range(4)
+        ),
+        "sk-ant-api03-abcdefghijklmnop1234",
+        "password = 'abcdefghijklmnopqrstuvwxyz'",
+        "redis://:hunter2@cache",
+        "Authorization: Bearer abcdefghijklmnopqrstuvwx",
+    ]
+    for text in texts:
+        if redact(text) != text:
+            assert redact.may_change(text.encode("utf-8", "surrogateescape")), text
+    # What it skips: text without any hint, and bytes that are not UTF-8.
+    assert not redact.may_change(b"def main():\n    return 42\n" * 1000)
+    assert not redact.may_change(bytes(range(256)).replace(b"://", b"") * 100)

@@ -21,11 +21,12 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_evalcases import defaults
+from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run.files import CHUNK, Unreadable, open_regular
 
 #: What a session's directory of kept workspaces is called after its results file's stem.
@@ -104,7 +105,7 @@ def entry_name(
     return ".".join(p for p in parts if p)
 
 
-def keep(workspace: Path, name: str, place: KeepPlace, redact: Callable[[str], str]) -> Kept:
+def keep(workspace: Path, name: str, place: KeepPlace, redact: Redactor) -> Kept:
     """Move ``workspace`` to ``place.directory/name``, making room by removing the
     oldest workspaces kept by earlier sessions, and :func:`scrub` it with ``redact``. A
     workspace that does not fit within the limit, or that cannot be moved or copied,
@@ -263,45 +264,56 @@ def _listed(items: Sequence[str], most: int = 5) -> str:
     return ", ".join(items[:most]) + more
 
 
-def scrub(top: Path, redact: Callable[[str], str], read_limit: int | None = None) -> Scrubbed:
+def scrub(top: Path, redact: Redactor, max_bytes: int | None = None) -> Scrubbed:
     """Redact the kept workspace ``top`` in place, as a run's recording is redacted
     (docs/agents.md, "Kept workspaces"): a regular file whose text holds a secret is
     replaced by its redacted text (a new file: a hard link to a file elsewhere is left
-    alone), so is a symlink whose target holds one; an entry whose name holds a secret,
-    a file that cannot be read, and a file over ``read_limit`` bytes (what a check
-    reads, :data:`~pytest_evalcases.defaults.CHECK_READ_LIMIT`) are removed. No symlink
-    is followed."""
-    limit = defaults.CHECK_READ_LIMIT if read_limit is None else read_limit
+    alone), so is a symlink whose target holds one. What cannot be searched is removed:
+    an entry whose name holds a secret, a file that cannot be read, and the files past
+    ``max_bytes`` read in all (:data:`~pytest_evalcases.defaults.KEEP_REDACT_MAX_BYTES`;
+    the smallest are read first). No symlink is followed."""
+    total = defaults.KEEP_REDACT_MAX_BYTES if max_bytes is None else max_bytes
+    budget = total
     redacted: list[str] = []
     left_out: list[tuple[str, str]] = []
+    files: list[tuple[int, str, str, os.stat_result]] = []
+    gone: list[str] = []
     for path, st in _walk(top):
         rel = os.path.relpath(path, top)
-        if redact(os.path.basename(path)) != os.path.basename(path):
+        if any(rel.startswith(g + os.sep) for g in gone):
+            continue
+        name = os.path.basename(path)
+        if redact(name) != name:
             with _writable(os.path.dirname(path)):
                 remove_tree(Path(path))
+            gone.append(rel)
             left_out.append((redact(rel), "its name holds a secret"))
-            continue
-        try:
-            if stat.S_ISLNK(st.st_mode):
+        elif stat.S_ISREG(st.st_mode):
+            files.append((st.st_size, rel, path, st))
+        elif stat.S_ISLNK(st.st_mode):
+            with contextlib.suppress(OSError):
                 target = os.readlink(path)
                 if redact(target) != target:
                     with _writable(os.path.dirname(path)):
                         os.unlink(path)
                         os.symlink(redact(target), path)
                     redacted.append(rel)
-            elif stat.S_ISREG(st.st_mode):
-                if st.st_size > limit:
-                    _remove(path)
-                    left_out.append((rel, f"over {limit:,} bytes: not read for secrets"))
-                elif _redact_file(path, rel, st, redact):
-                    redacted.append(rel)
+    for size, rel, path, st in sorted(files):
+        if size > budget:
+            _remove(path)
+            left_out.append((rel, f"past the {size_text(total)} searched for secrets"))
+            continue
+        budget -= size
+        try:
+            if _redact_file(path, rel, st, redact):
+                redacted.append(rel)
         except (OSError, Unreadable):
             _remove(path)
             left_out.append((rel, "could not be read for secrets"))
     return Scrubbed(tuple(sorted(redacted)), tuple(sorted(left_out)))
 
 
-def _redact_file(path: str, rel: str, st: os.stat_result, redact: Callable[[str], str]) -> bool:
+def _redact_file(path: str, rel: str, st: os.stat_result, redact: Redactor) -> bool:
     """Replace the regular file ``path`` with its redacted text when that differs (not
     UTF-8: its bytes are kept where they do not); whether it did."""
     fd = open_regular(Path(path), rel)
@@ -311,7 +323,10 @@ def _redact_file(path: str, rel: str, st: os.stat_result, redact: Callable[[str]
             chunks.append(chunk)
     finally:
         os.close(fd)
-    text = b"".join(chunks).decode("utf-8", "surrogateescape")
+    data = b"".join(chunks)
+    if not redact.may_change(data):
+        return False
+    text = data.decode("utf-8", "surrogateescape")
     scrubbed = redact(text)
     if scrubbed == text:
         return False

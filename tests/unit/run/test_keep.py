@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import keep
 from pytest_evalcases.run.keep import KeepPlace
 
 SHM = Path("/dev/shm")
+#: Redacts credential shapes only: these workspaces hold none.
+NO_SECRETS = Redactor({})
 
 
 def place(root: Path, stem: str = "now", max_bytes: int = 10_000_000) -> KeepPlace:
@@ -63,7 +66,7 @@ def test_a_workspace_is_moved_into_the_directory_named_after_the_results_file(
     workspace = hostile_workspace(tmp_path / "tmp" / "fails0")
     where = place(tmp_path / "results", "2026-12-01T09-30-00.123Z")
 
-    kept = keep.keep(workspace, "fails", where, str)
+    kept = keep.keep(workspace, "fails", where, NO_SECRETS)
 
     assert kept == keep.Kept(where.directory / "fails")
     assert not workspace.exists()
@@ -108,7 +111,9 @@ def test_a_huge_sparse_file_is_measured_not_copied(tmp_path: Path) -> None:
     with open(workspace / "huge", "wb") as f:
         f.truncate(50 * 1024**3)
 
-    kept = keep.keep(workspace, "huge", place(tmp_path / "results", max_bytes=1_000_000_000), str)
+    kept = keep.keep(
+        workspace, "huge", place(tmp_path / "results", max_bytes=1_000_000_000), NO_SECRETS
+    )
 
     assert kept.path == workspace
     assert kept.note.endswith("its 53,687 MB exceed eval_keep_max_mb = 1000")
@@ -122,7 +127,7 @@ def test_across_filesystems_a_hostile_workspace_is_copied_then_removed(tmp_path:
         pytest.skip("/dev/shm is on the same filesystem as the temporary directory")
     workspace = hostile_workspace(tmp_path / "fails0")
     try:
-        kept = keep.keep(workspace, "fails", place(root), str)
+        kept = keep.keep(workspace, "fails", place(root), NO_SECRETS)
 
         assert kept.path == root / f"now{keep.SUFFIX}" / "fails"
         assert kept.note == ""
@@ -138,11 +143,11 @@ def test_the_oldest_workspaces_of_earlier_runs_make_room_first(tmp_path: Path) -
     root = tmp_path / "results"
     for stem, seconds_ago in (("old", 300), ("older", 600)):
         earlier = place(root, stem)
-        keep.keep(sized(tmp_path / stem, 600_000), "case", earlier, str)
+        keep.keep(sized(tmp_path / stem, 600_000), "case", earlier, NO_SECRETS)
         age(earlier.directory / "case", seconds_ago)
 
     kept = keep.keep(
-        sized(tmp_path / "new", 600_000), "case", place(root, max_bytes=1_500_000), str
+        sized(tmp_path / "new", 600_000), "case", place(root, max_bytes=1_500_000), NO_SECRETS
     )
 
     assert kept.note == ""
@@ -152,9 +157,9 @@ def test_the_oldest_workspaces_of_earlier_runs_make_room_first(tmp_path: Path) -
 
 def test_this_runs_own_kept_workspaces_are_never_removed_to_make_room(tmp_path: Path) -> None:
     where = place(tmp_path / "results", max_bytes=1_500_000)
-    keep.keep(sized(tmp_path / "first", 1_000_000), "first", where, str)
+    keep.keep(sized(tmp_path / "first", 1_000_000), "first", where, NO_SECRETS)
 
-    kept = keep.keep(sized(tmp_path / "second", 600_000), "second", where, str)
+    kept = keep.keep(sized(tmp_path / "second", 600_000), "second", where, NO_SECRETS)
 
     assert kept.path == tmp_path / "second"
     assert "the workspaces this run kept there already take eval_keep_max_mb" in kept.note
@@ -166,7 +171,7 @@ def test_clean_removes_all_but_the_newest_runs_and_nothing_that_is_not_ours(
 ) -> None:
     root = tmp_path / "results"
     for index, stem in enumerate(("a", "b", "c")):
-        keep.keep(sized(tmp_path / stem, 10), "case", place(root, stem), str)
+        keep.keep(sized(tmp_path / stem, 10), "case", place(root, stem), NO_SECRETS)
         age(root / f"{stem}{keep.SUFFIX}", 100 - index)
     mine = root / f"mine{keep.SUFFIX}"
     mine.mkdir()
@@ -203,8 +208,6 @@ SECRET = "hunter2-is-the-password"
 def test_scrub_redacts_files_and_links_and_leaves_out_what_it_cannot_read(
     tmp_path: Path,
 ) -> None:
-    from pytest_evalcases.redact import Redactor
-
     redact = Redactor({"DB_PASSWORD": SECRET})
     outside = tmp_path / "outside.txt"
     outside.write_text(f"pw={SECRET}\n")
@@ -220,12 +223,12 @@ def test_scrub_redacts_files_and_links_and_leaves_out_what_it_cannot_read(
     (ws / "big.bin").write_bytes(b"x" * 2000)
     os.mkfifo(ws / "pipe")
 
-    scrubbed = keep.scrub(ws, redact, read_limit=1000)
+    scrubbed = keep.scrub(ws, redact, max_bytes=1000)
 
     assert scrubbed.redacted == ("frozen/env.txt", "hard.txt", "link")
     assert scrubbed.left_out == (
         ("[REDACTED].log", "its name holds a secret"),
-        ("big.bin", "over 1,000 bytes: not read for secrets"),
+        ("big.bin", "past the 1 kB searched for secrets"),
     )
     assert (ws / "frozen" / "env.txt").read_bytes() == b"DB_PASSWORD=[REDACTED]\n\xff"
     # Modes as the agent left them; a hard link's other name is not written.
@@ -243,7 +246,7 @@ def test_scrub_redacts_files_and_links_and_leaves_out_what_it_cannot_read(
     ]
     assert scrubbed.note() == (
         "secrets redacted in frozen/env.txt, hard.txt, link; left out: [REDACTED].log "
-        "(its name holds a secret), big.bin (over 1,000 bytes: not read for secrets)"
+        "(its name holds a secret), big.bin (past the 1 kB searched for secrets)"
     )
     (ws / "frozen").chmod(0o755)
 
@@ -265,7 +268,7 @@ def test_tiny_files_count_their_blocks_when_measured_and_when_copied(
         keep.copy_tree(ws, tmp_path / "copy", 100 * 1000)
     # And more entries than a kept workspace may hold are counted no further.
     monkeypatch.setattr(keep.defaults, "KEEP_MAX_ENTRIES", 50)
-    kept = keep.keep(ws, "tiny", place(tmp_path / "results"), str)
+    kept = keep.keep(ws, "tiny", place(tmp_path / "results"), NO_SECRETS)
     assert kept.path == ws
     assert kept.note.endswith(
         "it holds more than 50 files and directories, the most a kept workspace may"
