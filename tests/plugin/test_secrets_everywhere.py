@@ -105,8 +105,10 @@ def tree_texts(top: Path) -> dict[str, str]:
     return texts
 
 
+# Under xdist the workspaces are kept and the runs recorded on the workers.
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_no_secret_of_any_shape_reaches_any_output(
-    pytester: pytest.Pytester, api: ModelServer
+    pytester: pytest.Pytester, api: ModelServer, workers: tuple[str, ...]
 ) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makeini("[pytest]\neval_redact_env = NPM_AUTH\n")
@@ -116,6 +118,7 @@ def test_no_secret_of_any_shape_reaches_any_output(
     (pytester.path / "evals" / "dumps.yaml").write_text(CASE)
 
     result = pytester.runpytest_subprocess(
+        *workers,
         "--eval-agent",
         "http",
         "-p",

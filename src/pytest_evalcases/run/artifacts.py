@@ -320,7 +320,9 @@ def _read(path: Path) -> bytes:
 
 def _redacted(data: bytes, redact: Redactor) -> bytes:
     """``data`` with the environment's secrets redacted; bytes that are not UTF-8 pass
-    through as they are."""
+    through as they are, and so does a file with no hint of a secret, unread."""
+    if not redact.may_change(data):
+        return data
     text = data.decode("utf-8", "surrogateescape")
     scrubbed = redact(text)
     return data if scrubbed == text else scrubbed.encode("utf-8", "surrogateescape")
