@@ -278,6 +278,7 @@ def scrub(top: Path, redact: Redactor, max_bytes: int | None = None) -> Scrubbed
     left_out: list[tuple[str, str]] = []
     files: list[tuple[int, str, str, os.stat_result]] = []
     gone: list[str] = []
+    _listable(str(top))
     for path, st in _walk(top):
         rel = os.path.relpath(path, top)
         if any(rel.startswith(g + os.sep) for g in gone):
@@ -288,6 +289,11 @@ def scrub(top: Path, redact: Redactor, max_bytes: int | None = None) -> Scrubbed
                 remove_tree(Path(path))
             gone.append(rel)
             left_out.append((redact(rel), "its name holds a secret"))
+        elif stat.S_ISDIR(st.st_mode) and not _listable(path):
+            with _writable(os.path.dirname(path)):
+                remove_tree(Path(path))
+            gone.append(rel)
+            left_out.append((rel, "could not be listed for secrets"))
         elif stat.S_ISREG(st.st_mode):
             files.append((st.st_size, rel, path, st))
         elif stat.S_ISLNK(st.st_mode):
@@ -313,9 +319,19 @@ def scrub(top: Path, redact: Redactor, max_bytes: int | None = None) -> Scrubbed
     return Scrubbed(tuple(sorted(redacted)), tuple(sorted(left_out)))
 
 
+def _listable(directory: str) -> bool:
+    """Whether ``directory`` can be listed, once made so for its owner (the walk is
+    next to list it: one the agent closed would hide what it holds)."""
+    if os.access(directory, os.R_OK | os.X_OK):
+        return True
+    with contextlib.suppress(OSError):
+        os.chmod(directory, stat.S_IMODE(os.lstat(directory).st_mode) | 0o500)
+    return os.access(directory, os.R_OK | os.X_OK)
+
+
 def _redact_file(path: str, rel: str, st: os.stat_result, redact: Redactor) -> bool:
-    """Replace the regular file ``path`` with its redacted text when that differs (not
-    UTF-8: its bytes are kept where they do not); whether it did."""
+    """Replace the regular file ``path`` with its redacted text when that differs (bytes
+    that are not UTF-8 stay as they are); whether it did."""
     fd = open_regular(Path(path), rel)
     try:
         chunks = []

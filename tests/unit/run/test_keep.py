@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -273,3 +276,42 @@ def test_tiny_files_count_their_blocks_when_measured_and_when_copied(
     assert kept.note.endswith(
         "it holds more than 50 files and directories, the most a kept workspace may"
     )
+
+
+#: Scrubs the workspace named by its argument with the environment's secrets.
+SCRUB = """
+import sys
+from pathlib import Path
+from pytest_evalcases.redact import Redactor
+from pytest_evalcases.run import keep
+print(keep.scrub(Path(sys.argv[1]), Redactor()).note())
+"""
+
+
+def test_scrub_opens_a_directory_the_agent_closed_before_it_searches_it() -> None:
+    from tests.plugin.test_hostile_workspaces import as_unprivileged_user
+
+    # Not below pytest's directory, which the unprivileged user could not reach.
+    root = Path(tempfile.mkdtemp(prefix="evalcases-closed-"))
+    try:
+        root.chmod(0o755)
+        ws = root / "ws"
+        (ws / "closed").mkdir(parents=True)
+        (ws / "closed" / "env.txt").write_text(f"DB_PASSWORD={SECRET}\n")
+        # As root, whom a mode stops from nothing, it runs as nobody.
+        prefix = as_unprivileged_user(root)
+        (ws / "closed").chmod(0)
+        done = subprocess.run(
+            [*prefix, sys.executable, "-c", SCRUB, str(ws)],
+            env={**os.environ, "DB_PASSWORD": SECRET},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "secrets redacted in closed/env.txt"
+        assert (ws / "closed" / "env.txt").read_text() == "DB_PASSWORD=[REDACTED]\n"
+    finally:
+        keep.remove_tree(root)
