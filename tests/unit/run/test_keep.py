@@ -16,6 +16,7 @@ import pytest
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import keep
 from pytest_evalcases.run.keep import KeepPlace
+from tests.plugin.test_hostile_workspaces import as_unprivileged_user
 
 SHM = Path("/dev/shm")
 #: Redacts credential shapes only: these workspaces hold none.
@@ -289,8 +290,6 @@ print(keep.scrub(Path(sys.argv[1]), Redactor()).note())
 
 
 def test_scrub_opens_a_directory_the_agent_closed_before_it_searches_it() -> None:
-    from tests.plugin.test_hostile_workspaces import as_unprivileged_user
-
     # Not below pytest's directory, which the unprivileged user could not reach.
     root = Path(tempfile.mkdtemp(prefix="evalcases-closed-"))
     try:
