@@ -67,6 +67,20 @@ RECORDING_GZIP_BYTES = 256 * 1000
 #: Bytes of file content a run's stored workspace changes hold at most (docs/replay.md,
 #: "What else is stored"): past it, the remaining files are listed without their content.
 CHANGES_MAX_BYTES = 50 * 1000 * 1000
+#: Files, directories and links a kept workspace holds at most (docs/agents.md, "Kept
+#: workspaces"): keeping walks, copies and redacts each, some 0.1 ms apiece.
+KEEP_MAX_ENTRIES = 50_000
+#: Bytes of a kept workspace's files searched for secrets (docs/agents.md, "Kept
+#: workspaces"), smallest first: minified JavaScript is searched at about a megabyte a
+#: second. The files past it are removed, unsearched.
+KEEP_REDACT_MAX_BYTES = 10 * 1000 * 1000
+#: Entries of a workspace that the plugin walks after a run, to store its changes and to
+#: tell whether it did nothing (docs/replay.md, "What else is stored"); past it, no
+#: change is stored.
+WORKSPACE_MAX_ENTRIES = 50_000
+#: Changed files, links and directories a run's stored changes hold at most; past it,
+#: the rest are listed as left out.
+CHANGES_MAX_ENTRIES = 10_000
 #: When the commits of a run's ``setup`` and agent are made, unless the environment says
 #: (``GIT_AUTHOR_DATE``, ``GIT_COMMITTER_DATE``): the same on every run, so that their
 #: ids are too (docs/agents.md, "How every agent runs").

@@ -2,8 +2,9 @@
 
 Agents echo what they see, and a check message quotes the agent's answer; a results
 file committed to a repository or uploaded as a CI artifact must not carry an API key.
-:class:`Redactor` replaces anything shaped like a credential, and the values of
-environment variables whose names say they are secret, with :data:`MARK`: in text, and
+:class:`Redactor` replaces anything shaped like a credential (a URL's password
+included), and the values of environment variables whose names say they are secret or
+that ``eval_redact_env`` names, with :data:`MARK`: in text, and
 in every string of a results document (:meth:`Redactor.data`). It is the one way to
 redact; :func:`redact` is a one-off ``Redactor(env)(text)``, and :func:`shorten` the
 one way to cut text for a message, after redacting it.
@@ -22,6 +23,8 @@ import itertools
 import json
 import os
 import re
+import sys
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -54,12 +57,17 @@ _ASSIGNED = re.compile(
     r"([A-Za-z0-9+/_.~\-]{16,}={0,2})"
 )
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+#: The password of a URL: ``postgres://app:PASSWORD@db/x``; the scheme and user stay.
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:)([^\s/?#@]+)(?=@)")
 
 _SHAPES = re.compile("|".join(f"(?:{p.pattern})" for p in _PATTERNS))
 # Each shape and assignment holds one of these words: text without any (most text)
 # skips the two expressions above, which cost ten times as much as this search.
 _SHAPE_HINT = re.compile(r"sk-|AIza|gh[pousr]_|github_pat_|xox|AKIA|ASIA|glpat-")
 _ASSIGNED_HINT = re.compile(r"key|token|secret|passw|bearer")  # of the text in lower case
+#: The two hints in UTF-8, for :meth:`Redactor.may_change`.
+_SHAPE_HINT_BYTES = re.compile(_SHAPE_HINT.pattern.encode())
+_ASSIGNED_HINT_BYTES = re.compile(_ASSIGNED_HINT.pattern.encode())
 
 #: How a piece of a secret is first looked for: ``_PROBE`` characters at every
 #: ``_STRIDE``-th position of the text. A piece of ``MIN_SECRET`` characters starts
@@ -68,16 +76,18 @@ _STRIDE = 4
 _PROBE = MIN_SECRET - _STRIDE + 1
 
 
-def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
-    """Values of environment variables whose names say they hold a secret,
-    longest first (so that a value containing another is replaced whole)."""
+def secret_values(env: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> list[str]:
+    """Values of environment variables whose names say they hold a secret, or that
+    ``names`` names (``eval_redact_env``), and the passwords of the URLs in any
+    variable (``DATABASE_URL``, as written and percent-decoded): longest first, so
+    that a value containing another is replaced whole."""
     env = os.environ if env is None else env
-    values = {
-        value
-        for name, value in env.items()
-        if _SECRET_NAME.search(name) and len(value.strip()) >= MIN_SECRET
-    }
-    return sorted(values, key=len, reverse=True)
+    named = set(names)
+    values = {value for name, value in env.items() if name in named or _SECRET_NAME.search(name)}
+    for value in env.values():
+        for match in _URL_PASSWORD.finditer(value):
+            values |= {match.group(2), urllib.parse.unquote(match.group(2))}
+    return sorted((v for v in values if len(v.strip()) >= MIN_SECRET), key=len, reverse=True)
 
 
 def _repr_escaped(text: str) -> str:
@@ -123,9 +133,23 @@ class _Pieces:
     def __init__(self, values: Iterable[str]) -> None:
         self.grams: set[str] = set()
         self.probes: set[str] = set()
+        #: The four-byte runs of the forms' UTF-8, as native integers: UTF-8 that holds a
+        #: piece (eight bytes or more) holds one of them at a multiple of four.
+        self.quads: set[int] = set()
         for form in itertools.chain.from_iterable(_forms(v) for v in values):
             self.grams.update(_windows(form, MIN_SECRET))
             self.probes.update(_windows(form, _PROBE))
+            encoded = form.encode("utf-8", "surrogateescape")
+            self.quads.update(
+                int.from_bytes(encoded[i : i + 4], sys.byteorder) for i in range(len(encoded) - 3)
+            )
+
+    def may_hold(self, data: bytes) -> bool:
+        """Whether ``data`` may hold a piece: ``False`` is certain, at C speed."""
+        if not self.quads:
+            return False
+        whole = memoryview(data)[: len(data) // 4 * 4].cast("I")
+        return not self.quads.isdisjoint(whole)
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         """The stretches of ``text`` covered by pieces, merged, in order."""
@@ -175,8 +199,8 @@ class Redactor:
     runs on every string of every record: the session keeps one ``Redactor``.
     """
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        self.values = tuple(secret_values(env))
+    def __init__(self, env: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> None:
+        self.values = tuple(secret_values(env, names))
         self._pieces, self._whole = _compiled(self.values)
 
     def __call__(self, text: str) -> str:
@@ -198,7 +222,23 @@ class Redactor:
             text = _SHAPES.sub(MARK, text)
         if _ASSIGNED_HINT.search(text.lower()):
             text = _ASSIGNED.sub(lambda m: m.group(1) + MARK, text)
+        if "://" in text:
+            text = _URL_PASSWORD.sub(lambda m: m.group(1) + MARK, text)
         return text
+
+    def may_change(self, data: bytes) -> bool:
+        """Whether redacting ``data`` (UTF-8, or bytes that ``surrogateescape`` keeps) may
+        change it: ``False`` is certain, and costs a fraction of redacting (some 70 ms
+        a megabyte of code), so that a kept workspace's files are redacted only where
+        they may hold something."""
+        if any(form.encode("utf-8", "surrogateescape") in data for form in self._whole):
+            return True
+        return (
+            b"://" in data
+            or bool(_SHAPE_HINT_BYTES.search(data))
+            or bool(_ASSIGNED_HINT_BYTES.search(data.lower()))
+            or self._pieces.may_hold(data)
+        )
 
     def data(self, data: Any) -> Any:
         """Every string inside JSON-like ``data`` (dicts, lists, scalars) redacted."""

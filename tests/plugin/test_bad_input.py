@@ -871,7 +871,7 @@ SYMLINK_CHECKS = {
 
 
 @pytest.mark.parametrize("check", list(SYMLINK_CHECKS))
-def test_symlink_escaping_the_graded_directory_is_an_error_and_not_read(
+def test_symlink_escaping_the_graded_directory_fails_its_check_and_is_not_read(
     pytester: pytest.Pytester, check: str
 ) -> None:
     outside = pytester.path / "outside"
@@ -896,10 +896,10 @@ def test_symlink_escaping_the_graded_directory_is_an_error_and_not_read(
         "--eval-workspace", "graded", "-p", "no:cacheprovider", timeout=60
     )
 
-    result.assert_outcomes(passed=1, errors=1)
+    # What the agent left is graded: the link fails the check that meets it.
+    result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
-    assert f"path {link!r} resolves outside the workspace" in out
-    assert "not read" in out
+    assert f"{link} is a symlink leaving the workspace (to {target}): not read" in out
     assert "Traceback" not in out
     assert result.ret != 0
 

@@ -278,3 +278,51 @@ def test_files_the_agent_made_unreadable_fail_their_checks() -> None:
         assert locked["checks"][0]["passed"] is False
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_link_the_agent_made_out_of_the_workspace_fails_the_check_that_meets_it(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    outside = pytester.path / "outside"
+    root = make_suite(
+        """
+        import os, pathlib, sys
+        outside = pathlib.Path(sys.argv[1]) / "outside"
+        pathlib.Path("done.txt").write_text("done\\n")
+        os.symlink(outside / "creds.txt", "report.txt")
+        os.symlink(outside, "etc")
+        print("blocked the deploy")
+        """,
+        blocked="""
+        id: blocked
+        defends: AGENTS.md
+        prompt: deploy
+        checks:
+          - {id: reported, type: file_matches, path: report.txt, pattern: blocked}
+          - {id: no-conf, type: file_absent, path: "etc/*.conf"}
+          - {id: done, type: file_exists, path: done.txt}
+          - {id: answered, type: output_matches, pattern: blocked}
+        """,
+        fixtures={"outside/creds.txt": "blocked hunter2\n", "outside/a.conf": "x = 1\n"},
+        command="{python} {rootdir}/agent.py {rootdir} {prompt}",
+    )
+
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--eval-retry-errors", "1", timeout=120
+    )
+
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "hunter2" not in out
+    assert "Traceback" not in out
+    (record,) = only_results(root)["cases"]
+    assert record["outcome"] == "failed"
+    assert record["attempts"] == 1
+    leaving = "is a symlink leaving the workspace"
+    assert [(c["id"], c["passed"], c["message"]) for c in record["checks"]] == [
+        ("reported", False, f"report.txt {leaving} (to {outside / 'creds.txt'}): not read"),
+        ("no-conf", False, f"etc {leaving} (to {outside}): not read"),
+        ("done", True, "done.txt: 1 file(s) found"),
+        ("answered", True, "pattern 'blocked' found: 'blocked'"),
+    ]
+    assert "FAILED reported [file_matches]: report.txt is a symlink leaving the workspace" in out

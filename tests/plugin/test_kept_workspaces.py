@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -158,26 +159,27 @@ def test_eval_keep_dir_holds_them_and_pytest_collects_nothing_an_agent_wrote_the
 def test_the_oldest_kept_workspaces_go_first_and_one_too_big_stays_where_it_is(
     suite: Any, pytester: pytest.Pytester
 ) -> None:
-    # 1000 bytes for every kept workspace together: each run keeps 600.
-    root = suite(ini="eval_keep_max_mb = 0.001\n")
+    # 50 kB for every kept workspace together, as they take on disk: a directory and two
+    # files of some blocks each (12 kB with a blob of 10 bytes, 29 kB with one of 20 kB).
+    root = suite(ini="eval_keep_max_mb = 0.05\n")
     results_dir = root / "evals" / "results"
 
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(failed=1)
     (first,) = results_dir.glob("*.workspaces")
-    (root / "evals" / "fails.yaml").write_text(case("fails", 600))
+    (root / "evals" / "fails.yaml").write_text(case("fails", 20_000))
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(failed=1)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(failed=1)
-    (root / "evals" / "fails.yaml").write_text(case("fails", 5000))
+    (root / "evals" / "fails.yaml").write_text(case("fails", 100_000))
     too_big = pytester.runpytest("-p", "no:cacheprovider", f"--basetemp={root / 'tmp'}")
 
     assert not first.exists()
     sessions = sorted(results_dir.glob("*.workspaces"))
     assert len(sessions) == 1  # the third run's: the second's went to make room
-    assert (sessions[0] / "fails" / "blob").stat().st_size == 600
+    assert (sessions[0] / "fails" / "blob").stat().st_size == 20_000
     line = kept_line(too_big)
     assert line.startswith(f"workspace kept: {root / 'tmp'}")
     assert "(not moved to evals/results/" in line
-    assert line.endswith(": its 5.03 kB exceed eval_keep_max_mb = 0.001)")
+    assert re.search(r": its 1\d\d kB exceed eval_keep_max_mb = 0\.05\)$", line), line
 
 
 def test_a_replaced_results_file_replaces_its_kept_workspaces(

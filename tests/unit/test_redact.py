@@ -161,3 +161,60 @@ def test_quotes_and_tails_redact_before_they_cut_and_escape(
         assert not left_of(PASSWORD, text), where
         assert "p@ss" not in text, where
     assert said["quote"].startswith(f"'The password is {MARK}; xxx")
+
+
+def test_a_urls_password_is_redacted_and_its_scheme_user_and_host_stay() -> None:
+    redact = Redactor({})
+    assert redact("DATABASE_URL=postgres://app:pw-1@db.internal:5432/shop ok") == (
+        f"DATABASE_URL=postgres://app:{MARK}@db.internal:5432/shop ok"
+    )
+    assert redact("amqp://:s3cr3t@queue/") == f"amqp://:{MARK}@queue/"
+    # No password, a port, or an @ in the path: nothing to hide.
+    for text in (
+        "ssh://git@github.com:22/x.git",
+        "https://example.com:8443/a@b",
+        "see http://x.org/?q=a:b@c",
+    ):
+        assert redact(text) == text
+
+
+def test_the_password_of_a_url_in_the_environment_is_a_secret_value_in_any_form() -> None:
+    password = "Zx9!p%40ssWord"
+    redact = Redactor({"DATABASE_URL": f"postgres://app:{password}@db/shop"})
+    # Quoted alone, decoded, or cut: the URL shape is gone but the value is known.
+    for text in (password, "Zx9!p@ssWord", password[:10], json.dumps({"pw": password})):
+        said = redact(f"the agent wrote {text} here")
+        assert left_of(password, said) == [], said
+        assert left_of("Zx9!p@ssWord", said) == [], said
+
+
+def test_variables_the_ini_names_are_secret_values() -> None:
+    env = {"NPM_AUTH": "npm-auth-0123456789abc", "NPM_CONFIG_REGISTRY": "https://registry.example"}
+    assert Redactor(env)("auth npm-auth-0123456789abc") == "auth npm-auth-0123456789abc"
+    named = Redactor(env, names=["NPM_AUTH"])
+    assert named("auth npm-auth-0123456789abc") == f"auth {MARK}"
+    assert named("registry https://registry.example") == "registry https://registry.example"
+
+
+def test_may_change_is_never_wrong_when_it_says_no() -> None:
+    redact = Redactor({**ENV, "DATABASE_URL": "postgres://app:Tr0ub4dor-and-3@db/x"})
+    texts = [
+        # Every piece of each secret, at every offset of the bytes, in every escape.
+        *(
+            "x" * offset + escape(piece) + "y" * 3
+            for secret in (PASSWORD, AWS_SECRET, "Tr0ub4dor-and-3")
+            for piece in pieces(secret)
+            for escape in ESCAPES.values()
+            for offset in range(4)
+        ),
+        "sk-ant-api03-abcdefghijklmnop1234",
+        "password = 'abcdefghijklmnopqrstuvwxyz'",
+        "redis://:hunter2@cache",
+        "Authorization: Bearer abcdefghijklmnopqrstuvwx",
+    ]
+    for text in texts:
+        if redact(text) != text:
+            assert redact.may_change(text.encode("utf-8", "surrogateescape")), text
+    # What it skips: text without any hint, and bytes that are not UTF-8.
+    assert not redact.may_change(b"def main():\n    return 42\n" * 1000)
+    assert not redact.may_change(bytes(range(256)).replace(b"://", b"") * 100)

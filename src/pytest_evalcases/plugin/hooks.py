@@ -29,6 +29,7 @@ from pytest_evalcases.plugin import (
 from pytest_evalcases.plugin import hookspecs as newhooks
 from pytest_evalcases.plugin.nodes import EvalFile, EvalItem, TaskDirFile, passed_over
 from pytest_evalcases.plugin.stash import SESSION_KEY, is_worker, session_of
+from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import keep
 from pytest_evalcases.session.selection import Selection
 from pytest_evalcases.session.state import EvalSession, Settings
@@ -71,6 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ),
         parse_cache=cache.load(config),
         workspaces=options.workspace_dirs(config),
+        redact=Redactor(names=settings.redact_env),
     )
     try:
         state.keep = options.keep_place(config, settings, state.started)

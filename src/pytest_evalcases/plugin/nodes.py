@@ -493,11 +493,12 @@ class EvalItem(pytest.Item):
         """Where the workspace of a failed or errored run is kept (docs/agents.md,
         "Kept workspaces"), and why it stayed in pytest's temporary directory when it
         did. A graded directory stays where it is."""
-        place = session_of(self.config).keep
+        state = session_of(self.config)
+        place = state.keep
         path = Path(workspace) if workspace else None
         if path is None or place is None or self.variant.graded_dir is not None:
             return path, ""
-        kept = keep.keep(path, self.run_name(), place)
+        kept = keep.keep(path, self.run_name(), place, state.redact)
         return kept.path, kept.note
 
     def _disposable(self, report: RunReport) -> bool:

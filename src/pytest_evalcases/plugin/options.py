@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import re
 import shlex
 import shutil
 import sys
@@ -397,6 +398,12 @@ def add_options(parser: pytest.Parser) -> None:
         default=f"{defaults.KEEP_MAX_MB:g}",
     )
     parser.addini(
+        "eval_redact_env",
+        "Environment variables whose values are redacted as secrets, besides those named "
+        "*KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*",
+        type="args",
+    )
+    parser.addini(
         "eval_record",
         "Record the model traffic of live runs beside the results file (docs/replay.md)",
         type="bool",
@@ -582,7 +589,22 @@ def build_settings(config: pytest.Config) -> Settings:
         results=_results_settings(config),
         regrade=_regrade(config),
         perturb=perturb,
+        redact_env=_redact_env(config),
     )
+
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _redact_env(config: pytest.Config) -> tuple[str, ...]:
+    """``eval_redact_env``: names of environment variables, each checked."""
+    names = tuple(config.getini("eval_redact_env"))
+    for name in names:
+        if not _VARIABLE_NAME.fullmatch(name):
+            raise UsageError(
+                f"ini option eval_redact_env expects names of environment variables, got {name!r}"
+            )
+    return names
 
 
 def _perturb(config: pytest.Config) -> PerturbPlan | None:

@@ -249,13 +249,20 @@ def _perturbation(records: Iterable[RunRecord], max_delta: float | None) -> dict
     return perturbation.to_dict(perturbation.scores(records, max_delta), max_delta)
 
 
-def dumps(doc: ResultsDocument | dict[str, Any]) -> str:
-    """The file's text: indented JSON, every string redacted (docs/results.md, "Secrets")."""
+def dumps(doc: ResultsDocument | dict[str, Any], redact: Redactor | None = None) -> str:
+    """The file's text: indented JSON, every string redacted (docs/results.md, "Secrets")
+    by ``redact``, the session's, or else the environment's."""
     data = doc.to_dict() if isinstance(doc, ResultsDocument) else doc
-    return json.dumps(Redactor().data(data), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps((redact or Redactor()).data(data), indent=2, ensure_ascii=False) + "\n"
 
 
-def write(doc: ResultsDocument | dict[str, Any], path: Path, *, replace: bool = False) -> Path:
+def write(
+    doc: ResultsDocument | dict[str, Any],
+    path: Path,
+    *,
+    replace: bool = False,
+    redact: Redactor | None = None,
+) -> Path:
     """Write ``doc`` to ``path`` atomically and return where it landed.
 
     A temporary file in the same directory is renamed into place, so a reader never
@@ -263,7 +270,7 @@ def write(doc: ResultsDocument | dict[str, Any], path: Path, *, replace: bool = 
     name gets a ``-1``, ``-2``, ... suffix instead (two runs in the same millisecond,
     two shards writing into one directory).
     """
-    return write_atomic(path, dumps(doc), replace=replace)
+    return write_atomic(path, dumps(doc, redact), replace=replace)
 
 
 #: Seconds each of the two git questions of :func:`ignore_hint` may take.

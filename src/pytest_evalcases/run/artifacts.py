@@ -57,8 +57,9 @@ class Omitted:
 
     path: str
     bytes: int
-    #: ``size``, ``not a regular file or symlink``, ``unreadable``, ``its name holds a
-    #: secret``.
+    #: ``size``, ``entries`` (past ``CHANGES_MAX_ENTRIES``; the path ``.``: the
+    #: workspace held more than ``WORKSPACE_MAX_ENTRIES``, and no change is stored), ``not
+    #: a regular file or symlink``, ``unreadable``, ``its name holds a secret``.
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,7 +85,7 @@ class Changes:
 
     @property
     def truncated(self) -> bool:
-        return any(o.reason == "size" for o in self.omitted)
+        return any(o.reason in ("size", "entries") for o in self.omitted)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,8 +122,8 @@ class StoredRun:
 def store(
     directory: Path,
     workspace: Path,
-    populated: Mapping[str, EntryState],
-    started: Mapping[str, EntryState],
+    populated: Mapping[str, EntryState] | None,
+    started: Mapping[str, EntryState] | None,
     header: Mapping[str, Any],
     result: AgentResult | None,
     error: tuple[str, str] | None,
@@ -135,10 +136,17 @@ def store(
     """Write ``run.json`` and ``changes.tar.gz`` of a run into ``directory``, each
     through a temporary file renamed into place; an :class:`OSError` when they cannot be
     written. ``populated`` is the workspace as populated (before ``setup``), ``started``
-    as the agent found it."""
+    as the agent found it; either is ``None`` when the workspace held more entries than
+    are walked (:func:`~pytest_evalcases.run.workspace.snapshot`): then no change is
+    stored, and ``omitted`` says why."""
     now = snapshot(workspace)
     directory.mkdir(parents=True, exist_ok=True)
-    archive, changes = _archive(workspace, populated, now, redact, max_bytes)
+    if now is None or populated is None:
+        archive, changes = None, Changes(omitted=(Omitted(".", 0, "entries"),))
+    else:
+        archive, changes = _archive(
+            workspace, populated, now, redact, max_bytes, defaults.CHANGES_MAX_ENTRIES
+        )
     if archive is not None:
         _write(directory / CHANGES, archive, mode)
     else:
@@ -151,7 +159,7 @@ def store(
         **_result_dict(result),
         "tool_inputs": tool_inputs,
         "error": {"kind": error[0], "message": error[1]} if error is not None else None,
-        "workspace_unchanged": now == dict(started),
+        "workspace_unchanged": now is not None and started is not None and now == dict(started),
         "changes": changes.to_dict(),
     }
     data = json.dumps(redact.data(document), ensure_ascii=False, indent=1) + "\n"
@@ -236,9 +244,11 @@ def _archive(
     after: Mapping[str, EntryState],
     redact: Redactor,
     max_bytes: int,
+    max_entries: int,
 ) -> tuple[bytes | None, Changes]:
     """The archive of what was added or changed (``None`` when nothing was), and its
-    description."""
+    description: at most ``max_bytes`` of file content and ``max_entries`` entries, the
+    rest listed as omitted."""
     buffer = io.BytesIO()
     entries = 0
     budget = max_bytes
@@ -248,6 +258,9 @@ def _archive(
         for rel in sorted(after):
             state = after[rel]
             if not _changed(before.get(rel), state):
+                continue
+            if entries >= max_entries:
+                omitted.append(Omitted(rel, state[1], "entries"))
                 continue
             if redact(rel) != rel:
                 # Names are listed in clear in the archive: a name is never redacted.
@@ -335,7 +348,9 @@ def _read(path: Path) -> bytes:
 
 def _redacted(data: bytes, redact: Redactor) -> bytes:
     """``data`` with the environment's secrets redacted; bytes that are not UTF-8 pass
-    through as they are."""
+    through as they are, and so does a file with no hint of a secret, unread."""
+    if not redact.may_change(data):
+        return data
     text = data.decode("utf-8", "surrogateescape")
     scrubbed = redact(text)
     return data if scrubbed == text else scrubbed.encode("utf-8", "surrogateescape")

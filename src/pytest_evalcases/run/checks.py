@@ -2,10 +2,11 @@
 
 An evaluator receives the validated check model and a :class:`CheckContext` and
 returns an :class:`Outcome`. It raises :class:`~pytest_evalcases.errors.RunError`
-when no verdict is possible (a path escaping through a symlink, a tool check without
-a transcript, a check out of time, a command with no workspace to run in): that makes
-the run an ERROR, never a silent pass. A workspace file that cannot be read (the
-agent's doing) fails the check that needs it.
+when no verdict is possible (a path escaping through a symlink of the fixture, a tool
+check without a transcript, a check out of time, a command with no workspace to run
+in): that makes the run an ERROR, never a silent pass. A workspace file that cannot be
+read, or a symlink out of the workspace (the agent's doing), fails the check that needs
+it.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from pytest_evalcases.extensions import load_entry_point
 from pytest_evalcases.redact import shorten
 from pytest_evalcases.run.deadline import search, tick, within
 from pytest_evalcases.run.files import (
+    LinkOut,
     Unreadable,
     exists,
     glob_paths,
     inside,
     is_dir,
     is_file,
+    link_out,
     read_text,
     same_bytes,
 )
@@ -104,19 +107,49 @@ def _output_not_matches(check: schema.OutputNotMatches, ctx: CheckContext) -> Ou
 
 
 def resolve(ctx: CheckContext, rel: str) -> Path:
-    """``rel`` inside the workspace; a path that leaves it (a symlink) is an error."""
-    return inside(ctx.workspace, rel)
+    """``rel`` inside the workspace. A symlink on its way out of the workspace is never
+    followed: one the agent made fails the check (:class:`LinkOut`), one the case's
+    fixture holds is the author's error (docs/case-format.md, "Paths, globs and
+    symlinks")."""
+    try:
+        return inside(ctx.workspace, rel)
+    except PathEscapeError as exc:
+        raise _blamed(ctx, rel, exc) from None
+
+
+def _blamed(ctx: CheckContext, rel: str, exc: PathEscapeError) -> Exception:
+    """What a path leaving the workspace makes of the check: the :class:`LinkOut` of
+    the agent's link, else ``exc`` (the fixture's own link)."""
+    link = link_out(ctx.workspace, rel)
+    if link is None or _fixtures_own(ctx, link.link):
+        return exc
+    return link
+
+
+def _fixtures_own(ctx: CheckContext, rel: str) -> bool:
+    """Whether the workspace's symlink ``rel`` is as the fixture has it."""
+    if ctx.fixture is None:
+        return False
+    try:
+        return os.readlink(ctx.fixture / rel) == os.readlink(ctx.workspace / rel)
+    except OSError:
+        return False
 
 
 def _glob(ctx: CheckContext, pattern: str) -> list[tuple[str, Path]]:
     """The workspace paths matching ``pattern``: as matched, and resolved (inside). A
-    match that resolves outside is an error, unless a wildcard matched a symlink to a
-    directory: no check reads a directory, and a walk never enters one through a link."""
+    match that resolves outside is refused as :func:`resolve` refuses it, unless a
+    wildcard matched a symlink to a directory: no check reads a directory, and a walk
+    never enters one through a link."""
+    try:
+        found = glob_paths(ctx.workspace, pattern)
+    except PathEscapeError as exc:
+        raise _blamed(ctx, pattern, exc) from None
     hits = []
-    for rel in glob_paths(ctx.workspace, pattern):
+    for rel in found:
         try:
             hits.append((rel, resolve(ctx, rel)))
-        except PathEscapeError:
+        except (PathEscapeError, LinkOut):
             if rel == pattern or not os.path.isdir(ctx.workspace / rel):
                 raise
     return hits
@@ -574,6 +607,8 @@ def _bounded(
         what = f"the {check.type} check" + (f" {check.id!r}" if check.id else "")
         try:
             outcome = within(defaults.CHECK_TIMEOUT, what, lambda: evaluate(check, ctx))
+        except LinkOut as exc:
+            outcome = Outcome(False, str(exc))
         except Unreadable as exc:
             outcome = Outcome(False, f"{exc}; what a check cannot read fails it")
         if not outcome.passed and not os.path.isdir(ctx.workspace):

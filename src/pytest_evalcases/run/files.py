@@ -31,6 +31,15 @@ class Unreadable(Exception):
     permissions, made it a FIFO, made it huge): the check fails, saying so."""
 
 
+class LinkOut(Unreadable):
+    """A symlink the agent made that leads out of the workspace, on the way to a path a
+    check names: never read through, it fails the check that meets it."""
+
+    def __init__(self, link: str, target: str) -> None:
+        super().__init__(f"{link} is a symlink leaving the workspace (to {target}): not read")
+        self.link = link
+
+
 def inside(root: Path, rel: str, what: str = "path") -> Path:
     """``root / rel`` with its symlinks resolved; one that ends outside ``root`` is a
     :class:`PathEscapeError` naming ``what`` and ``rel``. A symlink loop resolves to
@@ -42,6 +51,23 @@ def inside(root: Path, rel: str, what: str = "path") -> Path:
             f"{what} {rel!r} resolves outside the workspace (to {target}); not read"
         )
     return target
+
+
+def link_out(root: Path, rel: str) -> LinkOut | None:
+    """The first symlink on the way to ``rel`` (up to its first wildcard) that resolves
+    outside ``root``, as a :class:`LinkOut`; ``None`` when there is none."""
+    top = Path(os.path.realpath(root))
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    for end in range(1, len(parts) + 1):
+        if glob.has_magic(parts[end - 1]):
+            break
+        shown = "/".join(parts[:end])
+        if not os.path.islink(root / shown):
+            continue
+        target = Path(os.path.realpath(root / shown))
+        if target != top and top not in target.parents:
+            return LinkOut(shown, str(target))
+    return None
 
 
 def glob_paths(root: Path, pattern: str) -> list[str]:

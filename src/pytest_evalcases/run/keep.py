@@ -7,6 +7,9 @@ checks read a workspace (:mod:`pytest_evalcases.run.files`): no symlink is follo
 link is copied as a link), a FIFO, socket or device is left out, and nothing is copied
 past the size limit. The kept workspaces of a directory stay within that limit: the
 oldest go first.
+
+A kept workspace is redacted as a run's recording is (:func:`scrub`): the directory is
+uploaded with the results file, and an agent may have written its environment into it.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ import os
 import re
 import shutil
 import stat
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_evalcases import defaults
+from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run.files import CHUNK, Unreadable, open_regular
 
 #: What a session's directory of kept workspaces is called after its results file's stem.
@@ -79,7 +85,7 @@ class KeepPlace:
 @dataclass(frozen=True)
 class Kept:
     """Where a workspace is after :func:`keep`; ``note`` says why it is not in the keep
-    directory when it is not."""
+    directory when it is not, or what was redacted in it when it is."""
 
     path: Path
     note: str = ""
@@ -99,10 +105,11 @@ def entry_name(
     return ".".join(p for p in parts if p)
 
 
-def keep(workspace: Path, name: str, place: KeepPlace) -> Kept:
+def keep(workspace: Path, name: str, place: KeepPlace, redact: Redactor) -> Kept:
     """Move ``workspace`` to ``place.directory/name``, making room by removing the
-    oldest workspaces kept by earlier sessions. A workspace that does not fit within
-    the limit, or that cannot be moved or copied, stays where it is."""
+    oldest workspaces kept by earlier sessions, and :func:`scrub` it with ``redact``. A
+    workspace that does not fit within the limit, or that cannot be moved or copied,
+    stays where it is, as it is."""
     shown = _shown(place.directory)
     try:
         if not stat.S_ISDIR(os.lstat(workspace).st_mode):
@@ -110,7 +117,14 @@ def keep(workspace: Path, name: str, place: KeepPlace) -> Kept:
     except OSError:
         # The agent removed it: its path stays in the report, which says so.
         return Kept(workspace)
-    size = tree_size(workspace)
+    try:
+        size = tree_size(workspace, defaults.KEEP_MAX_ENTRIES)
+    except TooMany as exc:
+        return Kept(
+            workspace,
+            f"not moved to {shown}: it holds more than {exc.limit:,} files and directories, "
+            "the most a kept workspace may",
+        )
     if size > place.max_bytes:
         return Kept(
             workspace,
@@ -142,9 +156,10 @@ def keep(workspace: Path, name: str, place: KeepPlace) -> Kept:
             remove_tree(target)
             return Kept(workspace, f"not moved to {shown}: {problem}")
         remove_tree(workspace)
+    scrubbed = scrub(target, redact)
     # Its time is when it was kept: the oldest kept go first.
     os.utime(target, follow_symlinks=False)
-    return Kept(target)
+    return Kept(target, scrubbed.note())
 
 
 def _make_session_dir(directory: Path) -> None:
@@ -186,6 +201,9 @@ def copy_tree(source: Path, target: Path, limit: int) -> None:
         for entry in entries:
             st = entry.stat(follow_symlinks=False)
             here, there = source / rel / entry.name, target / rel / entry.name
+            copied += footprint(st) - (st.st_size if stat.S_ISREG(st.st_mode) else 0)
+            if copied > limit:
+                raise TooBig(f"more than eval_keep_max_mb to copy at {rel / entry.name}")
             if stat.S_ISLNK(st.st_mode):
                 os.symlink(os.readlink(here), there)
             elif stat.S_ISDIR(st.st_mode):
@@ -223,6 +241,152 @@ def _copy_file(source: Path, target: Path, budget: int, rel: str) -> int:
         os.close(fd)
 
 
+@dataclass(frozen=True)
+class Scrubbed:
+    """What :func:`scrub` changed in a kept workspace: the paths it redacted, and those
+    it left out, each with why."""
+
+    redacted: tuple[str, ...] = ()
+    left_out: tuple[tuple[str, str], ...] = ()
+
+    def note(self) -> str:
+        """``secrets redacted in envdump.txt; left out: big.bin (…)``, or ``""``."""
+        parts = []
+        if self.redacted:
+            parts.append("secrets redacted in " + _listed(self.redacted))
+        if self.left_out:
+            parts.append("left out: " + _listed([f"{p} ({why})" for p, why in self.left_out]))
+        return "; ".join(parts)
+
+
+def _listed(items: Sequence[str], most: int = 5) -> str:
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
+
+
+def scrub(top: Path, redact: Redactor, max_bytes: int | None = None) -> Scrubbed:
+    """Redact the kept workspace ``top`` in place, as a run's recording is redacted
+    (docs/agents.md, "Kept workspaces"): a regular file whose text holds a secret is
+    replaced by its redacted text (a new file: a hard link to a file elsewhere is left
+    alone), so is a symlink whose target holds one. What cannot be searched is removed:
+    an entry whose name holds a secret, a file that cannot be read, and the files past
+    ``max_bytes`` read in all (:data:`~pytest_evalcases.defaults.KEEP_REDACT_MAX_BYTES`;
+    the smallest are read first). No symlink is followed."""
+    total = defaults.KEEP_REDACT_MAX_BYTES if max_bytes is None else max_bytes
+    budget = total
+    redacted: list[str] = []
+    left_out: list[tuple[str, str]] = []
+    files: list[tuple[int, str, str, os.stat_result]] = []
+    gone: list[str] = []
+    _listable(str(top))
+    for path, st in _walk(top):
+        rel = os.path.relpath(path, top)
+        if any(rel.startswith(g + os.sep) for g in gone):
+            continue
+        name = os.path.basename(path)
+        if redact(name) != name:
+            with _writable(os.path.dirname(path)):
+                remove_tree(Path(path))
+            gone.append(rel)
+            left_out.append((redact(rel), "its name holds a secret"))
+        elif stat.S_ISDIR(st.st_mode) and not _listable(path):
+            with _writable(os.path.dirname(path)):
+                remove_tree(Path(path))
+            gone.append(rel)
+            left_out.append((rel, "could not be listed for secrets"))
+        elif stat.S_ISREG(st.st_mode):
+            files.append((st.st_size, rel, path, st))
+        elif stat.S_ISLNK(st.st_mode):
+            with contextlib.suppress(OSError):
+                target = os.readlink(path)
+                if redact(target) != target:
+                    with _writable(os.path.dirname(path)):
+                        os.unlink(path)
+                        os.symlink(redact(target), path)
+                    redacted.append(rel)
+    for size, rel, path, st in sorted(files):
+        if size > budget:
+            _remove(path)
+            left_out.append((rel, f"past the {size_text(total)} searched for secrets"))
+            continue
+        budget -= size
+        try:
+            if _redact_file(path, rel, st, redact):
+                redacted.append(rel)
+        except (OSError, Unreadable):
+            _remove(path)
+            left_out.append((rel, "could not be read for secrets"))
+    return Scrubbed(tuple(sorted(redacted)), tuple(sorted(left_out)))
+
+
+def _listable(directory: str) -> bool:
+    """Whether ``directory`` can be listed, once made so for its owner (the walk is
+    next to list it: one the agent closed would hide what it holds)."""
+    if os.access(directory, os.R_OK | os.X_OK):
+        return True
+    with contextlib.suppress(OSError):
+        os.chmod(directory, stat.S_IMODE(os.lstat(directory).st_mode) | 0o500)
+    return os.access(directory, os.R_OK | os.X_OK)
+
+
+def _redact_file(path: str, rel: str, st: os.stat_result, redact: Redactor) -> bool:
+    """Replace the regular file ``path`` with its redacted text when that differs (bytes
+    that are not UTF-8 stay as they are); whether it did."""
+    fd = open_regular(Path(path), rel)
+    try:
+        chunks = []
+        while chunk := os.read(fd, CHUNK):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if not redact.may_change(data):
+        return False
+    text = data.decode("utf-8", "surrogateescape")
+    scrubbed = redact(text)
+    if scrubbed == text:
+        return False
+    directory = os.path.dirname(path)
+    with _writable(directory):
+        fd, tmp = tempfile.mkstemp(prefix=".redacting-", dir=directory)
+        try:
+            os.write(fd, scrubbed.encode("utf-8", "surrogateescape"))
+            os.fchmod(fd, stat.S_IMODE(st.st_mode))
+            os.close(fd)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    return True
+
+
+def _remove(path: str) -> None:
+    with _writable(os.path.dirname(path)), contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+@contextlib.contextmanager
+def _writable(directory: str) -> Iterator[None]:
+    """``directory`` writable by its owner while the block runs (the agent may have
+    made it read-only), its mode restored after."""
+    try:
+        mode = stat.S_IMODE(os.lstat(directory).st_mode)
+    except OSError:
+        yield
+        return
+    changed = mode & 0o300 != 0o300
+    if changed:
+        with contextlib.suppress(OSError):
+            os.chmod(directory, mode | 0o300)
+    try:
+        yield
+    finally:
+        if changed:
+            with contextlib.suppress(OSError):
+                os.chmod(directory, mode)
+
+
 def _scan(directory: Path) -> list[os.DirEntry[str]]:
     with os.scandir(directory) as entries:
         return list(entries)
@@ -247,15 +411,38 @@ def _walk(top: Path) -> Iterator[tuple[str, os.stat_result]]:
             yield entry.path, st
 
 
-def tree_size(top: Path) -> int:
-    """The bytes of the regular files below ``top`` (a file: its own)."""
+def footprint(st: os.stat_result) -> int:
+    """The bytes an entry costs kept: its blocks on disk (a one-byte file takes a block
+    of 4 KiB, and so does a directory), and at least a regular file's size (a sparse
+    file, which a copy across filesystems writes whole). Each name of a hard-linked file
+    counts: a copy writes each."""
+    blocks = getattr(st, "st_blocks", 0) * 512
+    return max(blocks, st.st_size) if stat.S_ISREG(st.st_mode) else blocks
+
+
+def tree_size(top: Path, max_entries: int | None = None) -> int:
+    """The :func:`footprint` of ``top`` and everything below it; with ``max_entries``,
+    :class:`TooMany` as soon as it holds more entries than that."""
     try:
         st = os.lstat(top)
     except OSError:
         return 0
+    total = footprint(st)
     if not stat.S_ISDIR(st.st_mode):
-        return st.st_size if stat.S_ISREG(st.st_mode) else 0
-    return sum(st.st_size for _, st in _walk(top) if stat.S_ISREG(st.st_mode))
+        return total
+    for entries, (_, st) in enumerate(_walk(top), 1):
+        if max_entries is not None and entries > max_entries:
+            raise TooMany(max_entries)
+        total += footprint(st)
+    return total
+
+
+class TooMany(Exception):
+    """A workspace with more entries than a kept workspace may hold."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
 
 
 def sessions(root: Path) -> list[Path]:

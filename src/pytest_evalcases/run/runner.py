@@ -252,8 +252,9 @@ class AgentRun:
     workspace: Path
     result: AgentResult
     env: Mapping[str, str]
-    #: The workspace as the run started it (after ``setup``).
-    started: Mapping[str, EntryState]
+    #: The workspace as the run started it (after ``setup``); ``None`` when it held more
+    #: entries than are walked (``WORKSPACE_MAX_ENTRIES``).
+    started: Mapping[str, EntryState] | None
     #: Without a sandbox, the repository's working tree before the run.
     watch: containment.TreeState | None
     #: When the run started (``time.monotonic``).
@@ -360,7 +361,7 @@ def _run_agent(
             ran, recording, replayed = _run_recorded(ctx, request, case, variant, record_as)
         except RunError as exc:
             error = exc
-    if populated is not None and record_as is not None:
+    if storing and record_as is not None:
         stored = _store_run(
             ctx, case, variant, record_as, workspace, populated, started, ran, error
         )
@@ -520,8 +521,8 @@ def _store_run(
     variant: Variant,
     name: str,
     workspace: Path,
-    populated: Mapping[str, EntryState],
-    started: Mapping[str, EntryState],
+    populated: Mapping[str, EntryState] | None,
+    started: Mapping[str, EntryState] | None,
     result: AgentResult | None,
     error: RunError | None,
 ) -> str | None:
@@ -570,7 +571,10 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
     refused = refusal_error(case, result)
     if refused is not None:
         raise refused
-    idle = not result.text.strip() and snapshot(workspace) == ran.started
+    # A workspace too big to walk is no idle one: the agent left it so, or its setup did.
+    idle = (
+        not result.text.strip() and ran.started is not None and snapshot(workspace) == ran.started
+    )
     return RunReport(
         checks=checks,
         agent=result,

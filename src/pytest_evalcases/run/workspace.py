@@ -80,12 +80,18 @@ def populate(workspace: Path, fixture: Path | None, overlays: Sequence[Overlay] 
 EntryState = tuple[int, int, int, str]
 
 
-def snapshot(workspace: Path) -> dict[str, EntryState]:
+def snapshot(workspace: Path) -> dict[str, EntryState] | None:
     """The workspace's entries by relative path, links not followed: two snapshots
     differ when a run created, deleted, wrote or touched anything in it (``.git``
-    included: a commit changes nothing else). Entries that cannot be read are left out."""
+    included: a commit changes nothing else). Entries that cannot be read are left out.
+    ``None`` when it holds more than :data:`~pytest_evalcases.defaults.WORKSPACE_MAX_ENTRIES`
+    entries: the walk stops there, so that an agent's 300,000 files cost no more than
+    that many (docs/replay.md, "What else is stored")."""
+    limit = defaults.WORKSPACE_MAX_ENTRIES
     state: dict[str, EntryState] = {}
     for top, dirs, files in os.walk(workspace):
+        if len(state) + len(dirs) + len(files) > limit:
+            return None
         for name in (*dirs, *files):
             path = os.path.join(top, name)
             try:

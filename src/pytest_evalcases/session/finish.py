@@ -93,7 +93,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     if settings.regrade is not None:
         doc = doc.with_changes(regraded_from=_relative(settings.regrade, target.parent))
     try:
-        written = resultsfile.write(doc, target, replace=replace)
+        written = resultsfile.write(doc, target, replace=replace, redact=state.redact)
     except (OSError, EvalcasesError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         state.unsaved = f"results file not written: {_display(target)}: {why}"

@@ -99,6 +99,8 @@ class Settings:
     regrade: Path | None = None
     #: --eval-perturb: perturbed runs of every case's prompt (docs/perturbation.md).
     perturb: PerturbPlan | None = None
+    #: ``eval_redact_env``: more variables whose values are secrets (docs/results.md).
+    redact_env: tuple[str, ...] = ()
 
 
 @dataclass

@@ -115,14 +115,50 @@ def test_missing_file_fails_with_not_found(ws: Path, type_: str) -> None:
     assert "not found" in result.message
 
 
-def test_symlink_out_of_the_workspace_is_an_error_not_read(ws: Path, tmp_path: Path) -> None:
+def test_a_symlink_the_agent_made_out_of_the_workspace_fails_the_check_unread(
+    ws: Path, tmp_path: Path
+) -> None:
+    # A FIFO: a check that opened it would block.
+    secret = tmp_path / "secret.txt"
+    os.mkfifo(secret)
+    (ws / "link.txt").symlink_to(secret)
+    (ws / "up").symlink_to(tmp_path)
+    # In the fixture, link.txt is a file: the agent replaced it with the link.
+    fixture = tmp_path / "fixture"
+    fixture.mkdir()
+    (fixture / "link.txt").write_text("notes\n")
+    said = f"link.txt is a symlink leaving the workspace (to {secret}): not read"
+    for check in (
+        {"type": "file_matches", "path": "link.txt", "pattern": "password"},
+        {"type": "file_exists", "path": "*.txt"},
+        {"type": "file_absent", "path": "**/*.txt"},
+        {"type": "file_unchanged", "path": "link.txt"},
+    ):
+        result = evaluate(check, ws, fixture=fixture)
+        assert (result.passed, result.message) == (False, said), check
+    # The link on the way is the one named.
+    assert evaluate({"type": "file_exists", "path": "up/ws/README.md"}, ws).passed
+    deep = evaluate({"type": "file_exists", "path": "up/fixture/link.txt"}, ws)
+    assert deep.message == f"up is a symlink leaving the workspace (to {tmp_path}): not read"
+
+
+def test_a_symlink_of_the_fixture_out_of_the_workspace_is_an_error_not_read(
+    ws: Path, tmp_path: Path
+) -> None:
+    fixture = tmp_path / "fixture"
+    fixture.mkdir()
     secret = tmp_path / "secret.txt"
     secret.write_text("password")
+    (fixture / "link.txt").symlink_to(secret)
     (ws / "link.txt").symlink_to(secret)
     with pytest.raises(PathEscapeError, match="resolves outside the workspace"):
-        evaluate({"type": "file_matches", "path": "link.txt", "pattern": "password"}, ws)
+        evaluate(
+            {"type": "file_matches", "path": "link.txt", "pattern": "password"},
+            ws,
+            fixture=fixture,
+        )
     with pytest.raises(PathEscapeError):
-        evaluate({"type": "file_exists", "path": "*.txt"}, ws)
+        evaluate({"type": "file_exists", "path": "*.txt"}, ws, fixture=fixture)
 
 
 def test_file_unchanged_compares_with_the_fixture(ws: Path, tmp_path: Path) -> None:
@@ -390,9 +426,9 @@ def test_globs_never_enter_symlinked_directories(ws: Path, tmp_path: Path) -> No
     # A wildcard matches the links to directories outside, and they are no files.
     everything = evaluate({"type": "file_not_matches", "path": "**/*", "pattern": "hunter2"}, ws)
     assert everything.message == "**/*: pattern 'hunter2' absent"
-    # A named path still follows its symlinks, and one that leaves is an error.
-    with pytest.raises(PathEscapeError, match="path 'etc' resolves outside the workspace"):
-        evaluate({"type": "file_exists", "path": "etc/*.conf"}, ws)
+    # A named path still follows its symlinks, and one that leaves fails the check.
+    named = evaluate({"type": "file_exists", "path": "etc/*.conf"}, ws)
+    assert named.message == f"etc is a symlink leaving the workspace (to {outside}): not read"
 
 
 def test_a_symlink_loop_is_no_file(ws: Path) -> None:
