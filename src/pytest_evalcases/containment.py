@@ -4,7 +4,8 @@ a run, and the paths a sandboxed run was refused.
 Without the sandbox, :func:`tree_state` is taken before and after each run and
 :func:`changed_files` names what the run changed in the repository (the run is then an
 error of kind ``escaped-workspace``). Under the sandbox everything outside the workspace
-is read-only, so a write there fails with ``EROFS``; :func:`refused_paths` reads the
+is read-only, so a write there fails with ``EROFS``, and what needs a privilege (a
+device node, a file attribute, a mount) with ``EPERM``; :func:`refused_paths` reads the
 paths from the messages the agent's tools printed.
 """
 
@@ -160,7 +161,15 @@ def _ignored_prefixes(root: Path, ignore: Sequence[Path]) -> set[str]:
 
 # --- refused paths ---------------------------------------------------------------------
 
-_PHRASE = re.compile(r"read-only file system", re.IGNORECASE)
+#: The messages of a refused write: a read-only filesystem (``EROFS``), an operation
+#: that needs a privilege the sandbox took away (``EPERM``: mknod, chattr, chown), and
+#: util-linux's mount refusing a user who is not root.
+_PHRASE = re.compile(
+    r"read-only file system|operation not permitted|must be superuser to use mount",
+    re.IGNORECASE,
+)
+#: e2fsprogs' chattr names the file last, unquoted, to the end of the line.
+_FLAGS_ON = re.compile(r"\s+while setting flags on (/.*?)\s*$")
 #: A word as coreutils quotes a file name (shell-escape style): ``'...'``, ``"..."``,
 #: ``$'...'`` and ``\'`` pieces, run together, or a name in locale quotes (‘...’ or
 #: `...'), ending the text before the message.
@@ -191,8 +200,9 @@ _HEAD = 1024
 
 
 def refused_paths(*texts: str) -> list[str]:
-    """Absolute paths named in read-only-filesystem errors in ``texts`` (an agent's
-    output, stderr, transcript), unique, in order of first appearance.
+    """Absolute paths named in the errors of refused writes in ``texts`` (an agent's
+    output, stderr, transcript), unique, in order of first appearance: read-only
+    filesystem, operation not permitted, and mount's ``must be superuser``.
 
     Reads the shapes of shells (``sh: 1: cannot create /x: Read-only file system``),
     coreutils (``touch: cannot touch '/x': ...``, shell-escaped or locale-quoted names),
@@ -367,7 +377,11 @@ def _ansi(match: re.Match[bytes]) -> bytes:
 
 def _names_after(line: str, end: int) -> list[str]:
     """The names after the phrase: ``: '/x'`` (Python) or ``, open '/x'`` (Node.js), and
-    the second of ``'/a' -> '/b'`` (a rename, copy or link)."""
+    the second of ``'/a' -> '/b'`` (a rename, copy or link); ``while setting flags on
+    /x`` (chattr)."""
+    flags = _FLAGS_ON.match(line, end)
+    if flags is not None:
+        return [flags.group(1)]
     lead = _AFTER_LEAD.match(line, end)
     if lead is None:
         return []

@@ -13,7 +13,7 @@ import pytest
 from pytest_evalcases import git, process, sandbox
 from pytest_evalcases.containment import TreeState, changed_files, refused_paths, tree_state
 from tests.helpers.git import make_repo
-from tests.helpers.sandbox import requires_bwrap
+from tests.helpers.sandbox import clear_immutable, requires_bwrap
 
 
 def repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
@@ -398,6 +398,27 @@ MESSAGES = [
         id="rust",
     ),
     pytest.param("open /root/go.txt: read-only file system", ["/root/go.txt"], id="go-shape"),
+    # Refused for want of a privilege, as root too: under bwrap --cap-drop ALL in a user
+    # namespace (coreutils 9.1, e2fsprogs 1.47, util-linux 2.38, CPython, Node.js 20).
+    pytest.param("mknod: /ws/dev: Operation not permitted", ["/ws/dev"], id="mknod"),
+    pytest.param("mknod: '/ws/my dev': Operation not permitted", ["/ws/my dev"], id="mknod-space"),
+    pytest.param(
+        "chattr: Operation not permitted while setting flags on /ws/my f",
+        ["/ws/my f"],
+        id="chattr",
+    ),
+    pytest.param("mount: /work/repo: must be superuser to use mount.", ["/work/repo"], id="mount"),
+    pytest.param(
+        "touch: setting times of '/ws/x': Operation not permitted", ["/ws/x"], id="touch-eperm"
+    ),
+    pytest.param(
+        "PermissionError: [Errno 1] Operation not permitted: '/ws/py'",
+        ["/ws/py"],
+        id="python-eperm",
+    ),
+    pytest.param(
+        "Error: EPERM: operation not permitted, chmod '/ws/js'", ["/ws/js"], id="node-eperm"
+    ),
 ]
 
 
@@ -462,6 +483,9 @@ def test_punctuation_after_a_path_is_not_part_of_it() -> None:
         "Read-only file system: /",
         "cannot create x: Read-only file system",
         "I will write to /root/x even though it is a read-only file system",
+        "PermissionError: [Errno 1] Operation not permitted",
+        "kill: (1234) - Operation not permitted",
+        "hostname: you must be root to change the host name",
     ],
     ids=[
         "empty",
@@ -473,6 +497,9 @@ def test_punctuation_after_a_path_is_not_part_of_it() -> None:
         "bare-slash",
         "relative",
         "prose",
+        "eperm-no-path",
+        "kill",
+        "hostname",
     ],
 )
 def test_no_path_is_made_up(text: str) -> None:
@@ -499,3 +526,27 @@ def test_the_messages_of_real_refused_writes(tmp_path: Path) -> None:
     if shutil.which("node"):
         expected.append(f"{target}/js")
     assert refused_paths(done.stdout, done.stderr) == expected
+
+
+@requires_bwrap
+def test_the_messages_of_real_privileged_operations_refused_in_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    # Refused as root too: the sandbox drops every capability (docs/sandbox.md).
+    (tmp_path / "f.txt").write_text("f")
+    tools = {
+        "mknod": (f"mknod '{tmp_path}/my dev' c 1 3", f"{tmp_path}/my dev"),
+        "chattr": (f"chattr +i {tmp_path}/f.txt", f"{tmp_path}/f.txt"),
+        "mount": (f"mount -o remount,rw,bind {tmp_path}", str(tmp_path)),
+    }
+    present = [name for name in tools if shutil.which(name)]
+    script = "; ".join(tools[name][0] for name in present) + "; true"
+    box = sandbox.choose("bwrap")
+    argv = box.wrap(script, cwd=tmp_path, writable=(tmp_path,))
+    try:
+        done = process.run(argv, cwd=tmp_path, timeout=60)
+    finally:
+        clear_immutable(tmp_path)
+
+    assert refused_paths(done.stdout, done.stderr) == [tools[name][1] for name in present]
+    assert not (tmp_path / "my dev").exists()
