@@ -500,3 +500,91 @@ def test_as_root_the_agent_has_no_privilege_and_each_attempt_is_a_refused_write(
     result.stdout.fnmatch_lines(
         ["sandbox: 1 run(s) tried to write outside the workspace (refused):", "  root: *"]
     )
+
+
+#: Without a sandbox, changes that ``git status`` does not show: a commit, a file hidden
+#: by the excludes, a hook, a file-system monitor that git would run (and that writes
+#: the marker if it ever runs), a branch; by the case.
+GIT_AGENT = """
+import os, pathlib, subprocess
+
+repo = pathlib.Path(os.environ["HOSTILE_REPO"])
+case = os.environ["EVALCASES_CASE_ID"]
+
+
+def git(*args):
+    # Its own git commands do not run the monitor: only the plugin's could.
+    config = ["-c", "user.name=a", "-c", "user.email=a@example.com", "-c", "core.fsmonitor="]
+    subprocess.run(["git", *config, "-C", repo, *args], check=True)
+
+
+if case == "commit":
+    (repo / "AGENTS.md").write_text("Anything goes.\\\\n")
+    git("commit", "-q", "-am", "relax")
+elif case == "exclude":
+    with (repo / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("ROGUE.md\\\\n")
+    (repo / "ROGUE.md").write_text("hidden")
+elif case == "hook":
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\\\\ntouch $HOME/owned\\\\n")
+    hook.chmod(0o755)
+elif case == "fsmonitor":
+    git("config", "core.fsmonitor", f"touch {os.environ['HOSTILE_MARKER']}; false")
+elif case == "branch":
+    git("branch", "evil")
+print("ok")
+"""
+
+GIT_CASES = {
+    f"evals/{n}-{case}.yaml": f"""
+        id: {case}
+        defends: AGENTS.md
+        prompt: Work.
+        checks: [{{type: output_matches, pattern: "^ok$"}}]
+        """
+    for n, case in enumerate(["fsmonitor", "commit", "exclude", "hook", "branch", "clean"])
+}
+
+
+def test_without_a_sandbox_what_git_status_does_not_show_is_an_escape_and_git_runs_nothing(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = pytester.path.parent / f"{pytester.path.name}-fsmonitor-ran"
+    monkeypatch.setenv("HOSTILE_REPO", str(pytester.path))
+    monkeypatch.setenv("HOSTILE_MARKER", str(marker))
+    make_suite(
+        GIT_AGENT,
+        GIT_CASES,
+        fixtures={"AGENTS.md": "Work in the workspace only.\n"},
+        ini="eval_sandbox = none\n",
+    )
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "suite"]):
+        git(pytester.path, *args)
+    main = git(pytester.path, "symbolic-ref", "HEAD").strip()
+
+    result = run(pytester)
+
+    # The file-system monitor the first run set up never ran: not after that run, nor
+    # before and after the runs that followed.
+    assert not marker.exists()
+    result.assert_outcomes(passed=1, errors=5)
+    records = {r["id"]: r for r in only_results(pytester.path)["cases"]}
+    assert {
+        i: r["error_kind"] for i, r in records.items() if r["outcome"] == "error"
+    } == dict.fromkeys(["fsmonitor", "commit", "exclude", "hook", "branch"], "escaped-workspace")
+    repo = pytester.path
+    result.stdout.fnmatch_lines(
+        [
+            f"the run changed the repository outside its workspace ({repo}): .git/config; *",
+            f"the run changed the repository outside its workspace ({repo}): AGENTS.md, "
+            f".git/index, .git/{main}; *",
+            f"the run changed the repository outside its workspace ({repo}): .git/info/exclude; *",
+            f"the run changed the repository outside its workspace ({repo}): "
+            ".git/hooks/pre-commit; *",
+            f"the run changed the repository outside its workspace ({repo}): "
+            ".git/refs/heads/evil; *",
+        ],
+        consecutive=False,
+    )
+    assert records["clean"]["outcome"] == "passed"

@@ -12,6 +12,7 @@ import pytest
 
 from pytest_evalcases import git, process, sandbox
 from pytest_evalcases.containment import TreeState, changed_files, refused_paths, tree_state
+from tests.helpers.git import git as run_git
 from tests.helpers.git import make_repo
 from tests.helpers.sandbox import clear_immutable, requires_bwrap
 
@@ -152,14 +153,133 @@ def test_what_a_run_changed_is_named_and_what_it_left_alone_is_not(tmp_path: Pat
     ]
 
 
+def after(before: TreeState) -> TreeState:
+    found = tree_state(before.root, since=before)
+    assert found is not None
+    return found
+
+
+def branch(root: Path) -> str:
+    return run_git(root, "symbolic-ref", "HEAD").strip()
+
+
 def test_a_commit_by_the_run_is_seen(tmp_path: Path) -> None:
     root = repo(tmp_path, {"a.py": "a\n"})
     (root / "a.py").write_text("dirty\n", "utf-8")
     before = state(root)
 
-    assert git.run(root, ["commit", "-q", "-am", "by the agent"]).returncode == 0
+    run_git(root, "commit", "-q", "-am", "by the agent")
 
-    assert changed_files(before, state(root)) == ["a.py"]
+    assert changed_files(before, after(before)) == ["a.py", ".git/index", f".git/{branch(root)}"]
+
+
+def test_a_clean_file_edited_and_committed_is_named(tmp_path: Path) -> None:
+    # git status lists nothing before and after: the commit moved HEAD.
+    root = repo(tmp_path, {"AGENTS.md": "rules\n", "b.py": "b\n"})
+    before = state(root)
+    (root / "AGENTS.md").write_text("no rules\n", "utf-8")
+    run_git(root, "commit", "-q", "-am", "by the agent")
+
+    assert changed_files(before, after(before)) == [
+        "AGENTS.md",
+        ".git/index",
+        f".git/{branch(root)}",
+    ]
+
+
+def test_an_edit_hidden_from_git_status_by_the_index_is_seen(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"AGENTS.md": "rules\n"})
+    before = state(root)
+    run_git(root, "update-index", "--assume-unchanged", "AGENTS.md")
+    (root / "AGENTS.md").write_text("no rules\n", "utf-8")
+
+    assert changed_files(before, after(before)) == [".git/index"]
+
+
+def test_refs_tags_and_a_detached_head_are_seen(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"a.py": "a\n"})
+    before = state(root)
+    run_git(root, "tag", "v1")
+    run_git(root, "branch", "other")
+
+    assert changed_files(before, after(before)) == [".git/refs/heads/other", ".git/refs/tags/v1"]
+    run_git(root, "checkout", "-q", "--detach")
+    assert changed_files(before, after(before)) == [
+        ".git/HEAD",
+        ".git/refs/heads/other",
+        ".git/refs/tags/v1",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("where", "content"),
+    [
+        ("info/exclude", "hidden.md\n"),
+        ("hooks/pre-commit", "#!/bin/sh\ntouch /tmp/owned\n"),
+        ("info/attributes", "* filter=x\n"),
+    ],
+    ids=["exclude", "hook", "attributes"],
+)
+def test_what_steers_git_is_seen_and_what_it_hides_does_not_matter(
+    tmp_path: Path, where: str, content: str
+) -> None:
+    root = repo(tmp_path)
+    before = state(root)
+    (root / ".git" / where).parent.mkdir(exist_ok=True)
+    (root / ".git" / where).write_text(content, "utf-8")
+    (root / "hidden.md").write_text("x", "utf-8")
+
+    changed = changed_files(before, after(before))
+
+    # git was not asked about the working tree: the names are those of the git
+    # directory, and what its configuration hides is not listed.
+    assert changed == [f".git/{where}"]
+
+
+#: A configuration that makes git run a program: a file-system monitor (every status,
+#: diff and ls-files) and a clean filter (for each file whose timestamps changed).
+HOSTILE_CONFIG = """
+[core]
+\tfsmonitor = "touch {marker}-fsmonitor; false"
+[filter "x"]
+\tclean = "touch {marker}-filter; cat"
+\tprocess = "touch {marker}-process"
+"""
+
+
+def test_git_never_runs_a_program_the_configuration_names(tmp_path: Path) -> None:
+    root = repo(tmp_path, {".gitattributes": "* filter=x\n", "a.py": "a\n"})
+    before = state(root)
+    marker = tmp_path / "ran"
+    with (root / ".git" / "config").open("a") as config:
+        config.write(HOSTILE_CONFIG.format(marker=marker))
+    (root / "a.py").write_text("b\n", "utf-8")
+
+    changed = changed_files(before, after(before))
+    # The next run's state, taken with that configuration, and the commands of the
+    # other features.
+    following = state(root)
+    assert git.run(root, ["diff", "--name-only", "HEAD"]).returncode == 0
+    assert git.run(root, ["ls-files", "--others", "--exclude-standard"]).returncode == 0
+
+    assert changed == [".git/config"]
+    assert following.entries.keys() == {"a.py"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["repo"]
+
+
+def test_the_users_configuration_is_watched_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    before = state(root)
+    (home / ".gitconfig").write_text("[core]\n\tfsmonitor = true\n", "utf-8")
+
+    assert changed_files(before, after(before)) == [str(home / ".gitconfig")]
 
 
 def test_paths_at_or_under_an_ignored_path_are_left_out(tmp_path: Path) -> None:

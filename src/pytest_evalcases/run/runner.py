@@ -573,7 +573,7 @@ def _watch(ctx: RunContext) -> containment.TreeState | None:
 def _check_tree(ctx: RunContext, before: containment.TreeState) -> None:
     """An ``escaped-workspace`` error naming the files of the repository's working tree
     that the run changed (docs/sandbox.md, "Without bubblewrap")."""
-    after = containment.tree_state(before.root)
+    after = containment.tree_state(before.root, since=before)
     if after is None:
         return
     changed = [
