@@ -71,6 +71,30 @@ def test_a_bubblewrap_that_fails_its_trial_is_not_used(
         sandbox.choose("bwrap")
 
 
+def test_where_no_user_namespace_is_allowed_runs_are_contained_without_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # As on a kernel with user.max_user_namespaces = 0: bubblewrap fails when asked for
+    # one, and runs without.
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        '#!/bin/sh\nfor a; do [ "$a" = --unshare-user ] && '
+        "{ echo 'bwrap: No space left on device' >&2; exit 1; }; done\nexit 0\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    sandbox.trial.cache_clear()
+
+    box = sandbox.choose("bwrap")
+
+    assert box.contained
+    assert not box.user_namespace
+    argv = list(box.wrap(["true"], cwd=tmp_path))
+    assert "--unshare-user" not in argv
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
+    assert {"--unshare-ipc", "--unshare-uts", "--unshare-pid"} <= set(argv)
+
+
 @requires_bwrap
 def test_writes_land_in_the_workspace_and_tmp_only(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
