@@ -171,11 +171,14 @@ def changed_files(before: TreeState, after: TreeState, *, ignore: Sequence[Path]
 #: A commit's name (SHA-1 or SHA-256).
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: What of the git directory is read: a run that writes there can change what a commit,
-#: a hook or the excludes do. Objects are left out (they only grow, and are many).
-_STEERING_FILES = ("commondir", "shallow")
-_STEERING_TREES = ("hooks", "info", "objects/info")
-_REF_FILES = ("HEAD", "packed-refs")
+#: a hook or the excludes do. Objects are left out (they only grow, and are many), and
+#: so is what git's upkeep rewrites on its own (``objects/info/commit-graph``, logs).
+_STEERING_FILES = ("commondir", "shallow", "objects/info/alternates")
+_STEERING_TREES = ("hooks", "info")
+_REF_FILES = ("HEAD",)
 _REF_TREES = ("refs", "reftable")
+#: Remote-tracking refs are left out: an editor's automatic fetch moves them.
+_REMOTES = "refs/remotes/"
 
 
 def _configuration(root: Path, git_dir: Path, common: Path, config: str) -> dict[str, str]:
@@ -196,10 +199,17 @@ def _configuration(root: Path, git_dir: Path, common: Path, config: str) -> dict
 
 
 def _refs(root: Path, git_dir: Path, common: Path) -> dict[str, str]:
-    """Digests of the files that record history: ``HEAD``, the refs, the reflog-free
-    ``packed-refs`` and ``reftable``."""
+    """Digests of the files that record history: ``HEAD``, the refs, ``packed-refs``
+    and ``reftable``, but remote-tracking refs."""
     kept: dict[str, str] = {}
     _read(kept, root, (git_dir, common), _REF_FILES, _REF_TREES)
+    packed = common / "packed-refs"
+    try:
+        lines = packed.read_bytes().splitlines()
+    except OSError:
+        return kept
+    mine = [line for line in lines if not line.partition(b" ")[2].startswith(_REMOTES.encode())]
+    kept[_shown(root, packed)] = _sha(b"\n".join(mine))
     return kept
 
 
@@ -217,7 +227,8 @@ def _read(
             tree = base / name
             if tree.is_dir():
                 for found in sorted(tree.rglob("*")):
-                    _add(kept, root, found)
+                    if not found.relative_to(base).as_posix().startswith(_REMOTES):
+                        _add(kept, root, found)
 
 
 def _add(kept: dict[str, str], root: Path, path: Path) -> None:

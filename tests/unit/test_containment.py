@@ -211,6 +211,22 @@ def test_refs_tags_and_a_detached_head_are_seen(tmp_path: Path) -> None:
     ]
 
 
+def test_what_git_moves_on_its_own_is_not_taken_for_the_run(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"a.py": "a\n"})
+    head = run_git(root, "rev-parse", "HEAD").strip()
+    run_git(root, "update-ref", "refs/remotes/origin/main", head)
+    run_git(root, "pack-refs", "--all")
+    before = state(root)
+    # An editor's automatic fetch, git's upkeep, and a refresh of the index's timestamps.
+    run_git(root, "update-ref", "refs/remotes/origin/main", "HEAD^{tree}")
+    run_git(root, "update-ref", "refs/remotes/origin/other", head)
+    run_git(root, "commit-graph", "write", "--reachable")
+    (root / "a.py").touch()
+    run_git(root, "update-index", "--refresh")
+
+    assert changed_files(before, after(before)) == []
+
+
 @pytest.mark.parametrize(
     ("where", "content"),
     [
