@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_evalcases import git
+from pytest_evalcases.process import ProcessResult
 
 #: The digest markers of entries that are not regular files.
 DELETED = "deleted"
@@ -67,7 +68,9 @@ def tree_state(path: Path, *, since: TreeState | None = None) -> TreeState | Non
     With ``since`` (the state before a run): when the configuration git reads, its hooks
     or its ``info`` files changed, git is not asked about the working tree (the run's
     configuration could make it run a program), and the state names what changed; when
-    ``HEAD`` moved, ``committed`` names the files the new commits changed.
+    ``HEAD`` moved, ``committed`` names the files the new commits changed; when git can
+    no longer read the repository (a broken configuration, a deleted ``.git``), the state
+    says so as a change (never ``None``, which would leave the run unchecked).
 
     Four git commands (the top level and ``HEAD``, the configuration, the index, one
     ``git status``), none of which runs a program the configuration names (:mod:`git`),
@@ -76,22 +79,36 @@ def tree_state(path: Path, *, since: TreeState | None = None) -> TreeState | Non
     files were touched since the index was written it re-reads them. Raises
     :class:`git.GitTimedOut` when git hangs.
     """
+    taken = _taken(path, since)
+    if isinstance(taken, TreeState) or since is None:
+        return taken if isinstance(taken, TreeState) else None
+    return TreeState(
+        since.root,
+        since.entries,
+        "",
+        {**since.configuration, f"git cannot read it: {taken}": ""},
+        since.refs,
+    )
+
+
+def _taken(path: Path, since: TreeState | None) -> TreeState | str:
+    """The state of :func:`tree_state`, or why git could not tell it."""
     try:
         top = git.run(
             path, ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "HEAD"]
         )
-    except (git.GitNotFound, OSError):
-        return None
+    except (git.GitNotFound, OSError) as exc:
+        return str(exc)
     lines = top.stdout.split("\n")
     if len(lines) < 3 or not lines[0] or not lines[1]:
-        return None
+        return _said(top)
     root, git_dir = Path(lines[0]), Path(lines[1])
     # Relative to the directory git ran in, where it is below it.
     common = Path(os.path.normpath(path / lines[2])) if lines[2] else git_dir
     head = lines[3] if len(lines) > 3 and _HEX.fullmatch(lines[3]) else ""
     config = git.run(root, git.CONFIG_LIST)
     if config.returncode != 0:
-        return None
+        return _said(config)
     configuration = _configuration(root, git_dir, common, config.stdout)
     refs = _refs(root, git_dir, common)
     index_name = _shown(root, git_dir / "index")
@@ -103,7 +120,7 @@ def tree_state(path: Path, *, since: TreeState | None = None) -> TreeState | Non
         return TreeState(root, since.entries, head, configuration, refs)
     index = git.run(root, ["ls-files", "--stage", "-v", "-z"])
     if index.returncode != 0:
-        return None
+        return _said(index)
     refs[index_name] = _sha(index.stdout.encode("utf-8", "surrogateescape"))
     with tempfile.TemporaryDirectory(prefix="evalcases-status-") as scratch:
         out = Path(scratch) / "status"
@@ -122,10 +139,10 @@ def tree_state(path: Path, *, since: TreeState | None = None) -> TreeState | Non
                 out,
                 filters=git.filters_in(config.stdout),
             )
-        except git.GitNotFound:
-            return None
+        except git.GitNotFound as exc:
+            return str(exc)
         if done.returncode != 0:
-            return None
+            return _said(done)
         listing = out.read_bytes()
     root_bytes = os.fsencode(root)
     entries = {
@@ -141,6 +158,12 @@ def tree_state(path: Path, *, since: TreeState | None = None) -> TreeState | Non
         )
         committed = tuple(n for n in diff.stdout.split("\0") if n)
     return TreeState(root, entries, head, configuration, refs, committed)
+
+
+def _said(result: ProcessResult) -> str:
+    """What a git command that failed said: the first line of its error."""
+    lines = result.stderr.strip().splitlines()
+    return lines[0] if lines else f"exit status {result.returncode}"
 
 
 def changed_files(before: TreeState, after: TreeState, *, ignore: Sequence[Path] = ()) -> list[str]:

@@ -533,6 +533,9 @@ elif case == "fsmonitor":
     git("config", "core.fsmonitor", f"touch {os.environ['HOSTILE_MARKER']}; false")
 elif case == "branch":
     git("branch", "evil")
+elif case == "broken":
+    with (repo / ".git" / "config").open("a") as config:
+        config.write("[core\\n")
 print("ok")
 """
 
@@ -543,7 +546,9 @@ GIT_CASES = {
         prompt: Work.
         checks: [{{type: output_matches, pattern: "^ok$"}}]
         """
-    for n, case in enumerate(["fsmonitor", "commit", "exclude", "hook", "branch", "clean"])
+    for n, case in enumerate(
+        ["fsmonitor", "commit", "exclude", "hook", "branch", "clean", "broken", "after"]
+    )
 }
 
 
@@ -568,11 +573,14 @@ def test_without_a_sandbox_what_git_status_does_not_show_is_an_escape_and_git_ru
     # The file-system monitor the first run set up never ran: not after that run, nor
     # before and after the runs that followed.
     assert not marker.exists()
-    result.assert_outcomes(passed=1, errors=5)
+    result.assert_outcomes(passed=1, errors=7)
     records = {r["id"]: r for r in only_results(pytester.path)["cases"]}
     assert {
         i: r["error_kind"] for i, r in records.items() if r["outcome"] == "error"
-    } == dict.fromkeys(["fsmonitor", "commit", "exclude", "hook", "branch"], "escaped-workspace")
+    } == dict.fromkeys(
+        ["fsmonitor", "commit", "exclude", "hook", "branch", "broken", "after"],
+        "escaped-workspace",
+    )
     repo = pytester.path
     result.stdout.fnmatch_lines(
         [
@@ -584,6 +592,12 @@ def test_without_a_sandbox_what_git_status_does_not_show_is_an_escape_and_git_ru
             ".git/hooks/pre-commit; *",
             f"the run changed the repository outside its workspace ({repo}): "
             ".git/refs/heads/evil; *",
+            # A configuration git cannot read: the run that wrote it, and the next, which
+            # could not be watched.
+            f"the run changed the repository outside its workspace ({repo}): git cannot "
+            "read it: fatal: bad config line *",
+            f"git cannot read the repository ({repo}) any more, so what the run would "
+            "change there cannot be seen *",
         ],
         consecutive=False,
     )

@@ -283,6 +283,22 @@ def test_git_never_runs_a_program_the_configuration_names(tmp_path: Path) -> Non
     assert sorted(p.name for p in tmp_path.iterdir()) == ["repo"]
 
 
+@pytest.mark.parametrize("how", ["broken-config", "deleted-git-dir"])
+def test_a_repository_git_cannot_read_after_the_run_is_a_change(tmp_path: Path, how: str) -> None:
+    root = repo(tmp_path, {"a.py": "a\n"})
+    before = state(root)
+    if how == "broken-config":
+        (root / ".git" / "config").write_text("[core\n", "utf-8")
+    else:
+        shutil.rmtree(root / ".git")
+
+    changed = changed_files(before, after(before))
+
+    # Not None: which would leave the run unchecked.
+    assert len(changed) == 1
+    assert changed[0].startswith("git cannot read it: fatal: ")
+
+
 def test_the_users_configuration_is_watched_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
