@@ -1,10 +1,12 @@
-"""Whether a run stayed in its workspace: the repository's working tree before and after
-a run, and the paths a sandboxed run was refused.
+"""Whether a run stayed in its workspace: the repository (its working tree and what git
+keeps beside it) before and after a run, and the paths a sandboxed run was refused.
 
 Without the sandbox, :func:`tree_state` is taken before and after each run and
-:func:`changed_files` names what the run changed in the repository (the run is then an
-error of kind ``escaped-workspace``). Under the sandbox everything outside the workspace
-is read-only, so a write there fails with ``EROFS``; :func:`refused_paths` reads the
+:func:`changed_files` names what the run changed in the repository: files, commits,
+refs, the index, the configuration git reads, hooks, excludes (the run is then an error
+of kind ``escaped-workspace``). Under the sandbox everything outside the workspace
+is read-only, so a write there fails with ``EROFS``, and what needs a privilege (a
+device node, a file attribute, a mount) with ``EPERM``; :func:`refused_paths` reads the
 paths from the messages the agent's tools printed.
 """
 
@@ -17,10 +19,11 @@ import re
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_evalcases import git
+from pytest_evalcases.process import ProcessResult
 
 #: The digest markers of entries that are not regular files.
 DELETED = "deleted"
@@ -33,67 +36,242 @@ _CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class TreeState:
-    """The working tree as git sees it: each path ``git status`` lists (modified, added,
-    deleted, untracked; ignored files are not listed), with the sha256 of its content at
-    the time, or a marker: ``deleted``, ``dir`` (a submodule or nested repository),
-    ``symlink:<target>``, ``other`` (a FIFO, socket or device)."""
+    """The repository as a run could change it: the working tree as git sees it, each
+    path ``git status`` lists (modified, added, deleted, untracked; ignored files are not
+    listed) with the sha256 of its content at the time, or a marker: ``deleted``, ``dir``
+    (a submodule or nested repository), ``symlink:<target>``, ``other`` (a FIFO, socket
+    or device); and what git keeps beside it (:attr:`git`): the commit checked out, the
+    refs, the index, the configuration git reads, the hooks and the ``info`` files
+    (excludes, attributes), which a run could change without ``git status`` showing it."""
 
     root: Path  # the work tree's top level
     entries: Mapping[str, str]  # repo-relative posix path -> digest or marker
+    #: ``HEAD``'s commit; empty before the first commit.
+    head: str = ""
+    #: What steers git, by a name to report (``.git/config``, ``~/.gitconfig``,
+    #: ``.git/hooks/pre-commit``, ``.git/info/exclude``) -> a digest: the settings of each
+    #: configuration file git reads, the hooks, the ``info`` files and alternates.
+    configuration: Mapping[str, str] = field(default_factory=dict)
+    #: Where git records history, by name (``.git/HEAD``, ``.git/refs/heads/main``,
+    #: ``.git/packed-refs``, ``.git/index``) -> a digest (the index's of its entries and
+    #: their flags, not of the file, which git rewrites when it refreshes timestamps).
+    refs: Mapping[str, str] = field(default_factory=dict)
+    #: The files the commits since the state before changed (see :func:`tree_state`).
+    committed: tuple[str, ...] = ()
 
 
-def tree_state(path: Path) -> TreeState | None:
+def tree_state(path: Path, *, since: TreeState | None = None) -> TreeState | None:
     """The state of the git work tree containing ``path``; ``None`` when ``path`` is not in
     a work tree (a bare repository, no repository, one git refuses to read) or git is
     missing.
 
-    Two git commands (the top level, then one ``git status``) and a hash of each listed
-    file only. ``git status`` cannot refresh the index without its optional lock, so in
-    a tree whose files were touched since the index was written it re-reads them: about
-    15 ms for 2000 tracked files with a fresh index, 40 ms with a stale one. Raises
+    With ``since`` (the state before a run): when the configuration git reads, its hooks
+    or its ``info`` files changed, git is not asked about the working tree (the run's
+    configuration could make it run a program), and the state names what changed; when
+    ``HEAD`` moved, ``committed`` names the files the new commits changed; when git can
+    no longer read the repository (a broken configuration, a deleted ``.git``), the state
+    says so as a change (never ``None``, which would leave the run unchecked).
+
+    Four git commands (the top level and ``HEAD``, the configuration, the index, one
+    ``git status``), none of which runs a program the configuration names (:mod:`git`),
+    and a hash of each listed file and of the files of the git directory named above.
+    ``git status`` cannot refresh the index without its optional lock, so in a tree whose
+    files were touched since the index was written it re-reads them. Raises
     :class:`git.GitTimedOut` when git hangs.
     """
+    taken = _taken(path, since)
+    if isinstance(taken, TreeState) or since is None:
+        return taken if isinstance(taken, TreeState) else None
+    return TreeState(
+        since.root,
+        since.entries,
+        "",
+        {**since.configuration, f"git cannot read it: {taken}": ""},
+        since.refs,
+    )
+
+
+def _taken(path: Path, since: TreeState | None) -> TreeState | str:
+    """The state of :func:`tree_state`, or why git could not tell it."""
     try:
-        top = git.run(path, ["rev-parse", "--show-toplevel"])
-    except (git.GitNotFound, OSError):
-        return None
-    if top.returncode != 0 or not top.stdout.strip():
-        return None
-    root = Path(top.stdout.rstrip("\n"))
+        top = git.run(
+            path, ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "HEAD"]
+        )
+    except (git.GitNotFound, OSError) as exc:
+        return str(exc)
+    lines = top.stdout.split("\n")
+    if len(lines) < 3 or not lines[0] or not lines[1]:
+        return _said(top)
+    root, git_dir = Path(lines[0]), Path(lines[1])
+    # Relative to the directory git ran in, where it is below it.
+    common = Path(os.path.normpath(path / lines[2])) if lines[2] else git_dir
+    head = lines[3] if len(lines) > 3 and _HEX.fullmatch(lines[3]) else ""
+    config = git.run(root, git.CONFIG_LIST)
+    if config.returncode != 0:
+        return _said(config)
+    configuration = _configuration(root, git_dir, common, config.stdout)
+    refs = _refs(root, git_dir, common)
+    index_name = _shown(root, git_dir / "index")
+    if since is not None and configuration != since.configuration:
+        # What git would say now is not to be trusted, nor asked for: the working tree
+        # and the index count as they were.
+        if index_name in since.refs:
+            refs[index_name] = since.refs[index_name]
+        return TreeState(root, since.entries, head, configuration, refs)
+    index = git.run(root, ["ls-files", "--stage", "-v", "-z"])
+    if index.returncode != 0:
+        return _said(index)
+    refs[index_name] = _sha(index.stdout.encode("utf-8", "surrogateescape"))
     with tempfile.TemporaryDirectory(prefix="evalcases-status-") as scratch:
         out = Path(scratch) / "status"
         try:
-            # Through a file: the listing is bytes, names need not be UTF-8.
+            # Through a file: the listing is bytes, names need not be UTF-8. Submodules
+            # count by their commit only: their working trees are theirs.
             done = git.run_to_file(
-                root, ["status", "--porcelain=v1", "-z", "--untracked-files=all"], out
+                root,
+                [
+                    "status",
+                    "--porcelain=v1",
+                    "-z",
+                    "--untracked-files=all",
+                    "--ignore-submodules=dirty",
+                ],
+                out,
+                filters=git.filters_in(config.stdout),
             )
-        except git.GitNotFound:
-            return None
+        except git.GitNotFound as exc:
+            return str(exc)
         if done.returncode != 0:
-            return None
+            return _said(done)
         listing = out.read_bytes()
     root_bytes = os.fsencode(root)
     entries = {
         name.decode("utf-8", errors="replace"): _digest(os.path.join(root_bytes, name))
         for name in _status_paths(listing)
     }
-    return TreeState(root=root, entries=entries)
+    committed: tuple[str, ...] = ()
+    if since is not None and since.head and head and since.head != head:
+        diff = git.run(
+            root,
+            ["diff", "--name-only", "--no-renames", "-z", since.head, head, "--"],
+            filters=git.filters_in(config.stdout),
+        )
+        committed = tuple(n for n in diff.stdout.split("\0") if n)
+    return TreeState(root, entries, head, configuration, refs, committed)
+
+
+def _said(result: ProcessResult) -> str:
+    """What a git command that failed said: the first line of its error."""
+    lines = result.stderr.strip().splitlines()
+    return lines[0] if lines else f"exit status {result.returncode}"
 
 
 def changed_files(before: TreeState, after: TreeState, *, ignore: Sequence[Path] = ()) -> list[str]:
     """Repo-relative paths that differ between the two states (appeared in the status,
-    disappeared from it, or whose content changed), sorted; paths at or under any of
-    ``ignore`` (absolute paths: the session's temporary directory, the workspace, the
-    results directory...) are left out."""
+    disappeared from it, or whose content changed; committed since), sorted, then what
+    git keeps that changed (``.git/config``, ``.git/refs/heads/main``...); paths at or
+    under any of ``ignore`` (absolute paths: the session's temporary directory, the
+    workspace, the results directory...) are left out."""
     prefixes = _ignored_prefixes(after.root, ignore) | _ignored_prefixes(before.root, ignore)
-    changed = []
+    changed = set(after.committed)
     for name in before.entries.keys() | after.entries.keys():
-        if before.entries.get(name) == after.entries.get(name):
-            continue
-        if any(p == "" or name == p or name.startswith(p + "/") for p in prefixes):
-            continue
-        changed.append(name)
-    return sorted(changed)
+        if before.entries.get(name) != after.entries.get(name):
+            changed.add(name)
+    tree = [
+        name
+        for name in changed
+        if not any(p == "" or name == p or name.startswith(p + "/") for p in prefixes)
+    ]
+    kept = [
+        name
+        for old, new in ((before.configuration, after.configuration), (before.refs, after.refs))
+        for name in old.keys() | new.keys()
+        if old.get(name) != new.get(name)
+    ]
+    return sorted(tree) + sorted(kept)
+
+
+#: A commit's name (SHA-1 or SHA-256).
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+#: What of the git directory is read: a run that writes there can change what a commit,
+#: a hook or the excludes do. Objects are left out (they only grow, and are many), and
+#: so is what git's upkeep rewrites on its own (``objects/info/commit-graph``, logs).
+_STEERING_FILES = ("commondir", "shallow", "objects/info/alternates")
+_STEERING_TREES = ("hooks", "info")
+_REF_FILES = ("HEAD",)
+_REF_TREES = ("refs", "reftable")
+#: Remote-tracking refs are left out: an editor's automatic fetch moves them.
+_REMOTES = "refs/remotes/"
+
+
+def _configuration(root: Path, git_dir: Path, common: Path, config: str) -> dict[str, str]:
+    """Digests of what steers git: the settings of each configuration file that ``git
+    config --list -z --show-origin`` (``config``) names, whichever file it is (the
+    repository's, the user's ``~/.gitconfig``, an included one), and the files of
+    :data:`_STEERING_FILES` and below :data:`_STEERING_TREES`."""
+    kept: dict[str, str] = {}
+    fields = config.split("\0")
+    by_file: dict[str, list[str]] = {}
+    for origin, setting in zip(fields[::2], fields[1::2], strict=False):
+        if origin.startswith("file:"):
+            by_file.setdefault(_shown(root, root / origin[5:]), []).append(setting)
+    for name, settings in by_file.items():
+        kept[name] = _sha("\0".join(settings).encode("utf-8", "surrogateescape"))
+    _read(kept, root, (git_dir, common), _STEERING_FILES, _STEERING_TREES)
+    return kept
+
+
+def _refs(root: Path, git_dir: Path, common: Path) -> dict[str, str]:
+    """Digests of the files that record history: ``HEAD``, the refs, ``packed-refs``
+    and ``reftable``, but remote-tracking refs."""
+    kept: dict[str, str] = {}
+    _read(kept, root, (git_dir, common), _REF_FILES, _REF_TREES)
+    packed = common / "packed-refs"
+    try:
+        lines = packed.read_bytes().splitlines()
+    except OSError:
+        return kept
+    mine = [line for line in lines if not line.partition(b" ")[2].startswith(_REMOTES.encode())]
+    kept[_shown(root, packed)] = _sha(b"\n".join(mine))
+    return kept
+
+
+def _read(
+    kept: dict[str, str],
+    root: Path,
+    bases: Sequence[Path],
+    files: Sequence[str],
+    trees: Sequence[str],
+) -> None:
+    for base in dict.fromkeys(bases):
+        for name in files:
+            _add(kept, root, base / name)
+        for name in trees:
+            tree = base / name
+            if tree.is_dir():
+                for found in sorted(tree.rglob("*")):
+                    if not found.relative_to(base).as_posix().startswith(_REMOTES):
+                        _add(kept, root, found)
+
+
+def _add(kept: dict[str, str], root: Path, path: Path) -> None:
+    digest = _digest(os.fsencode(path))
+    if digest not in (DELETED, DIRECTORY):
+        kept[_shown(root, path)] = digest
+
+
+def _shown(root: Path, path: Path) -> str:
+    """``path`` relative to the work tree's top level where it is below it (``.git/x``),
+    else as it is (a worktree's git directory elsewhere, ``~/.gitconfig``)."""
+    path = Path(os.path.normpath(path))
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _status_paths(listing: bytes) -> Iterator[bytes]:
@@ -160,7 +338,15 @@ def _ignored_prefixes(root: Path, ignore: Sequence[Path]) -> set[str]:
 
 # --- refused paths ---------------------------------------------------------------------
 
-_PHRASE = re.compile(r"read-only file system", re.IGNORECASE)
+#: The messages of a refused write: a read-only filesystem (``EROFS``), an operation
+#: that needs a privilege the sandbox took away (``EPERM``: mknod, chattr, chown), and
+#: util-linux's mount refusing a user who is not root.
+_PHRASE = re.compile(
+    r"read-only file system|operation not permitted|must be superuser to use mount",
+    re.IGNORECASE,
+)
+#: e2fsprogs' chattr names the file last, unquoted, to the end of the line.
+_FLAGS_ON = re.compile(r"\s+while setting flags on (/.*?)\s*$")
 #: A word as coreutils quotes a file name (shell-escape style): ``'...'``, ``"..."``,
 #: ``$'...'`` and ``\'`` pieces, run together, or a name in locale quotes (‘...’ or
 #: `...'), ending the text before the message.
@@ -191,8 +377,9 @@ _HEAD = 1024
 
 
 def refused_paths(*texts: str) -> list[str]:
-    """Absolute paths named in read-only-filesystem errors in ``texts`` (an agent's
-    output, stderr, transcript), unique, in order of first appearance.
+    """Absolute paths named in the errors of refused writes in ``texts`` (an agent's
+    output, stderr, transcript), unique, in order of first appearance: read-only
+    filesystem, operation not permitted, and mount's ``must be superuser``.
 
     Reads the shapes of shells (``sh: 1: cannot create /x: Read-only file system``),
     coreutils (``touch: cannot touch '/x': ...``, shell-escaped or locale-quoted names),
@@ -367,7 +554,11 @@ def _ansi(match: re.Match[bytes]) -> bytes:
 
 def _names_after(line: str, end: int) -> list[str]:
     """The names after the phrase: ``: '/x'`` (Python) or ``, open '/x'`` (Node.js), and
-    the second of ``'/a' -> '/b'`` (a rename, copy or link)."""
+    the second of ``'/a' -> '/b'`` (a rename, copy or link); ``while setting flags on
+    /x`` (chattr)."""
+    flags = _FLAGS_ON.match(line, end)
+    if flags is not None:
+        return [flags.group(1)]
     lead = _AFTER_LEAD.match(line, end)
     if lead is None:
         return []

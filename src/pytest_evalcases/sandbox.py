@@ -4,9 +4,13 @@ command checks (docs/sandbox.md).
 Under ``bwrap`` a command sees the whole filesystem read-only, but for the paths it is
 given to write (the run's workspace, the agent's home, ``eval_sandbox_rw``); a private
 ``/tmp``; ``/dev`` and ``/proc`` of its own in a new PID namespace, so it can neither
-see nor signal a process outside; a new session (no terminal to inject into); and it
-dies with the pytest process that started it. The network is shared unless a command
-is run with ``network=False`` (``eval_sandbox_network = none`` for setups and checks).
+see nor signal a process outside, with the kernel's settings (``/proc/sys``) read-only;
+IPC, hostname and cgroup namespaces of its own; a user namespace and no capabilities,
+so that even when pytest runs as root the command can neither remount, make devices,
+set file attributes nor change the host; a new session (no terminal to inject into);
+and it dies with the pytest process that started it. The network is shared unless a
+command is run with ``network=False`` (``eval_sandbox_network = none`` for setups and
+checks).
 
 Plain Python: :func:`choose` turns the options into a :class:`Sandbox`, and
 :meth:`Sandbox.wrap` turns a command into the command that runs it contained.
@@ -33,6 +37,11 @@ INSTALL_HINT = (
 )
 #: Seconds the trial run of bubblewrap may take.
 TRIAL_TIMEOUT = 10.0
+#: Whom a command runs as in its user namespace when pytest runs as root: an ordinary
+#: user (``nobody``, which every system names), mapped to root outside, so that the files
+#: it writes are root's as before. As root inside, the user namespaces of an agent's own
+#: sandbox (Codex's bubblewrap) could not map it: that needs a capability it has not.
+ROOT_INSIDE_AS = 65534
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,9 @@ class Sandbox:
     network: SandboxNetwork = "shared"
     #: Why runs are not contained: ``eval_sandbox = none``, or why ``auto`` fell back.
     reason: str = ""
+    #: Whether commands get a user namespace of their own; not where the kernel allows
+    #: none (then they run as the user pytest runs as, still without capabilities).
+    user_namespace: bool = True
 
     @property
     def contained(self) -> bool:
@@ -86,6 +98,10 @@ class Sandbox:
     def options(self, *, writable: Sequence[Path] = (), network: bool = True) -> list[str]:
         """bubblewrap's options for one command: the mounts, then the namespaces."""
         opts = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        # bubblewrap leaves the kernel's settings writable to root (it tests /proc/sys
+        # for write access, which the kernel refuses even root): without this, a root
+        # without capabilities could still set kernel.core_pattern.
+        opts += ["--ro-bind", "/proc/sys", "/proc/sys"]
         # A private /tmp: other runs' workspaces and agent homes live in the real one.
         opts += ["--tmpfs", "/tmp"]
         mounts: list[tuple[Path, str]] = [(p, "--ro-bind-try") for p in self.read_only]
@@ -96,7 +112,14 @@ class Sandbox:
         if os.environ.get("TMPDIR", "/tmp") != "/tmp":
             # Elsewhere the temporary directory is read-only like the rest.
             opts += ["--setenv", "TMPDIR", "/tmp"]
-        opts += ["--unshare-pid", "--die-with-parent", "--new-session"]
+        opts += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        if self.user_namespace:
+            opts.append("--unshare-user")
+            if os.geteuid() == 0:
+                inside = str(ROOT_INSIDE_AS)
+                opts += ["--uid", inside, "--gid", inside]
+        # As root, bubblewrap keeps every capability unless told not to.
+        opts += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
         if not network:
             opts.append("--unshare-net")
         return opts
@@ -122,6 +145,10 @@ def choose(
             raise UsageError(f"ini option {option}: no such path: {', '.join(missing)}")
     program = shutil.which("bwrap")
     failure = "bubblewrap (bwrap) is not on PATH" if program is None else trial(program)
+    user_namespace = not failure
+    if program is not None and failure and not trial(program, user_namespace=False):
+        # A kernel that allows no user namespaces, to root either.
+        failure, user_namespace = "", False
     if program is None or failure:
         if mode == "bwrap":
             raise UsageError(f"eval_sandbox = bwrap, but {failure}; {INSTALL_HINT}")
@@ -137,6 +164,7 @@ def choose(
         ),
         writable=rw,
         network=network,
+        user_namespace=user_namespace,
     )
 
 
@@ -156,10 +184,11 @@ def _toolchain_in_tmp() -> tuple[Path, ...]:
 
 
 @functools.cache
-def trial(program: str) -> str:
+def trial(program: str, *, user_namespace: bool = True) -> str:
     """Why bubblewrap cannot run here (empty when it can): a trial run with the
     namespaces the runs use. Kernels that forbid unprivileged user namespaces fail it."""
-    argv = [program, *Sandbox(kind="bwrap", program=program).options(), "--", "true"]
+    box = Sandbox(kind="bwrap", program=program, user_namespace=user_namespace)
+    argv = [program, *box.options(), "--", "true"]
     try:
         result = subprocess.run(
             argv, capture_output=True, text=True, timeout=TRIAL_TIMEOUT, check=False

@@ -25,6 +25,12 @@ requires_bwrap = pytest.mark.skipif(
     reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap",
 )
 
+#: The as-root tests: CI runs as root with bubblewrap, so there they run; elsewhere the
+#: skip says why (pytest -rs lists it).
+requires_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="runs only as root (as CI does): what root keeps in a sandbox"
+)
+
 
 def alive_with(text: str) -> list[int]:
     """The live processes (zombies left out) whose command line contains ``text``, by
@@ -104,3 +110,32 @@ def hostile_targets(repo: Path, scratch: Path) -> Iterator[Hostile]:
         sleeper.kill()
         sleeper.wait()
         shutil.rmtree(home, ignore_errors=True)
+
+
+#: ``FS_IOC_GETFLAGS`` / ``FS_IOC_SETFLAGS`` (linux/fs.h, 64-bit) and the immutable flag.
+_GETFLAGS, _SETFLAGS, _IMMUTABLE = 0x80086601, 0x40086602, 0x10
+
+
+def clear_immutable(root: Path) -> None:
+    """Clears ``chattr +i`` on every file below ``root`` (as root; a hostile agent that
+    was not contained may have set it), so that the test's temporary directory can go."""
+    import array
+    import fcntl
+
+    for path in (root, *root.rglob("*")):
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            flags = array.array("l", [0])
+            fcntl.ioctl(fd, _GETFLAGS, flags, True)
+            if flags[0] & _IMMUTABLE:
+                flags[0] &= ~_IMMUTABLE
+                fcntl.ioctl(fd, _SETFLAGS, flags, True)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)

@@ -12,8 +12,9 @@ import pytest
 
 from pytest_evalcases import git, process, sandbox
 from pytest_evalcases.containment import TreeState, changed_files, refused_paths, tree_state
+from tests.helpers.git import git as run_git
 from tests.helpers.git import make_repo
-from tests.helpers.sandbox import requires_bwrap
+from tests.helpers.sandbox import clear_immutable, requires_bwrap
 
 
 def repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
@@ -152,14 +153,165 @@ def test_what_a_run_changed_is_named_and_what_it_left_alone_is_not(tmp_path: Pat
     ]
 
 
+def after(before: TreeState) -> TreeState:
+    found = tree_state(before.root, since=before)
+    assert found is not None
+    return found
+
+
+def branch(root: Path) -> str:
+    return run_git(root, "symbolic-ref", "HEAD").strip()
+
+
 def test_a_commit_by_the_run_is_seen(tmp_path: Path) -> None:
     root = repo(tmp_path, {"a.py": "a\n"})
     (root / "a.py").write_text("dirty\n", "utf-8")
     before = state(root)
 
-    assert git.run(root, ["commit", "-q", "-am", "by the agent"]).returncode == 0
+    run_git(root, "commit", "-q", "-am", "by the agent")
 
-    assert changed_files(before, state(root)) == ["a.py"]
+    assert changed_files(before, after(before)) == ["a.py", ".git/index", f".git/{branch(root)}"]
+
+
+def test_a_clean_file_edited_and_committed_is_named(tmp_path: Path) -> None:
+    # git status lists nothing before and after: the commit moved HEAD.
+    root = repo(tmp_path, {"AGENTS.md": "rules\n", "b.py": "b\n"})
+    before = state(root)
+    (root / "AGENTS.md").write_text("no rules\n", "utf-8")
+    run_git(root, "commit", "-q", "-am", "by the agent")
+
+    assert changed_files(before, after(before)) == [
+        "AGENTS.md",
+        ".git/index",
+        f".git/{branch(root)}",
+    ]
+
+
+def test_an_edit_hidden_from_git_status_by_the_index_is_seen(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"AGENTS.md": "rules\n"})
+    before = state(root)
+    run_git(root, "update-index", "--assume-unchanged", "AGENTS.md")
+    (root / "AGENTS.md").write_text("no rules\n", "utf-8")
+
+    assert changed_files(before, after(before)) == [".git/index"]
+
+
+def test_refs_tags_and_a_detached_head_are_seen(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"a.py": "a\n"})
+    before = state(root)
+    run_git(root, "tag", "v1")
+    run_git(root, "branch", "other")
+
+    assert changed_files(before, after(before)) == [".git/refs/heads/other", ".git/refs/tags/v1"]
+    run_git(root, "checkout", "-q", "--detach")
+    assert changed_files(before, after(before)) == [
+        ".git/HEAD",
+        ".git/refs/heads/other",
+        ".git/refs/tags/v1",
+    ]
+
+
+def test_what_git_moves_on_its_own_is_not_taken_for_the_run(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"a.py": "a\n"})
+    head = run_git(root, "rev-parse", "HEAD").strip()
+    run_git(root, "update-ref", "refs/remotes/origin/main", head)
+    run_git(root, "pack-refs", "--all")
+    before = state(root)
+    # An editor's automatic fetch, git's upkeep, and a refresh of the index's timestamps.
+    run_git(root, "update-ref", "refs/remotes/origin/main", "HEAD^{tree}")
+    run_git(root, "update-ref", "refs/remotes/origin/other", head)
+    run_git(root, "commit-graph", "write", "--reachable")
+    (root / "a.py").touch()
+    run_git(root, "update-index", "--refresh")
+
+    assert changed_files(before, after(before)) == []
+
+
+@pytest.mark.parametrize(
+    ("where", "content"),
+    [
+        ("info/exclude", "hidden.md\n"),
+        ("hooks/pre-commit", "#!/bin/sh\ntouch /tmp/owned\n"),
+        ("info/attributes", "* filter=x\n"),
+    ],
+    ids=["exclude", "hook", "attributes"],
+)
+def test_what_steers_git_is_seen_and_what_it_hides_does_not_matter(
+    tmp_path: Path, where: str, content: str
+) -> None:
+    root = repo(tmp_path)
+    before = state(root)
+    (root / ".git" / where).parent.mkdir(exist_ok=True)
+    (root / ".git" / where).write_text(content, "utf-8")
+    (root / "hidden.md").write_text("x", "utf-8")
+
+    changed = changed_files(before, after(before))
+
+    # git was not asked about the working tree: the names are those of the git
+    # directory, and what its configuration hides is not listed.
+    assert changed == [f".git/{where}"]
+
+
+#: A configuration that makes git run a program: a file-system monitor (every status,
+#: diff and ls-files) and a clean filter (for each file whose timestamps changed).
+HOSTILE_CONFIG = """
+[core]
+\tfsmonitor = "touch {marker}-fsmonitor; false"
+[filter "x"]
+\tclean = "touch {marker}-filter; cat"
+\tprocess = "touch {marker}-process"
+"""
+
+
+def test_git_never_runs_a_program_the_configuration_names(tmp_path: Path) -> None:
+    root = repo(tmp_path, {".gitattributes": "* filter=x\n", "a.py": "a\n"})
+    before = state(root)
+    marker = tmp_path / "ran"
+    with (root / ".git" / "config").open("a") as config:
+        config.write(HOSTILE_CONFIG.format(marker=marker))
+    (root / "a.py").write_text("b\n", "utf-8")
+
+    changed = changed_files(before, after(before))
+    # The next run's state, taken with that configuration, and the commands of the
+    # other features.
+    following = state(root)
+    assert git.run(root, ["diff", "--name-only", "HEAD"]).returncode == 0
+    assert git.run(root, ["ls-files", "--others", "--exclude-standard"]).returncode == 0
+
+    assert changed == [".git/config"]
+    assert following.entries.keys() == {"a.py"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["repo"]
+
+
+@pytest.mark.parametrize("how", ["broken-config", "deleted-git-dir"])
+def test_a_repository_git_cannot_read_after_the_run_is_a_change(tmp_path: Path, how: str) -> None:
+    root = repo(tmp_path, {"a.py": "a\n"})
+    before = state(root)
+    if how == "broken-config":
+        (root / ".git" / "config").write_text("[core\n", "utf-8")
+    else:
+        shutil.rmtree(root / ".git")
+
+    changed = changed_files(before, after(before))
+
+    # Not None: which would leave the run unchecked.
+    assert len(changed) == 1
+    assert changed[0].startswith("git cannot read it: fatal: ")
+
+
+def test_the_users_configuration_is_watched_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    before = state(root)
+    (home / ".gitconfig").write_text("[core]\n\tfsmonitor = true\n", "utf-8")
+
+    assert changed_files(before, after(before)) == [str(home / ".gitconfig")]
 
 
 def test_paths_at_or_under_an_ignored_path_are_left_out(tmp_path: Path) -> None:
@@ -398,6 +550,27 @@ MESSAGES = [
         id="rust",
     ),
     pytest.param("open /root/go.txt: read-only file system", ["/root/go.txt"], id="go-shape"),
+    # Refused for want of a privilege, as root too: under bwrap --cap-drop ALL in a user
+    # namespace (coreutils 9.1, e2fsprogs 1.47, util-linux 2.38, CPython, Node.js 20).
+    pytest.param("mknod: /ws/dev: Operation not permitted", ["/ws/dev"], id="mknod"),
+    pytest.param("mknod: '/ws/my dev': Operation not permitted", ["/ws/my dev"], id="mknod-space"),
+    pytest.param(
+        "chattr: Operation not permitted while setting flags on /ws/my f",
+        ["/ws/my f"],
+        id="chattr",
+    ),
+    pytest.param("mount: /work/repo: must be superuser to use mount.", ["/work/repo"], id="mount"),
+    pytest.param(
+        "touch: setting times of '/ws/x': Operation not permitted", ["/ws/x"], id="touch-eperm"
+    ),
+    pytest.param(
+        "PermissionError: [Errno 1] Operation not permitted: '/ws/py'",
+        ["/ws/py"],
+        id="python-eperm",
+    ),
+    pytest.param(
+        "Error: EPERM: operation not permitted, chmod '/ws/js'", ["/ws/js"], id="node-eperm"
+    ),
 ]
 
 
@@ -462,6 +635,9 @@ def test_punctuation_after_a_path_is_not_part_of_it() -> None:
         "Read-only file system: /",
         "cannot create x: Read-only file system",
         "I will write to /root/x even though it is a read-only file system",
+        "PermissionError: [Errno 1] Operation not permitted",
+        "kill: (1234) - Operation not permitted",
+        "hostname: you must be root to change the host name",
     ],
     ids=[
         "empty",
@@ -473,6 +649,9 @@ def test_punctuation_after_a_path_is_not_part_of_it() -> None:
         "bare-slash",
         "relative",
         "prose",
+        "eperm-no-path",
+        "kill",
+        "hostname",
     ],
 )
 def test_no_path_is_made_up(text: str) -> None:
@@ -499,3 +678,27 @@ def test_the_messages_of_real_refused_writes(tmp_path: Path) -> None:
     if shutil.which("node"):
         expected.append(f"{target}/js")
     assert refused_paths(done.stdout, done.stderr) == expected
+
+
+@requires_bwrap
+def test_the_messages_of_real_privileged_operations_refused_in_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    # Refused as root too: the sandbox drops every capability (docs/sandbox.md).
+    (tmp_path / "f.txt").write_text("f")
+    tools = {
+        "mknod": (f"mknod '{tmp_path}/my dev' c 1 3", f"{tmp_path}/my dev"),
+        "chattr": (f"chattr +i {tmp_path}/f.txt", f"{tmp_path}/f.txt"),
+        "mount": (f"mount -o remount,rw,bind {tmp_path}", str(tmp_path)),
+    }
+    present = [name for name in tools if shutil.which(name)]
+    script = "; ".join(tools[name][0] for name in present) + "; true"
+    box = sandbox.choose("bwrap")
+    argv = box.wrap(script, cwd=tmp_path, writable=(tmp_path,))
+    try:
+        done = process.run(argv, cwd=tmp_path, timeout=60)
+    finally:
+        clear_immutable(tmp_path)
+
+    assert refused_paths(done.stdout, done.stderr) == [tools[name][1] for name in present]
+    assert not (tmp_path / "my dev").exists()

@@ -4,6 +4,7 @@ the real bubblewrap."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -14,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases import process, sandbox
+from pytest_evalcases.containment import refused_paths
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.sandbox import Sandbox
-from tests.helpers.sandbox import alive_with, requires_bwrap
+from tests.helpers.sandbox import alive_with, clear_immutable, requires_bwrap, requires_root
 
 
 def contained(**kwargs: object) -> Sandbox:
@@ -67,6 +69,30 @@ def test_a_bubblewrap_that_fails_its_trial_is_not_used(
     )
     with pytest.raises(UsageError, match="No permissions to create new namespace"):
         sandbox.choose("bwrap")
+
+
+def test_where_no_user_namespace_is_allowed_runs_are_contained_without_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # As on a kernel with user.max_user_namespaces = 0: bubblewrap fails when asked for
+    # one, and runs without.
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        '#!/bin/sh\nfor a; do [ "$a" = --unshare-user ] && '
+        "{ echo 'bwrap: No space left on device' >&2; exit 1; }; done\nexit 0\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    sandbox.trial.cache_clear()
+
+    box = sandbox.choose("bwrap")
+
+    assert box.contained
+    assert not box.user_namespace
+    argv = list(box.wrap(["true"], cwd=tmp_path))
+    assert "--unshare-user" not in argv
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
+    assert {"--unshare-ipc", "--unshare-uts", "--unshare-pid"} <= set(argv)
 
 
 @requires_bwrap
@@ -227,3 +253,81 @@ def test_a_path_to_add_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> N
     with pytest.raises(UsageError, match=r"eval_sandbox_ro: no such path: .*/gone"):
         sandbox.choose("bwrap", read_only=[tmp_path / "gone"])
     assert not sandbox.choose("none", writable=[tmp_path / "typo"]).contained
+
+
+#: What root could do in a sandbox that left it its capabilities (docs/sandbox.md): remount
+#: the visible directory writable and write to it, make a device node and set a file
+#: immutable where it may write, change the host's name, and make a System V
+#: shared-memory segment (which outlives the command without an IPC namespace of its own).
+PRIVILEGED = (
+    "mount -o remount,rw,bind {visible}; echo x > {visible}/ROGUE; "
+    "mknod {rw}/disk c 1 3; echo l > {rw}/locked; chattr +i {rw}/locked; "
+    "hostname owned-by-eval; echo owned-by-eval > /proc/sys/kernel/hostname; "
+    "ipcmk -M 4096 -p 600"
+)
+
+
+@requires_bwrap
+@requires_root
+@pytest.mark.parametrize("user", ["root", "nobody"])
+def test_a_command_has_no_privilege_as_root_or_as_an_ordinary_user(
+    monkeypatch: pytest.MonkeyPatch, user: str
+) -> None:
+    import tempfile
+
+    tools = ["mount", "mknod", "chattr", "lsattr", "hostname", "ipcmk", "ipcrm", "setpriv"]
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if missing:
+        # The as-root test of the plugin (tests/plugin/test_sandbox.py) needs none.
+        pytest.skip(f"not installed: {', '.join(missing)} (util-linux, e2fsprogs)")
+    # Not below pytest's temporary directory, which only root may enter.
+    top = Path(tempfile.mkdtemp(prefix="evalcases-privileged-"))
+    visible, rw = top / "visible", top / "rw"
+    visible.mkdir()
+    rw.mkdir()
+    segments = _segments()
+    host_name = socket.gethostname()
+    prefix: list[str] = []
+    if user == "nobody":
+        # The options that pytest running as an ordinary user gives.
+        monkeypatch.setattr(sandbox.os, "geteuid", lambda: 65534)
+        for path in (top, visible, rw):
+            os.chown(path, 65534, 65534)
+        prefix = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--"]
+    script = PRIVILEGED.format(visible=visible, rw=rw)
+    box = contained(read_only=[visible], writable=[rw])
+    try:
+        done = process.run([*prefix, *box.wrap(script, cwd=rw)], cwd=top, timeout=60)
+        left = sorted(str(p.relative_to(top)) for p in top.rglob("*"))
+        locked = subprocess.run(["lsattr", str(rw / "locked")], capture_output=True, text=True)
+    finally:
+        clear_immutable(top)
+        shutil.rmtree(top, ignore_errors=True)
+        # What the command left on the host (another test's segment of the same size
+        # made meanwhile would be taken for it).
+        segment = sorted(_segments() - segments)
+        for ident in segment:
+            subprocess.run(["ipcrm", "-m", ident], check=False)
+        name_now = socket.gethostname()
+        if name_now != host_name:
+            socket.sethostname(host_name)
+
+    assert left == ["rw", "rw/locked", "visible"]
+    assert "i" not in locked.stdout.split()[0]
+    assert name_now == host_name
+    # The segment was made, in the command's own IPC namespace, and went with it.
+    assert "Shared memory id: " in done.stdout
+    assert segment == []
+    assert refused_paths(done.stdout, done.stderr) == [
+        str(visible),
+        f"{visible}/ROGUE",
+        f"{rw}/disk",
+        f"{rw}/locked",
+        "/proc/sys/kernel/hostname",
+    ]
+
+
+def _segments() -> set[str]:
+    """The ids of the host's System V shared-memory segments of 4096 bytes."""
+    rows = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    return {row.split()[1] for row in rows if row.split()[3] == "4096"}

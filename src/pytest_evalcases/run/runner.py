@@ -653,16 +653,26 @@ NOT_RETRIED = frozenset(
 
 
 def _watch(ctx: RunContext) -> containment.TreeState | None:
-    """Without a sandbox, the repository's working tree before the run."""
+    """Without a sandbox, the repository's working tree before the run. A repository
+    that git read at the session's start and cannot read now (an earlier run broke it)
+    leaves the run unwatched: it is an ``escaped-workspace`` error, not run."""
     if ctx.sandbox.contained or ctx.repository is None:
         return None
-    return containment.tree_state(ctx.repository)
+    state = containment.tree_state(ctx.repository)
+    if state is None:
+        raise RunError(
+            f"git cannot read the repository ({ctx.repository}) any more, so what the run "
+            "would change there cannot be seen (did an earlier run change it?); runs are "
+            "not contained (eval_sandbox = none): see docs/sandbox.md",
+            kind=ESCAPED,
+        )
+    return state
 
 
 def _check_tree(ctx: RunContext, before: containment.TreeState) -> None:
     """An ``escaped-workspace`` error naming the files of the repository's working tree
     that the run changed (docs/sandbox.md, "Without bubblewrap")."""
-    after = containment.tree_state(before.root)
+    after = containment.tree_state(before.root, since=before)
     if after is None:
         return
     changed = [
