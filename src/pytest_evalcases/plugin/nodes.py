@@ -320,6 +320,9 @@ class EvalItem(pytest.Item):
             pytest.skip(elsewhere)
         if state.needs_agent(self.variant):
             pytest.skip("no agent configured (--eval-agent)")
+        unavailable = state.unavailable.get(self.variant.name)
+        if unavailable:
+            pytest.skip(unavailable)
         if not runs_cases(self.config):
             # --setup-plan and --setup-only call setup, where the agent would run.
             return

@@ -149,7 +149,16 @@ class SessionHooks:
         session.exitstatus = self.state.exit_status(int(exitstatus))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self.is_worker or not self.state.records:
+        if self.is_worker:
+            return
+        # A plain `pytest` whose ini names an agent this machine lacks: one line each.
+        skipped = [
+            messages.skipped_unavailable(reason)
+            for reason in dict.fromkeys(self.state.unavailable.values())
+        ]
+        if not self.state.records:
+            for line in skipped:
+                terminalreporter.write_line(line, yellow=True)
             return
         hint = ""
         if self.state.agent is None:
@@ -170,6 +179,8 @@ class SessionHooks:
             terminalreporter.write_line(messages.machine_config(agent, files), yellow=True)
         for line in self._sandbox_lines():
             terminalreporter.write_line(line)
+        for line in skipped:
+            terminalreporter.write_line(line, yellow=True)
         if self.state.results_line:
             terminalreporter.write_line(self.state.results_line)
 

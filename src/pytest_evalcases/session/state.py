@@ -143,6 +143,10 @@ class EvalSession:
     agents: dict[str, Agent | None] = field(default_factory=dict)
     #: What the preflight found of each variant's agent, by variant name.
     preflights: dict[str, Checked] = field(default_factory=dict)
+    #: Why a variant's agent cannot run, by variant name, in a run that did not ask
+    #: for eval cases: its cases are skipped with this reason (docs/agents.md,
+    #: "Beside your other tests").
+    unavailable: dict[str, str] = field(default_factory=dict)
     #: What part of the suite the run selected, once collection said (under xdist, as
     #: a worker reported it); ``None`` before.
     selection: SuiteSelection | None = None
