@@ -13,7 +13,7 @@ from pytest_evalcases import defaults
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin import cache
-from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, as_reason
+from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, NoVerdict, as_reason
 from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
 from pytest_evalcases.report import messages, summary
@@ -21,6 +21,9 @@ from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run import recording
 from pytest_evalcases.sandbox import INSTALL_HINT
 from pytest_evalcases.session.state import EvalSession
+
+#: The outcome pytest-rerunfailures gives an attempt it runs again.
+RERUN = "rerun"
 
 #: The verdict line in the colours of pytest's own outcomes (its final line's).
 VERDICT_MARKUP: dict[str, dict[str, bool]] = {
@@ -43,12 +46,14 @@ def make_report(
         report.when == "setup"
         and report.failed
         and excinfo is not None
-        and isinstance(excinfo.value, pytest.fail.Exception)
+        and isinstance(excinfo.value, NoVerdict)
     ):
-        # The reason without the "Failed: " of the pytest.fail that made it an error;
-        # a run's error by its kind and message, not by the case's header.
+        # Its text alone, as pytest shows a pytest.fail(..., pytrace=False): no
+        # traceback, no exception name; in the short summary, a run's error by its kind
+        # and message, not by the case's header.
         line = item.error_line() if isinstance(item, EvalItem) else None
-        as_reason(report.longrepr, item, line or excinfo.value.msg or "")
+        shown = excinfo.getrepr(style="value", chain=False)
+        report.longrepr = as_reason(shown, item, line or excinfo.value.text)
     if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
         # Point skip reasons at the case, not at the plugin line that skipped it.
         report.longrepr = (str(item.path), item.entry.line + 1, report.longrepr[2])
@@ -109,6 +114,10 @@ class SessionHooks:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "evalcases", None)
+        if report.outcome == RERUN:
+            # pytest-rerunfailures runs the item again: the attempt it replaces counts
+            # neither in the gate nor in the results file, as in pytest's own report.
+            return
         if data is not None:
             self.state.records.append(RunRecord.from_dict(data))
         elif report.failed:
