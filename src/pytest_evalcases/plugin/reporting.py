@@ -124,6 +124,17 @@ class SessionHooks:
             # Setup, call or teardown of a normal test: pytest counts each as a failure.
             self.state.other_failures += 1
 
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        # Under xdist, as the controller hears of each item a worker starts.
+        if not self.state.cases_started and not self.is_worker:
+            path = self.config.rootpath / location[0]
+            self.state.cases_started = self.state.discovery.case_file(path) is not None
+
+    def _ran_cases(self) -> bool:
+        """Whether the session has records to report, or began a case it did not
+        finish (interrupted in its first case)."""
+        return bool(self.state.records) or self.state.cases_started
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # A module that does not import fails the run, whatever the gate says.
         if report.failed:
@@ -141,7 +152,7 @@ class SessionHooks:
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         writer = is_first_worker_or_controller(self.config)
         cache.save(self.config, self.state.parse_cache, writer=writer)
-        if self.is_worker or not self.state.records:
+        if self.is_worker or not self._ran_cases():
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             # Also pytest.exit() and xdist's stop after -x, which no signal announced.
@@ -157,6 +168,15 @@ class SessionHooks:
             finish.finish(self.state, self.config.invocation_params.dir)
         session.exitstatus = self.state.exit_status(int(exitstatus))
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        # Once xdist's workers are down (its sessionfinish) and the runs started ahead
+        # have stopped: nothing writes a recording any more.
+        if not self.is_worker and self.state.results_file is not None:
+            from pytest_evalcases.session import finish
+
+            finish.sweep_recordings(self.state)
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.is_worker:
             return
@@ -165,7 +185,7 @@ class SessionHooks:
             messages.skipped_unavailable(reason)
             for reason in dict.fromkeys(self.state.unavailable.values())
         ]
-        if not self.state.records:
+        if not self.state.records and not (self.state.cases_started and self.state.incomplete):
             for line in skipped:
                 terminalreporter.write_line(line, yellow=True)
             return

@@ -7,7 +7,9 @@ session object.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -23,13 +25,15 @@ from pytest_evalcases.session.state import EvalSession
 
 
 def finish(state: EvalSession, invocation_dir: Path) -> None:
-    """Compare with the baseline and write the results file, when eval items ran.
+    """Compare with the baseline and write the results file, when eval items ran (or
+    began, in a run that did not finish).
 
     Sets ``state.baseline_result`` (which the verdict then follows) and
     ``state.results_line`` (what the summary says about the file).
     """
     records = state.records
-    if not resultsfile.executed(records):
+    if not resultsfile.executed(records) and not (state.cases_started and state.incomplete):
+        # An interrupted run writes its file, also when its first case was cut short.
         return
     settings = state.settings
     options = settings.results
@@ -96,7 +100,28 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     except (OSError, EvalcasesError) as exc:
         state.results_line = f"results file not written: {target}: {exc}"
         return
+    state.results_file = written
     state.results_line = f"results: {_display(written)}{_status(doc)}"
+
+
+def sweep_recordings(state: EvalSession) -> None:
+    """Remove the recordings beside the results file that it does not list: runs whose
+    reports never reached the controller (an interrupted xdist run: the workers went on
+    with the items they held), or that were cut short before their item reported. The
+    results file is the index of its ``.runs`` directory (docs/replay.md). Called once
+    every worker and every run started ahead has stopped."""
+    place = state.record_place
+    if place is None or state.results_file is None or not place.directory.is_dir():
+        return
+    listed = {r.recording for r in state.records if r.recording}
+    for run in place.directory.iterdir():
+        if run.relative_to(place.root).as_posix() in listed:
+            continue
+        if run.is_dir() and not run.is_symlink():
+            shutil.rmtree(run, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                run.unlink()
 
 
 def _status(doc: ResultsDocument) -> str:

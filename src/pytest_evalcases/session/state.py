@@ -122,11 +122,17 @@ class EvalSession:
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     #: Why the run did not finish (interrupted, a worker crashed); empty when it did.
     incomplete: list[str] = field(default_factory=list)
+    #: Whether an eval item began (on the controller, under xdist too): a run
+    #: interrupted in its first case, which finished none, still writes its incomplete
+    #: results file and the summary.
+    cases_started: bool = False
     #: ``--eval-baseline``: the stored document, and this run compared with it.
     baseline_doc: ResultsDocument | None = None
     baseline_result: baseline.BaselineResult | None = None
     #: What the summary says about the results file.
     results_line: str = ""
+    #: The results file this session wrote; ``None`` before, or when it wrote none.
+    results_file: Path | None = None
     #: Where this process makes the workspaces of its runs.
     workspaces: WorkspaceDirs = field(default_factory=WorkspaceDirs)
     #: Where the workspaces of failed and errored runs are kept; ``None``: in
