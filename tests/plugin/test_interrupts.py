@@ -255,9 +255,14 @@ import os, pathlib, signal, time
 _SENT = []
 
 
+def pytest_configure(config):
+    # Not PYTEST_XDIST_WORKER: the outer suite's xdist worker leaves it to this pytest.
+    if hasattr(config, "workerinput"):
+        _SENT.append("a worker")
+
+
 def pytest_runtest_logreport(report):
-    import sys
-    if _SENT or report.when != "teardown" or "PYTEST_XDIST_WORKER" in os.environ:
+    if _SENT or report.when != "teardown":
         return
     _SENT.append(True)
     results = pathlib.Path(__file__).parent / "evals" / "results"

@@ -240,9 +240,8 @@ def _differ(factors: Mapping[str, Factors], base: str, other: str) -> tuple[str,
 
 def unfinished(verdict: Verdict, incomplete: Sequence[str]) -> Verdict:
     """``verdict`` for a run that did not finish (``incomplete``: why): never PASS, as
-    the cases it did not run could have failed, nor "nothing was graded" (interrupted in
-    its first case); INCONCLUSIVE instead."""
-    if not incomplete or verdict.status not in ("PASS", "NONE"):
+    the cases it did not run could have failed; INCONCLUSIVE instead."""
+    if not incomplete or verdict.status != "PASS":
         return verdict
     return Verdict("INCONCLUSIVE", "run incomplete: " + "; ".join(incomplete))
 

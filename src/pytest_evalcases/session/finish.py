@@ -72,8 +72,9 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         perturbed_block=settings.perturb is not None and settings.perturb.blocking,
         perturb_max_delta=settings.perturb.max_delta if settings.perturb is not None else None,
     )
-    if settings.skill_limits.active:
-        # A skill's trigger scores falling short block (docs/skills.md, "Trigger scores").
+    if settings.skill_limits.active or not records:
+        # A skill's trigger scores falling short block (docs/skills.md, "Trigger scores");
+        # a run cut short in its first case is INCONCLUSIVE, not "nothing was graded".
         verdict = state.report().verdict
         doc = doc.with_changes(verdict=verdict.status, verdict_reason=verdict.reason)
     if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:

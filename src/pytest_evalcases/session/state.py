@@ -347,6 +347,11 @@ class EvalSession:
             factors=self.factors(),
             perturbed_block=self._perturbed_block,
         )
+        if not self.records and self.cases_started and self.incomplete:
+            # Cut short in its first case: nothing was graded, and the run did not
+            # finish either; never "nothing was graded", which exits as pytest does.
+            reason = "run incomplete: " + "; ".join(self.incomplete)
+            report = dataclasses.replace(report, verdict=gate.Verdict("INCONCLUSIVE", reason))
         plan = self.settings.perturb
         if plan is not None:
             found = tuple(perturbation.scores(self.records, plan.max_delta))
