@@ -95,7 +95,12 @@ def attempts(root: Path, case: str) -> int:
     return len((root / "attempts" / case).read_text())
 
 
-WORKERS = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+WORKERS = [
+    pytest.param([], id="serial"),
+    pytest.param(["-n", "2"], id="xdist"),
+    # The rerun's agent run is started ahead again, as its item is set up again.
+    pytest.param(["--eval-concurrency", "2"], id="concurrency"),
+]
 
 
 @pytest.mark.parametrize("workers", WORKERS)
