@@ -10,6 +10,8 @@ the hook that runs at that moment.
 from __future__ import annotations
 
 import json
+import re
+import signal
 from typing import Any
 
 import pytest
@@ -181,3 +183,121 @@ def test_one_ctrl_c_after_a_passing_case_is_not_a_pass(
     assert (doc["complete"], doc["verdict"]) == (False, "INCONCLUSIVE"), out
     assert returncode == pytest.ExitCode.INTERRUPTED, out
     assert "eval gate: INCONCLUSIVE (run incomplete: interrupted)" in out
+
+
+#: Every case starts a child, says it started, and sleeps 30 s: the signal lands in the
+#: first case (under xdist, in the first case of each worker).
+SLEEPER = """
+import os, pathlib, subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", os.environ["MARK"]])
+started = pathlib.Path(os.environ["STARTED"])
+started.mkdir(exist_ok=True)
+(started / os.environ["EVALCASES_CASE_ID"]).touch()
+time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "group"),
+    [
+        pytest.param((), False, id="serial"),
+        pytest.param(("-n", "2"), False, id="xdist-controller"),
+        pytest.param(("-n", "2"), True, id="xdist-group"),
+    ],
+)
+def test_sigterm_during_the_first_case_writes_the_summary_and_an_incomplete_file(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, args: tuple[str, ...], group: bool
+) -> None:
+    mark = f"evalcases-mark-{pytester.path}"
+    make_suite(
+        SLEEPER,
+        {name: CASE.format(id=name) for name in ("one", "two", "three")},
+        ini="eval_agent = command\neval_timeout = 60\n",
+    )
+    started = pytester.path / "started"
+    want = 2 if args else 1
+
+    returncode, out = interrupted_pytest(
+        pytester.path,
+        lambda: started.is_dir() and len(list(started.iterdir())) >= want,
+        {"STARTED": str(started), "MARK": mark},
+        sig=signal.SIGTERM,
+        args=args,
+        group=group,
+    )
+
+    # The interrupted run's agents, and what they started, are dead.
+    assert gone(str(pytester.path / "agent.py")), out
+    assert gone(mark), out
+    assert returncode == pytest.ExitCode.INTERRUPTED, out
+    assert re.search(r"^=+ eval gate =+$", out, re.MULTILINE), out
+    assert "eval gate: INCONCLUSIVE (run incomplete: interrupted)" in out
+    result_lines = [line for line in out.splitlines() if line.startswith("results: ")]
+    assert [line.endswith(" (incomplete: interrupted)") for line in result_lines] == [True]
+    (results,) = (pytester.path / "evals" / "results").glob("*.json")
+    doc = json.loads(results.read_text("utf-8"))
+    assert (doc["complete"], doc["incomplete_reasons"]) == (False, ["interrupted"])
+    assert (doc["verdict"], doc["verdict_reason"]) == (
+        "INCONCLUSIVE",
+        "run incomplete: interrupted",
+    )
+    assert doc["cases"] == []
+    assert "Traceback" not in out
+
+
+#: The controller signals itself once it took in the first report and the workers,
+#: which go on meanwhile with the items they were sent, have recorded 3 more runs
+#: (xdist sends each of the 2 workers 3 items first, and a worker runs an item once it
+#: knows the next): their reports never reach it.
+SIGNAL_AFTER_RECORDINGS = """
+import os, pathlib, signal, time
+
+_SENT = []
+
+
+def pytest_configure(config):
+    # Not PYTEST_XDIST_WORKER: the outer suite's xdist worker leaves it to this pytest.
+    if hasattr(config, "workerinput"):
+        _SENT.append("a worker")
+
+
+def pytest_runtest_logreport(report):
+    if _SENT or report.when != "teardown":
+        return
+    _SENT.append(True)
+    results = pathlib.Path(__file__).parent / "evals" / "results"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        runs = [p for d in results.glob("*.runs") for p in d.iterdir()]
+        if len(runs) >= 4:
+            break
+        time.sleep(0.05)
+    os.kill(os.getpid(), signal.SIGTERM)
+"""
+
+
+def test_after_sigterm_under_xdist_every_recording_is_a_listed_run(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    make_suite(
+        "print('x')\n",
+        {f"c{i:02}": CASE.format(id=f"c{i:02}") for i in range(24)},
+        fixtures={"conftest.py": SIGNAL_AFTER_RECORDINGS},
+        ini="eval_agent = command\neval_timeout = 60\n",
+    )
+
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, out
+    (results,) = (pytester.path / "evals" / "results").glob("*.json")
+    doc = json.loads(results.read_text("utf-8"))
+    assert (doc["complete"], doc["incomplete_reasons"]) == (False, ["interrupted"])
+    listed = {case["recording"] for case in doc["cases"]}
+    assert None not in listed
+    runs = results.with_suffix(".runs")
+    recorded = {f"{runs.name}/{p.name}" for p in runs.iterdir()}
+    # Every recording beside the file belongs to a run the file lists: those of runs
+    # whose reports never reached the controller are gone.
+    assert recorded == listed, (sorted(recorded - listed), out)
+    assert len(recorded) < 24

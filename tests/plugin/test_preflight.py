@@ -1,6 +1,9 @@
 """One preflight per session (docs/agents.md, "Before the first run"): a missing agent CLI
 or credential is one usage error before any case runs, never one error per case, and
-never an error for a session that runs no case (unit tests, ``--collect-only``, grading)."""
+never an error for a session that runs no case (unit tests, ``--collect-only``, grading)
+nor for one that did not ask for eval cases: a plain ``pytest`` whose ini names the agent
+runs the other tests and skips the eval cases with one line (docs/agents.md, "Beside your
+other tests")."""
 
 from __future__ import annotations
 
@@ -90,7 +93,7 @@ def test_a_missing_program_is_one_usage_error_and_no_case_runs(
     suite.cases("one", "two", "three")
     suite.on_path(with_fakes=False)
 
-    result = suite.run(*workers)
+    result = suite.run("evals", *workers)
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert usage_errors(result) == [
@@ -107,7 +110,7 @@ def test_a_missing_credential_is_one_usage_error_naming_variables_and_files(
 ) -> None:
     suite.cases("one", "two")
 
-    result = suite.run(*workers)
+    result = suite.run("evals", *workers)
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert usage_errors(result) == [
@@ -138,7 +141,7 @@ def test_bare_cases_with_only_the_login_file_are_one_usage_error(suite: Suite) -
     suite.login()
     suite.cases("one", "two")
 
-    result = suite.run()
+    result = suite.run("evals")
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert usage_errors(result) == [
@@ -171,6 +174,106 @@ def test_plain_tests_never_check_the_agent(suite: Suite) -> None:
         path = suite.pytester.path / "evals" / f"{case}.yaml"
         path.write_text(path.read_text() + "quarantine: flaky\n", "utf-8")
     suite.run("evals").assert_outcomes(skipped=2)
+
+
+MISSING_PROGRAM = (
+    "agent 'claude': program 'claude' not found on PATH; install it with "
+    "`npm install -g @anthropic-ai/claude-code`, or put it on PATH"
+)
+
+
+def skipped_lines(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.stdout.lines if line.startswith("eval cases skipped:")]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("unit", ["passes", "fails"])
+def test_a_plain_pytest_without_the_agent_runs_the_other_tests(
+    suite: Suite, workers: list[str], unit: str
+) -> None:
+    # The ini names claude (as the README suggests); this teammate has no claude.
+    suite.on_path(with_fakes=False)
+    suite.pytester.makepyfile(
+        test_unit=f"def test_one():\n    assert {unit == 'passes'}\n"
+        "def test_two():\n    assert True\n"
+    )
+    suite.cases("one", "two", "three")
+
+    result = suite.run(*workers)
+
+    # The unit tests ran and decide the exit status; every eval case is skipped.
+    if unit == "passes":
+        result.assert_outcomes(passed=2, skipped=3)
+        assert result.ret == pytest.ExitCode.OK
+    else:
+        result.assert_outcomes(passed=1, failed=1, skipped=3)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert usage_errors(result) == []
+    assert skipped_lines(result) == [
+        f"eval cases skipped: {MISSING_PROGRAM} (a run that asks for eval cases, such as "
+        "`pytest evals/` or `--eval-agent`, stops here with a usage error)"
+    ]
+    # Each skip gives the same reason (-rs).
+    assert suite.run(*workers, "-rs").stdout.str().count(MISSING_PROGRAM) == 4
+    assert suite.calls() == []
+    assert not (suite.pytester.path / "evals" / "results").exists()
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_plain_pytest_without_credentials_skips_the_eval_cases(
+    suite: Suite, workers: list[str]
+) -> None:
+    suite.pytester.makepyfile(test_unit="def test_one():\n    assert True\n")
+    suite.cases("one", "two")
+
+    result = suite.run(*workers)
+
+    result.assert_outcomes(passed=1, skipped=2)
+    assert result.ret == pytest.ExitCode.OK
+    (line,) = skipped_lines(result)
+    assert line.startswith("eval cases skipped: agent 'claude' has no credentials: set ")
+    # Not even `claude --version`: the agent is not called at all.
+    assert suite.calls() == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["evals"],
+        ["evals/one.yaml"],
+        ["evals/one.yaml::one"],
+        ["-m", "normal"],
+        ["-k", "one"],
+        ["--eval-agent", "claude"],
+        ["--eval-defends", "AGENTS.md"],
+        ["-n", "2", "evals"],
+    ],
+    ids=" ".join,
+)
+def test_a_run_that_asks_for_eval_cases_is_a_usage_error(suite: Suite, args: list[str]) -> None:
+    suite.on_path(with_fakes=False)
+    suite.pytester.makepyfile(test_unit="def test_one():\n    assert True\n")
+    suite.cases("one")
+
+    result = suite.run(*args)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert usage_errors(result) == [f"ERROR: {MISSING_PROGRAM}"]
+    assert skipped_lines(result) == []
+
+
+def test_pytest_addopts_asks_for_eval_cases_the_ini_does_not(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.on_path(with_fakes=False)
+    suite.pytester.makepyfile(test_unit="def test_one():\n    assert True\n")
+    suite.cases("one")
+    # A team's ini (testpaths, addopts) is every teammate's plain `pytest`.
+    suite.pytester.makeini("[pytest]\neval_agent = claude\ntestpaths = evals test_unit.py\n")
+    suite.run().assert_outcomes(passed=1, skipped=1)
+
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--eval-agent=claude")
+    assert suite.run().ret == pytest.ExitCode.USAGE_ERROR
 
 
 def test_collect_only_never_checks_the_agent(suite: Suite) -> None:

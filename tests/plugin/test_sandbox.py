@@ -327,7 +327,8 @@ def test_a_missing_path_to_add_stops_the_session_before_any_case(
     ini = pytester.path / "tox.ini"
     ini.write_text(ini.read_text() + "eval_sandbox_ro = does-not-exist\n")
 
-    result = run(pytester)
+    # A run that asks for the eval cases (a plain `pytest` would skip them and say why).
+    result = run(pytester, "evals")
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option eval_sandbox_ro: no such path: */does-not-exist*"])

@@ -129,8 +129,10 @@ def check(
     *,
     platform: str = sys.platform,
     timeout: float = VERSION_TIMEOUT,
+    with_version: bool = True,
 ) -> Checked:
-    """Check the agent for ``needs``; :class:`UsageError` names what is missing."""
+    """Check the agent for ``needs``; :class:`UsageError` names what is missing.
+    Without ``with_version`` its version is not read (a second look at the same agent)."""
     requirements = requirements_of(agent) or Requirements()
     program = program_of(agent, cwd)
     if program is None:
@@ -143,7 +145,8 @@ def check(
         problem = credential_problem(agent.name, credentials, needs, env, platform)
         if problem:
             raise UsageError(problem)
-    version = read_version(program, env, cwd, timeout) if requirements.version else None
+    wanted = with_version and requirements.version
+    version = read_version(program, env, cwd, timeout) if wanted else None
     return Checked(program, version, machine_files(requirements, env))
 
 

@@ -132,6 +132,8 @@ def _runs_agent(item: EvalItem) -> bool:
     state = session_of(item.config)
     if item.variant.graded_dir is not None or state.needs_agent(item.variant):
         return False
+    if item.variant.name in state.unavailable:
+        return False
     if any(item.get_closest_marker(name) is not None for name in _SKIPPING):
         return False
     try:

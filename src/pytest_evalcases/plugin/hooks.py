@@ -107,11 +107,14 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.pluginmanager.hasplugin("xdist") and not is_worker(config):
             queues = ahead.DeepQueues(settings.concurrency)
             config.pluginmanager.register(queues, "evalcases-ahead-xdist")
-    if agent is not None and not is_worker(config):
-        # The controller checks the agent once for the session, before the first case.
+    if agent is not None:
+        # The controller checks the agent once for the session, before the first case;
+        # a worker looks again only to skip its items when the agent cannot run.
         from pytest_evalcases.plugin import preflight
 
-        hooks = preflight.PreflightHooks(config, state)
+        worker = is_worker(config)
+        asked = not worker and preflight.asked_for_cases(config, state.discovery)
+        hooks = preflight.PreflightHooks(config, state, asked=asked, worker=worker)
         config.pluginmanager.register(hooks, "evalcases-preflight")
     html = config.getoption("eval_html")
     if html and not is_worker(config):

@@ -32,14 +32,28 @@ if TYPE_CHECKING:
     from pytest_evalcases.run.runner import OuterLimit, RunReport
 
 
-class CheckFailure(Exception):
+class CheckFailure(AssertionError):
     """Raised by :meth:`EvalItem.runtest` when checks did not hold: ``text`` for the
-    failure's section, ``line`` for the short test summary."""
+    failure's section, ``line`` for the short test summary. An ``AssertionError``, as a
+    failed ``assert`` is: reporters that tell a failure from a broken test by the
+    exception (allure-pytest) call it failed."""
 
     def __init__(self, text: str, line: str) -> None:
         super().__init__(text)
         self.text = text
         self.line = line
+
+
+class NoVerdict(Exception):
+    """Raised in an item's ``setup`` when something prevented a verdict (the run's
+    error, a case file that does not load, a sandbox that cannot run): a pytest error,
+    and neither an ``AssertionError`` nor ``pytest.fail``'s exception, which reporters
+    such as allure-pytest count as the test's failure rather than as broken.
+    ``text`` is all the report shows."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
 
 
 def item_name(
@@ -250,10 +264,10 @@ class BrokenFileItem(pytest.Item):
         )
 
     def setup(self) -> None:
-        pytest.fail(self.message, pytrace=False)
+        raise NoVerdict(self.message)
 
     def runtest(self) -> None:  # pragma: no cover - setup always fails
-        pytest.fail(self.message, pytrace=False)
+        raise NoVerdict(self.message)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return (
@@ -301,6 +315,10 @@ class EvalItem(pytest.Item):
         return self.parent.case(self.entry.id)
 
     def setup(self) -> None:
+        # A rerun (pytest-rerunfailures) sets the item up again: nothing of the attempt
+        # it replaces may decide this one.
+        self.run_report = None
+        self.run_error = None
         state = session_of(self.config)
         load_error = None
         try:
@@ -309,7 +327,7 @@ class EvalItem(pytest.Item):
             load_error = exc
         if load_error is not None:
             # Outside the except block, so that no exception chain is shown.
-            pytest.fail(case_file_message(self.config, load_error), pytrace=False)
+            raise NoVerdict(case_file_message(self.config, load_error))
         if self.case.quarantine:
             pytest.skip(f"quarantined: {self.case.quarantine}")
         elsewhere = self.case.other_agent(state.agent_name(self.variant))
@@ -317,6 +335,9 @@ class EvalItem(pytest.Item):
             pytest.skip(elsewhere)
         if state.needs_agent(self.variant):
             pytest.skip("no agent configured (--eval-agent)")
+        unavailable = state.unavailable.get(self.variant.name)
+        if unavailable:
+            pytest.skip(unavailable)
         if not runs_cases(self.config):
             # --setup-plan and --setup-only call setup, where the agent would run.
             return
@@ -330,7 +351,7 @@ class EvalItem(pytest.Item):
         else:
             usage = ""
         if usage:
-            pytest.fail(usage, pytrace=False)
+            raise NoVerdict(usage)
         made: list[Path] = []
 
         def new_workspace() -> Path:
@@ -400,7 +421,7 @@ class EvalItem(pytest.Item):
             workspace, note = self._keep(self.run_error.workspace)
             self.run_error.workspace = str(workspace) if workspace is not None else None
             text = messages.error_text(self._header(), self.run_error, state.redact, note=note)
-            pytest.fail(text, pytrace=False)
+            raise NoVerdict(text)
 
     def run_case(self) -> LoadedCase:
         """The case as the agent runs it: its prompt perturbed in a perturbed run."""

@@ -1,7 +1,10 @@
 """The agent's preflight, once per session on the controller (docs/agents.md, "Before
 the first run"): the checks are :mod:`pytest_evalcases.agents.preflight`; this module
 finds what the collected items need of the agent and turns a failure into one
-``pytest.UsageError``.
+``pytest.UsageError`` when the run asked for eval cases (:func:`asked_for_cases`).
+Otherwise (a plain ``pytest`` whose ini names an agent this machine lacks) the eval
+cases that need it are skipped with the reason, the summary says it in one line, and
+the other tests decide the exit status (docs/agents.md, "Beside your other tests").
 
 It runs when collection is final and before the first case: in
 ``pytest_collection_finish`` without xdist, and in
@@ -14,6 +17,7 @@ is scheduled before every worker has reported). A session that runs no case
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_evalcases.agents import preflight
+from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.stash import runs_cases
@@ -33,11 +38,22 @@ if TYPE_CHECKING:
 
 
 class PreflightHooks:
-    """Checks the agent before the first case runs; registered on the controller only."""
+    """Checks the agent before the first case runs.
 
-    def __init__(self, config: pytest.Config, state: EvalSession) -> None:
+    The controller checks once, the version included; when the run did not ask for
+    eval cases, a failure leaves the reason in ``state.unavailable`` instead of
+    stopping the session. An xdist worker, which the controller cannot tell, looks
+    again for itself (``worker``: program and credentials, no version, never an
+    error) and skips its own items for the same reason.
+    """
+
+    def __init__(
+        self, config: pytest.Config, state: EvalSession, *, asked: bool, worker: bool = False
+    ) -> None:
         self.config = config
         self.state = state
+        self.asked = asked
+        self.worker = worker
         self.done = False
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -68,7 +84,7 @@ class PreflightHooks:
         state = self.state
         # Each distinct agent once (an agent matrix checks every CLI it runs), in the
         # variants' order; the first one's version is the session's.
-        checked: dict[tuple[object, ...], preflight.Checked | None] = {}
+        checked: dict[tuple[object, ...], preflight.Checked | str | None] = {}
         for variant in state.settings.variants:
             agent = state.agent_for(variant)
             if agent is None or variant.graded_dir is not None:
@@ -78,23 +94,36 @@ class PreflightHooks:
                 done = checked[key]
             else:
                 done = checked[key] = self._check_agent(agent, needs)
-            if done is not None:
+            if isinstance(done, str):
+                state.unavailable[variant.name] = done
+            elif done is not None and not self.worker:
                 state.preflights[variant.name] = done
                 if state.preflight is None:
                     state.preflight = done
 
     def _check_agent(
         self, agent: Agent, needs: Callable[[Agent], preflight.Needs]
-    ) -> preflight.Checked | None:
+    ) -> preflight.Checked | str | None:
+        """What the check found; the reason, when the agent cannot run and the run
+        did not ask for eval cases."""
         found = needs(agent)
         if not found.runs:
             return None
         try:
             # eval_sandbox = bwrap where bubblewrap cannot run stops the session too.
             self.state.sandbox  # noqa: B018
-            return preflight.check(agent, found, os.environ, self.state.settings.rootdir)
+            return preflight.check(
+                agent,
+                found,
+                os.environ,
+                self.state.settings.rootdir,
+                with_version=not self.worker,
+            )
         except UsageError as exc:
-            raise pytest.UsageError(str(exc)) from None
+            reason = str(exc)
+        if self.asked and not self.worker:
+            raise pytest.UsageError(reason)
+        return reason
 
     def _cases_of(self, ids: Sequence[str], agent: Agent) -> Iterator[LoadedCase]:
         """The cases of the items a worker collected that ``agent`` runs, loaded from
@@ -135,6 +164,25 @@ class PreflightHooks:
                 and not case.quarantine
                 and not case.other_agent(case_ids[case.id])
             )
+
+
+def asked_for_cases(config: pytest.Config, discovery: Discovery) -> bool:
+    """Whether the command line (or ``PYTEST_ADDOPTS``) asked for eval cases: a path or
+    node id of a case file or of a directory of them (``evals/``, an ``eval_paths``
+    entry, or one below), ``-k`` or ``-m`` (which then selected eval cases, or no agent
+    would be needed), or any ``--eval-*`` option, ``--eval-agent`` included. The ini's
+    ``testpaths`` and ``addopts`` ask for nothing: they are every teammate's ``pytest``."""
+    given = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
+    if any(arg.startswith(("-k", "-m", "--eval-")) for arg in given):
+        return True
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return False
+    base = config.invocation_params.dir
+    for arg in config.args:
+        path = Path(os.path.normpath(base / arg.partition("::")[0]))
+        if discovery.case_file(path) is not None or discovery.evals_root(path / "-") is not None:
+            return True
+    return False
 
 
 def _key(agent: Agent) -> tuple[object, ...]:

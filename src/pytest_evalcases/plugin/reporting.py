@@ -13,7 +13,7 @@ from pytest_evalcases import defaults
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin import cache
-from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, as_reason
+from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, NoVerdict, as_reason
 from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
 from pytest_evalcases.report import messages, summary
@@ -21,6 +21,9 @@ from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run import recording
 from pytest_evalcases.sandbox import INSTALL_HINT
 from pytest_evalcases.session.state import EvalSession
+
+#: The outcome pytest-rerunfailures gives an attempt it runs again.
+RERUN = "rerun"
 
 #: The verdict line in the colours of pytest's own outcomes (its final line's).
 VERDICT_MARKUP: dict[str, dict[str, bool]] = {
@@ -43,12 +46,14 @@ def make_report(
         report.when == "setup"
         and report.failed
         and excinfo is not None
-        and isinstance(excinfo.value, pytest.fail.Exception)
+        and isinstance(excinfo.value, NoVerdict)
     ):
-        # The reason without the "Failed: " of the pytest.fail that made it an error;
-        # a run's error by its kind and message, not by the case's header.
+        # Its text alone, as pytest shows a pytest.fail(..., pytrace=False): no
+        # traceback, no exception name; in the short summary, a run's error by its kind
+        # and message, not by the case's header.
         line = item.error_line() if isinstance(item, EvalItem) else None
-        as_reason(report.longrepr, item, line or excinfo.value.msg or "")
+        shown = excinfo.getrepr(style="value", chain=False)
+        report.longrepr = as_reason(shown, item, line or excinfo.value.text)
     if isinstance(item, EvalItem) and report.skipped and isinstance(report.longrepr, tuple):
         # Point skip reasons at the case, not at the plugin line that skipped it.
         report.longrepr = (str(item.path), item.entry.line + 1, report.longrepr[2])
@@ -109,11 +114,26 @@ class SessionHooks:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "evalcases", None)
+        if report.outcome == RERUN:
+            # pytest-rerunfailures runs the item again: the attempt it replaces counts
+            # neither in the gate nor in the results file, as in pytest's own report.
+            return
         if data is not None:
             self.state.records.append(RunRecord.from_dict(data))
         elif report.failed:
             # Setup, call or teardown of a normal test: pytest counts each as a failure.
             self.state.other_failures += 1
+
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        # Under xdist, as the controller hears of each item a worker starts.
+        if not self.state.cases_started and not self.is_worker:
+            path = self.config.rootpath / location[0]
+            self.state.cases_started = self.state.discovery.case_file(path) is not None
+
+    def _ran_cases(self) -> bool:
+        """Whether the session has records to report, or began a case it did not
+        finish (interrupted in its first case)."""
+        return bool(self.state.records) or self.state.cases_started
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # A module that does not import fails the run, whatever the gate says.
@@ -132,7 +152,7 @@ class SessionHooks:
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         writer = is_first_worker_or_controller(self.config)
         cache.save(self.config, self.state.parse_cache, writer=writer)
-        if self.is_worker or not self.state.records:
+        if self.is_worker or not self._ran_cases():
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             # Also pytest.exit() and xdist's stop after -x, which no signal announced.
@@ -148,8 +168,26 @@ class SessionHooks:
             finish.finish(self.state, self.config.invocation_params.dir)
         session.exitstatus = self.state.exit_status(int(exitstatus))
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        # Once xdist's workers are down (its sessionfinish) and the runs started ahead
+        # have stopped: nothing writes a recording any more.
+        if not self.is_worker and self.state.results_file is not None:
+            from pytest_evalcases.session import finish
+
+            finish.sweep_recordings(self.state)
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self.is_worker or not self.state.records:
+        if self.is_worker:
+            return
+        # A plain `pytest` whose ini names an agent this machine lacks: one line each.
+        skipped = [
+            messages.skipped_unavailable(reason)
+            for reason in dict.fromkeys(self.state.unavailable.values())
+        ]
+        if not self.state.records and not (self.state.cases_started and self.state.incomplete):
+            for line in skipped:
+                terminalreporter.write_line(line, yellow=True)
             return
         hint = ""
         if self.state.agent is None:
@@ -172,6 +210,8 @@ class SessionHooks:
             terminalreporter.write_line(messages.machine_config(agent, files), yellow=True)
         for line in self._sandbox_lines():
             terminalreporter.write_line(line)
+        for line in skipped:
+            terminalreporter.write_line(line, yellow=True)
         if self.state.results_line:
             terminalreporter.write_line(self.state.results_line)
 

@@ -41,6 +41,15 @@ INHERITED_HOME = (
 )
 
 
+def skipped_unavailable(reason: str) -> str:
+    """That the eval cases of a run that did not ask for them were skipped, and why
+    (docs/agents.md, "Beside your other tests")."""
+    return (
+        f"eval cases skipped: {reason} (a run that asks for eval cases, such as "
+        "`pytest evals/` or `--eval-agent`, stops here with a usage error)"
+    )
+
+
 def machine_config(agent: str, files: Sequence[Path]) -> str:
     """That the runs of ``agent`` read machine-wide configuration no case sets."""
     shown = ", ".join(str(f) for f in files[:5])

@@ -7,6 +7,7 @@ session object.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from datetime import datetime, timezone
@@ -24,13 +25,15 @@ from pytest_evalcases.session.state import EvalSession
 
 
 def finish(state: EvalSession, invocation_dir: Path) -> None:
-    """Compare with the baseline and write the results file, when eval items ran.
+    """Compare with the baseline and write the results file, when eval items ran (or
+    began, in a run that did not finish).
 
     Sets ``state.baseline_result`` (which the verdict then follows) and
     ``state.results_line`` (what the summary says about the file).
     """
     records = state.records
-    if not resultsfile.executed(records):
+    if not resultsfile.executed(records) and not (state.cases_started and state.incomplete):
+        # An interrupted run writes its file, also when its first case was cut short.
         return
     settings = state.settings
     options = settings.results
@@ -69,8 +72,9 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         perturbed_block=settings.perturb is not None and settings.perturb.blocking,
         perturb_max_delta=settings.perturb.max_delta if settings.perturb is not None else None,
     )
-    if settings.skill_limits.active:
-        # A skill's trigger scores falling short block (docs/skills.md, "Trigger scores").
+    if settings.skill_limits.active or not records:
+        # A skill's trigger scores falling short block (docs/skills.md, "Trigger scores");
+        # a run cut short in its first case is INCONCLUSIVE, not "nothing was graded".
         verdict = state.report().verdict
         doc = doc.with_changes(verdict=verdict.status, verdict_reason=verdict.reason)
     if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:
@@ -100,6 +104,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         state.results_line = state.unsaved
         _forget_recordings(state)
         return
+    state.results_file = written
     state.results_line = f"results: {_display(written)}{_status(doc)}"
     if options.save_path is None:
         # Once per session: the directory fills the working tree run after run.
@@ -129,6 +134,26 @@ def _forget_recordings(state: EvalSession) -> None:
         place.directory.rmdir()
     except OSError:
         pass
+
+
+def sweep_recordings(state: EvalSession) -> None:
+    """Remove the recordings beside the results file that it does not list: runs whose
+    reports never reached the controller (an interrupted xdist run: the workers went on
+    with the items they held), or that were cut short before their item reported. The
+    results file is the index of its ``.runs`` directory (docs/replay.md). Called once
+    every worker and every run started ahead has stopped."""
+    place = state.record_place
+    if place is None or state.results_file is None or not place.directory.is_dir():
+        return
+    listed = {r.recording for r in state.records if r.recording}
+    for run in place.directory.iterdir():
+        if run.relative_to(place.root).as_posix() in listed:
+            continue
+        if run.is_dir() and not run.is_symlink():
+            shutil.rmtree(run, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                run.unlink()
 
 
 def _status(doc: ResultsDocument) -> str:

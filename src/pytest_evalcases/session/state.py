@@ -125,6 +125,10 @@ class EvalSession:
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     #: Why the run did not finish (interrupted, a worker crashed); empty when it did.
     incomplete: list[str] = field(default_factory=list)
+    #: Whether an eval item began (on the controller, under xdist too): a run
+    #: interrupted in its first case, which finished none, still writes its incomplete
+    #: results file and the summary.
+    cases_started: bool = False
     #: ``--eval-baseline``: the stored document, and this run compared with it.
     baseline_doc: ResultsDocument | None = None
     baseline_result: baseline.BaselineResult | None = None
@@ -133,6 +137,8 @@ class EvalSession:
     #: Why the results file could not be written (``results file not written: PATH:
     #: why``); empty when it was, or none was to be. Such a run is never PASS.
     unsaved: str = ""
+    #: The results file this session wrote; ``None`` before, or when it wrote none.
+    results_file: Path | None = None
     #: Where this process makes the workspaces of its runs.
     workspaces: WorkspaceDirs = field(default_factory=WorkspaceDirs)
     #: Where the workspaces of failed and errored runs are kept; ``None``: in
@@ -149,6 +155,10 @@ class EvalSession:
     agents: dict[str, Agent | None] = field(default_factory=dict)
     #: What the preflight found of each variant's agent, by variant name.
     preflights: dict[str, Checked] = field(default_factory=dict)
+    #: Why a variant's agent cannot run, by variant name, in a run that did not ask
+    #: for eval cases: its cases are skipped with this reason (docs/agents.md,
+    #: "Beside your other tests").
+    unavailable: dict[str, str] = field(default_factory=dict)
     #: What part of the suite the run selected, once collection said (under xdist, as
     #: a worker reported it); ``None`` before.
     selection: SuiteSelection | None = None
@@ -352,6 +362,11 @@ class EvalSession:
             factors=self.factors(),
             perturbed_block=self._perturbed_block,
         )
+        if not self.records and self.cases_started and self.incomplete:
+            # Cut short in its first case: nothing was graded, and the run did not
+            # finish either; never "nothing was graded", which exits as pytest does.
+            reason = "run incomplete: " + "; ".join(self.incomplete)
+            report = dataclasses.replace(report, verdict=gate.Verdict("INCONCLUSIVE", reason))
         plan = self.settings.perturb
         if plan is not None:
             found = tuple(perturbation.scores(self.records, plan.max_delta))
