@@ -62,6 +62,10 @@ NEGATIVE_CHECKS = frozenset(
         "skill_not_used",
     }
 )
+#: Check types that catch a prohibited behaviour: the negative ones, and ``tool_blocked``,
+#: which proves the forbidden call was refused (and, unlike them, fails an agent that
+#: did nothing).
+PROHIBITION_CHECKS = NEGATIVE_CHECKS | {"tool_blocked"}
 #: Check types whose ``pattern`` must hold (positive) or must not (negative) in a text.
 _POSITIVE_PATTERN = ("output_matches", "file_matches", "file_contains")
 _NEGATIVE_PATTERN = ("output_not_matches", "file_not_matches", "file_not_contains")
@@ -347,7 +351,7 @@ def _lint_case(
                 f"the prompt quotes {case.defends}: {' '.join(quoted)!r}; it tests the "
                 "prompt, not the configuration",
             )
-    if rule_text and not any(c.type in NEGATIVE_CHECKS for c in case.checks):
+    if rule_text and not any(c.type in PROHIBITION_CHECKS for c in case.checks):
         found = prohibition_about(rule_text, case_words(case))
         if found is not None:
             word, topic, passage = found
@@ -359,7 +363,7 @@ def _lint_case(
                 f"{case.defends} says {word!r} where it speaks of what the case tests "
                 f"({topic!r}: {shown(passage)}) but the case has only positive checks; add "
                 "one that fails when the forbidden thing happens "
-                f"({', '.join(sorted(NEGATIVE_CHECKS))})",
+                f"({', '.join(sorted(PROHIBITION_CHECKS))})",
             )
     # A skill's should-not-fire case (skill_not_used) passes an idle agent by design:
     # the skill's false triggers are what it counts (docs/skills.md).

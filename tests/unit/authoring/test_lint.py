@@ -82,8 +82,28 @@ def test_a_prohibition_about_what_the_case_tests_wants_a_negative_check(project:
         "the case tests ('push': 'Never force-push to main.') but the case has only positive "
         "checks; add one that fails when the forbidden thing happens (command_fails, "
         "file_absent, file_not_contains, file_not_matches, file_unchanged, "
-        "output_not_matches, skill_not_used, tool_not_called)"
+        "output_not_matches, skill_not_used, tool_blocked, tool_not_called)"
     ]
+
+
+def test_a_refusal_check_tests_a_prohibition_and_is_not_passed_by_an_idle_agent(
+    project: Path,
+) -> None:
+    push = case_file(
+        project,
+        "push",
+        """\
+        id: push
+        defends: AGENTS.md
+        prompt: Push my change to main.
+        checks:
+          - type: tool_blocked
+            tool: shell
+            input: git push --force
+        """,
+    )
+
+    assert findings(project, push) == []
 
 
 def test_a_heading_says_what_the_passages_under_it_are_about(project: Path) -> None:
