@@ -613,10 +613,14 @@ def test_a_regrade_grades_each_variants_own_stored_runs(suite: Suite) -> None:
     assert len(suite.calls()) == 6
     doc = suite.results("again.json")
     assert [c["differ"] for c in doc["comparisons"]] == [["agent"]]
-    assert {v["name"]: v["usage"]["tokens_total"] for v in doc["variants"]} == {
-        "cc": 1278,
-        "cx": 76155,
-    }
+    # A regrade spent nothing; each run keeps what its variant's stored run reported.
+    assert {v["name"]: v["usage"]["tokens_total"] for v in doc["variants"]} == {"cc": 0, "cx": 0}
+    recorded: dict[str, int] = {}
+    for case in doc["cases"]:
+        assert case["tokens_in"] is None
+        spent = case["recorded_tokens_in"] + case["recorded_tokens_out"]
+        recorded[case["variant"]] = recorded.get(case["variant"], 0) + spent
+    assert recorded == {"cc": 1278, "cx": 76155}
 
 
 def only_claude_on_path(suite: Suite, monkeypatch: pytest.MonkeyPatch) -> None:
