@@ -24,14 +24,19 @@ from tests.helpers.suite import SuiteBuilder
 #: and answers with its run number and the first line of AGENTS.md, so that repetitions
 #: and variants give different answers. A prompt with "crash" exits 3.
 AGENT = r"""
-import os, pathlib, sys
+import fcntl, os, pathlib, sys
 root, prompt = pathlib.Path(sys.argv[1]), sys.argv[2]
-with open(root / "agent-runs", "a") as f:
+# Runs in parallel (xdist, concurrency) each take their own number: the line is written
+# and counted under one lock.
+with open(root / "agent-runs", "a+") as f:
+    fcntl.flock(f, fcntl.LOCK_EX)
     f.write(prompt + "\n")
+    f.flush()
+    f.seek(0)
+    count = len(f.read().splitlines())
 if "crash" in prompt:
     sys.stderr.write("the agent crashed\n")
     sys.exit(3)
-count = len((root / "agent-runs").read_text().splitlines())
 pathlib.Path("notes").mkdir(exist_ok=True)
 pathlib.Path("notes/run.txt").write_text(f"note of run {count}\n")
 pathlib.Path("old.txt").unlink()
