@@ -275,10 +275,6 @@ def write(
 
 #: Seconds each of the two git questions of :func:`ignore_hint` may take.
 GIT_TIMEOUT = 10.0
-#: git asked about a repository an agent may have written to: no configuration of it
-#: that runs a program (``core.fsmonitor`` runs one whenever git reads the index), and
-#: ``check-ignore --no-index`` reads no index.
-_SAFE_GIT = ("-c", "core.fsmonitor=")
 
 
 def ignore_hint(directory: Path, here: Path) -> str:
@@ -291,7 +287,7 @@ def ignore_hint(directory: Path, here: Path) -> str:
     if start is None:
         return ""
     try:
-        top = git.run(start, [*_SAFE_GIT, "rev-parse", "--show-toplevel"], timeout=GIT_TIMEOUT)
+        top = git.run(start, ["rev-parse", "--show-toplevel"], timeout=GIT_TIMEOUT)
         if top.returncode != 0:
             return ""
         root = Path(top.stdout.strip()).resolve()
@@ -301,7 +297,9 @@ def ignore_hint(directory: Path, here: Path) -> str:
             return ""
         probe = git.run(
             root,
-            [*_SAFE_GIT, "check-ignore", "-q", "--no-index", f"{inside}/run.json"],
+            # An agent may have written to the repository: git.run runs nothing its
+            # configuration names, and --no-index reads no index.
+            ["check-ignore", "-q", "--no-index", f"{inside}/run.json"],
             timeout=GIT_TIMEOUT,
         )
     except (git.GitNotFound, git.GitTimedOut):
