@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import http_agent
 from tests.helpers.model_server import ModelServer, Reply, model_server
 from tests.helpers.results import only_results
 
@@ -42,40 +43,6 @@ events = [json.loads(line[5:]) for line in lines if line.startswith("data:")]
 print("".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta"))
 """
 
-CONFTEST = """
-import sys
-from pathlib import Path
-
-from pytest_evalcases.agents import register_agent
-from pytest_evalcases.agents.base import AgentResult, Invocation, ModelAPI
-from pytest_evalcases.errors import AgentError
-
-AGENT = str(Path(__file__).parent / "http_agent.py")
-
-
-class HttpAgent:
-    name = "http"
-
-    def __init__(self, settings):
-        self.settings = settings
-
-    def invocation(self, request):
-        return Invocation((sys.executable, AGENT, request.prompt))
-
-    def model_api(self, env):
-        return ModelAPI(env["SCRIPTED_API"], "HTTP_AGENT_BASE_URL")
-
-    def parse(self, result, request):
-        if result.returncode:
-            said = result.stderr.strip()
-            kind = "authentication" if "bad key" in said else "agent"
-            raise AgentError("the agent said: " + said, kind=kind)
-        return AgentResult(text=result.stdout)
-
-
-register_agent("http", HttpAgent)
-"""
-
 #: Long enough that a run waiting for it would show; never reached by a run that fails fast.
 TIMEOUT = "120"
 
@@ -86,8 +53,7 @@ def api(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterator[
         monkeypatch.setenv("SCRIPTED_API", server.url)
         monkeypatch.setenv("HTTP_AGENT_BASE_URL", "http://the-users-own-base-url.invalid")
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        pytester.makeconftest(CONFTEST)
-        (pytester.path / "http_agent.py").write_text(AGENT)
+        http_agent.install(pytester, AGENT)
         (pytester.path / "evals").mkdir()
         for i in range(CASES):
             (pytester.path / "evals" / f"c{i}.yaml").write_text(

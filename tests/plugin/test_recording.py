@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.run import recording
+from tests.helpers import http_agent
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 from tests.helpers.results import results_files
 
@@ -39,38 +40,6 @@ except urllib.error.HTTPError as exc:
 print("".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta"))
 """
 
-CONFTEST = """
-import sys
-from pathlib import Path
-
-from pytest_evalcases.agents import register_agent
-from pytest_evalcases.agents.base import AgentResult, Invocation, ModelAPI
-from pytest_evalcases.errors import AgentError
-
-AGENT = str(Path(__file__).parent / "http_agent.py")
-
-
-class HttpAgent:
-    name = "http"
-
-    def __init__(self, settings):
-        self.settings = settings
-
-    def invocation(self, request):
-        return Invocation((sys.executable, AGENT, request.prompt))
-
-    def model_api(self, env):
-        return ModelAPI(env["SCRIPTED_API"], "HTTP_AGENT_BASE_URL")
-
-    def parse(self, result, request):
-        if result.returncode:
-            raise AgentError("the API said no: " + result.stderr, kind="authentication")
-        return AgentResult(text=result.stdout)
-
-
-register_agent("http", HttpAgent)
-"""
-
 
 def answers(request: Request) -> Reply:
     """The prompt back, so that each run's recording shows it got its own answer."""
@@ -83,8 +52,7 @@ def api(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterator[
         monkeypatch.setenv("SCRIPTED_API", server.url)
         monkeypatch.setenv("HTTP_AGENT_BASE_URL", "http://the-users-own-base-url.invalid")
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        pytester.makeconftest(CONFTEST)
-        (pytester.path / "http_agent.py").write_text(AGENT)
+        http_agent.install(pytester, AGENT)
         (pytester.path / "evals").mkdir()
         for name in ("alpha", "beta"):
             (pytester.path / "evals" / f"{name}.yaml").write_text(
@@ -237,7 +205,7 @@ def pytest_runtest_teardown(item):
 def test_the_proxy_starts_with_the_first_recorded_run_and_stops_with_the_session(
     pytester: pytest.Pytester, api: ModelServer, agent: str
 ) -> None:
-    pytester.makeconftest(CONFTEST + PROXY_PROBE)
+    pytester.makeconftest(http_agent.CONFTEST + PROXY_PROBE)
     command = "python3 -c 'print(\"answer to MARK-alpha\")'"
     pytester.makefile(".ini", tox=f"[pytest]\neval_agent_command = {command}\n")
 
