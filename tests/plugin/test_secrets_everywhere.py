@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import http_agent
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 from tests.helpers.results import results_files
 from tests.plugin.test_pins_and_secrets import _pieces_in
-from tests.plugin.test_recording import CONFTEST
 
 SECRETS = {
     "AWS_SECRET_ACCESS_KEY": "q8Zr2LxW0vTn5KpY7bHc+Md3FsJg9AeU/Ro1QiVy",
@@ -110,9 +110,8 @@ def tree_texts(top: Path) -> dict[str, str]:
 def test_no_secret_of_any_shape_reaches_any_output(
     pytester: pytest.Pytester, api: ModelServer, workers: tuple[str, ...]
 ) -> None:
-    pytester.makeconftest(CONFTEST)
+    http_agent.install(pytester, AGENT)
     pytester.makeini("[pytest]\neval_redact_env = NPM_AUTH\n")
-    (pytester.path / "http_agent.py").write_text(AGENT)
     (pytester.path / "AGENTS.md").write_text("Never print a secret.\n")
     (pytester.path / "evals").mkdir()
     (pytester.path / "evals" / "dumps.yaml").write_text(CASE)
