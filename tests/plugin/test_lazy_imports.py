@@ -1,11 +1,14 @@
-"""Every pytest run of a project that has the plugin installed imports it: what only
-some runs need (the agent drivers, the HTML report, the baseline, the end of a session
-that ran cases with its pins, the preflight, ``--eval-changed``'s git diff) is imported
-by the runs that use it. ``benchmarks/imports.py`` measures what this saves."""
+"""Every pytest run of a project that has the plugin installed imports it: a session
+that may run no eval case imports none of what runs them (docs/reference.md, "Sessions
+without eval cases"), and what only some runs need (the agent drivers, the HTML report,
+the baseline, the end of a session that ran cases with its pins, the preflight,
+``--eval-changed``'s git diff) is imported by the runs that use it.
+``benchmarks/startup.py`` measures what this saves."""
 
 from __future__ import annotations
 
 import ast
+import json
 
 import pytest
 
@@ -36,6 +39,40 @@ ONLY_WHEN_USED = [
     "pytest_evalcases.session.finish",
     "pytest_evalcases.session.pins",
 ]
+
+
+#: Writes, as pytest ends in each process (the controller and every xdist worker), which
+#: of the modules below it imported, to a file named after the process.
+PROCESS_PROBE = """
+import json, os, sys
+from pathlib import Path
+
+WATCHED = {watched!r}
+
+
+def pytest_unconfigure(config):
+    loaded = sorted(m for m in WATCHED if m in sys.modules)
+    Path({out!r}, str(os.getpid())).write_text(json.dumps(loaded))
+"""
+
+#: What runs cases: none of it is for a session that runs none.
+RUNS_CASES = [
+    "pydantic",
+    "yaml",
+    "pytest_evalcases.cases.parsecache",
+    "pytest_evalcases.plugin.collection",
+    "pytest_evalcases.plugin.integrations",
+    "pytest_evalcases.plugin.nodes",
+    "pytest_evalcases.plugin.reporting",
+    "pytest_evalcases.plugin.session_setup",
+    "pytest_evalcases.plugin.suite",
+    "pytest_evalcases.report.summary",
+    "pytest_evalcases.session.record",
+    "pytest_evalcases.session.selection",
+    *ONLY_WHEN_USED,
+]
+#: Twenty tests of a project's own.
+UNIT_TESTS = "".join(f"def test_{n:02d}():\n    assert {n} < {n} + 1\n\n\n" for n in range(20))
 
 
 def imported(result: pytest.RunResult) -> list[str]:
@@ -73,3 +110,58 @@ def test_a_named_agent_imports_its_own_driver_only(pytester: pytest.Pytester) ->
     assert not [m for m in DRIVERS if m in loaded and not m.endswith(".command")]
     assert "pytest_evalcases.report.html" not in loaded
     assert "pytest_evalcases.results.baseline" not in loaded
+
+
+@pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_session_that_collects_no_case_file_starts_nothing(
+    pytester: pytest.Pytester, args: tuple[str, ...]
+) -> None:
+    # The plugin's evals directory is not among the paths collected (testpaths).
+    out = pytester.mkdir("probe")
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    pytester.mkdir("evals")
+    pytester.makeconftest(PROCESS_PROBE.format(watched=RUNS_CASES, out=str(out)))
+    pytester.mkdir("tests")
+    (pytester.path / "tests" / "test_unit.py").write_text(UNIT_TESTS)
+
+    # A subprocess: an in-process run shares this process's modules.
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+    result.assert_outcomes(passed=20)
+    loaded = {path.name: json.loads(path.read_text()) for path in out.iterdir()}
+    assert len(loaded) == (3 if args else 1)  # the controller and each worker
+    assert all(names == [] for names in loaded.values()), loaded
+
+
+CONTENTS = {
+    "case": "id: one\nprompt: Say hi\nchecks:\n  - type: output_matches\n    pattern: hi\n",
+    "task": "checks:\n  - id: says-hi\n    type: output_matches\n    pattern: hi\n",
+    "unit": "def test_x():\n    pass\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("layout", "args"),
+    [
+        ({"evals/one.yaml": "case"}, ()),
+        ({"tests/deep/evals/one.yaml": "case"}, ()),
+        ({"tasks/fix-bug/checks.yaml": "task"}, ()),
+        ({"suite/one.yaml": "case"}, ("-o", "eval_paths=suite")),
+        ({"evals/one.yaml": "case", "tests/test_x.py": "unit"}, ("evals/one.yaml",)),
+    ],
+    ids=["evals", "nested-evals", "task-dir", "eval-paths", "case-file-argument"],
+)
+def test_a_session_that_may_collect_a_case_file_starts(
+    pytester: pytest.Pytester, layout: dict[str, str], args: tuple[str, ...]
+) -> None:
+    pytester.makeini("[pytest]\n")
+    for rel in layout:
+        path = pytester.path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(CONTENTS[layout[rel]])
+
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", *args)
+
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    # The case file's node: only a started plugin collects one.
+    result.stdout.fnmatch_lines(["*<*File *.yaml>"])

@@ -8,6 +8,7 @@ says (:func:`looks_like_case`): the loader asks once it has parsed them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -100,6 +101,48 @@ class Discovery:
             return None
         return Found("case", root)
 
+    def may_hold_cases(self, paths: Iterable[Path], skip_dir: Callable[[str], bool]) -> bool:
+        """Whether collecting ``paths`` may find a case file: one of them is a case
+        file, lies in an evals root, or holds an ``eval_paths`` entry, an ``evals``
+        directory or a task directory's ``checks.yaml`` below it. The walk enters the
+        directories pytest enters: never one whose name ``skip_dir`` accepts (its
+        ``norecursedirs``), nor one twice through symbolic links.
+
+        A session for which this is false collects no case file, and the plugin does
+        not start (docs/reference.md, "Sessions without eval cases")."""
+        walk: list[Path] = []
+        for path in paths:
+            if os.path.isdir(path):
+                if self.evals_root(path / "_") is not None:
+                    return True
+                if any(path == base or path in base.parents for base in self.eval_paths):
+                    return True
+                walk.append(path)
+            elif self.case_file(path) is not None:
+                return True
+        seen: set[str] = set()
+        while walk:
+            directory = walk.pop()
+            try:
+                with os.scandir(directory) as entries:
+                    listed = list(entries)
+            except OSError:
+                continue
+            for entry in listed:
+                if entry.name == TASK_FILE:
+                    return True
+                if not _is_dir(entry) or skip_dir(entry.name):
+                    continue
+                if entry.name == EVALS_DIR or Path(entry.path) in self.eval_paths:
+                    return True
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if target in seen:
+                        continue
+                    seen.add(target)
+                walk.append(Path(entry.path))
+        return False
+
     def passed_over(self, directory: Path) -> list[tuple[Path, Found]]:
         """The case files in ``directory`` that are neither regular files nor
         directories, which a walk that keeps to regular files passes over without a
@@ -122,6 +165,13 @@ class Discovery:
             if case is not None and not (os.path.isfile(path) or os.path.isdir(path)):
                 found.append((path, case))
         return found
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _loops(link: Path) -> bool:

@@ -1,19 +1,36 @@
 """The session object of a pytest run, reached one way, which process this is, and
-whether it runs anything."""
+whether it runs anything.
+
+Imported by the ``pytest11`` module in every pytest session: the session's classes are
+named for the type checker only, so that a session without eval cases never imports them.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from pytest_evalcases.session.state import EvalSession
+if TYPE_CHECKING:
+    from pytest_evalcases.plugin.collection import Collection
+    from pytest_evalcases.session.state import EvalSession
 
-#: Where the plugin keeps the session object.
-SESSION_KEY = pytest.StashKey[EvalSession]()
+#: Where the plugin keeps the session object, once a session that may run eval cases
+#: started it (docs/reference.md, "Sessions without eval cases").
+SESSION_KEY: pytest.StashKey[EvalSession] = pytest.StashKey()
+#: Where the plugin keeps what its collection and report hooks hand the work to.
+COLLECTION_KEY: pytest.StashKey[Collection] = pytest.StashKey()
 
 
 def session_of(config: pytest.Config) -> EvalSession:
     """The :class:`EvalSession` of this pytest run."""
     return config.stash[SESSION_KEY]
+
+
+def collection_of(config: pytest.Config) -> Collection | None:
+    """The collection hooks' work of this pytest run; ``None`` in a session the plugin
+    did not start, which collects no case file."""
+    return config.stash.get(COLLECTION_KEY, None)
 
 
 def is_worker(config: pytest.Config) -> bool:

@@ -140,3 +140,48 @@ def test_a_link_to_a_directory_above_it_is_not_walked(tmp_path: Path) -> None:
     assert discovery.skip_dir(evals / "same") is False
     assert discovery.skip_dir(evals / "group") is False
     assert discovery.skip_dir(tmp_path / "here") is False
+
+
+def _never(name: str) -> bool:
+    return False
+
+
+def test_paths_may_hold_cases_through_an_evals_directory_or_a_task_directory(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    (tmp_path / "tests" / "unit" / "test_a.py").write_text("")
+    discovery = Discovery(tmp_path)
+
+    assert not discovery.may_hold_cases([tmp_path / "tests"], _never)
+    (tmp_path / "tests" / "unit" / "evals").mkdir()
+    assert discovery.may_hold_cases([tmp_path / "tests"], _never)
+    assert discovery.may_hold_cases([tmp_path / "tests" / "unit" / "evals"], _never)
+    assert discovery.may_hold_cases([tmp_path / "tests" / "unit" / "evals" / "a.yaml"], _never)
+
+    (tmp_path / "tasks" / "fix").mkdir(parents=True)
+    assert not discovery.may_hold_cases([tmp_path / "tasks"], _never)
+    (tmp_path / "tasks" / "fix" / "checks.yaml").write_text("")
+    assert discovery.may_hold_cases([tmp_path / "tasks"], _never)
+    assert discovery.may_hold_cases([tmp_path / "tasks" / "fix" / "checks.yaml"], _never)
+
+
+def test_paths_may_hold_cases_of_eval_paths_below_them(tmp_path: Path) -> None:
+    (tmp_path / "suite" / "cases").mkdir(parents=True)
+    discovery = Discovery(tmp_path, eval_paths=(tmp_path / "suite" / "cases",))
+
+    assert discovery.may_hold_cases([tmp_path], _never)
+    assert discovery.may_hold_cases([tmp_path / "suite" / "cases"], _never)
+    assert not Discovery(tmp_path).may_hold_cases([tmp_path], _never)
+
+
+def test_the_walk_skips_what_pytest_does_not_enter_and_each_link_target_once(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "node_modules" / "pkg" / "evals").mkdir(parents=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "again").symlink_to(tmp_path)
+    (tmp_path / "src" / "up").symlink_to("..")
+
+    assert not Discovery(tmp_path).may_hold_cases([tmp_path], lambda n: n == "node_modules")
+    assert Discovery(tmp_path).may_hold_cases([tmp_path], _never)

@@ -1,0 +1,177 @@
+"""The start of a session that may run eval cases: what ``pytest_configure`` does once
+:mod:`.hooks` found a reason (docs/reference.md, "Sessions without eval cases").
+
+Everything the plugin needs to run cases is imported from here, by this module or the
+hook objects it registers: :mod:`.hooks` imports it only when a session needs it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_evalcases.agents import make_agent
+from pytest_evalcases.errors import UsageError
+from pytest_evalcases.plugin import (
+    cache,
+    integrations,
+    junit,
+    keeping,
+    options,
+    reporting,
+    signals,
+    suite,
+)
+from pytest_evalcases.plugin.collection import Collection
+from pytest_evalcases.plugin.stash import COLLECTION_KEY, SESSION_KEY, is_worker
+from pytest_evalcases.redact import Redactor
+from pytest_evalcases.session.state import EvalSession, Settings
+
+if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import Agent, AgentSettings
+    from pytest_evalcases.run.recorded import RecordedSession
+
+
+def check_settings(config: pytest.Config) -> None:
+    """Read and check the settings of a session that runs no case but whose ini file
+    sets the plugin's values: a bad one is a usage error there too. Nothing else starts."""
+    try:
+        options.build_settings(config)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def start(config: pytest.Config) -> None:
+    """Build the session of a pytest run that may run eval cases: its settings (a bad
+    option or ini value is a usage error), its agents and the session object, kept in
+    the stash, and register the hooks it needs."""
+    try:
+        settings = options.build_settings(config)
+        # A regrade runs no agent: no preflight, no version asked (docs/replay.md).
+        agents = _agents(settings) if settings.regrade is None else {}
+        agent = next((a for a in agents.values() if a is not None), None)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    state = EvalSession(
+        settings=settings,
+        agent=agent,
+        agents=agents,
+        register_checks=lambda registry: config.hook.pytest_evalcases_register_checks(
+            registry=registry
+        ),
+        parse_cache=cache.load(config),
+        workspaces=options.workspace_dirs(config),
+        redact=Redactor(names=settings.redact_env),
+    )
+    try:
+        state.keep = options.keep_place(config, settings, state.started)
+        state.record_place = options.record_place(config, settings, state.started)
+        if settings.regrade is not None:
+            state.regrading = _regrading(settings.regrade)
+        state.replay_plan = options.replay_plan(config, settings, state.record_place)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SESSION_KEY] = state
+    config.stash[COLLECTION_KEY] = Collection(config, state)
+    # The proxy, when a run started it, stops with the session (each xdist worker its own).
+    config.add_cleanup(state.stop_recording)
+    interrupts = signals.Interrupts(on_interrupt=state.interrupt)
+    interrupts.install()
+    config.add_cleanup(interrupts.restore)
+    config.pluginmanager.register(interrupts, "evalcases-interrupts")
+    config.pluginmanager.register(
+        reporting.SessionHooks(config, state, interrupts), "evalcases-session"
+    )
+    config.pluginmanager.register(suite.SuiteHooks(config, state), "evalcases-suite")
+    from pytest_evalcases.plugin import budget
+
+    try:
+        budget.register(config, state)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if settings.concurrency > 1 and settings.regrade is None:
+        # Registered after the session hooks, so that its sessionfinish runs first.
+        from pytest_evalcases.plugin import ahead
+
+        config.pluginmanager.register(ahead.AheadHooks(config), "evalcases-ahead")
+        if config.pluginmanager.hasplugin("xdist") and not is_worker(config):
+            queues = ahead.DeepQueues(settings.concurrency)
+            config.pluginmanager.register(queues, "evalcases-ahead-xdist")
+    if agent is not None:
+        # The controller checks the agent once for the session, before the first case;
+        # a worker looks again only to skip its items when the agent cannot run.
+        from pytest_evalcases.plugin import preflight
+
+        worker = is_worker(config)
+        asked = not worker and preflight.asked_for_cases(config, state.discovery)
+        hooks = preflight.PreflightHooks(config, state, asked=asked, worker=worker)
+        config.pluginmanager.register(hooks, "evalcases-preflight")
+    html = config.getoption("eval_html")
+    if html and not is_worker(config):
+        # Its trylast sessionfinish runs after the session hooks' wrapper wrote this
+        # run's results file, which the trend reads.
+        path = config.invocation_params.dir / html
+        config.pluginmanager.register(reporting.HtmlHooks(config, state, path), "evalcases-html")
+    xmlpath = config.getoption("xmlpath", None)
+    if xmlpath and not is_worker(config):
+        config.pluginmanager.register(junit.JunitHooks(config, xmlpath), "evalcases-junit")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
+    if state.keep is not None and not is_worker(config):
+        config.pluginmanager.register(keeping.KeepHooks(state), "evalcases-keep")
+    if hasattr(config.pluginmanager.hook, "pytest_timeout_set_timer"):
+        # pytest-timeout 2.1 or later: its hook lets the plugin time eval items itself.
+        config.pluginmanager.register(integrations.TimeoutHooks(), "evalcases-timeout")
+    if config.pluginmanager.hasplugin("pytest_jsonreport"):
+        config.pluginmanager.register(integrations.JsonReportHooks(), "evalcases-json-report")
+    if config.pluginmanager.hasplugin("metadata"):
+        config.pluginmanager.register(integrations.MetadataHooks(), "evalcases-metadata")
+    if settings.lint or settings.red_first or settings.changed is not None:
+        # The authoring hooks bring the linter (and pydantic) along: only when asked for.
+        from pytest_evalcases.plugin import authoring
+    if settings.lint:
+        config.pluginmanager.register(authoring.LintHooks(), "evalcases-lint")
+    if settings.red_first:
+        config.pluginmanager.register(authoring.RedFirstHooks(config), "evalcases-red-first")
+    if settings.changed is not None:
+        config.pluginmanager.register(authoring.ChangedHooks(settings.changed), "evalcases-changed")
+    baseline = settings.results.baseline
+    if baseline is not None and not is_worker(config):
+        from pytest_evalcases.results import files as resultsfile
+
+        try:
+            state.baseline_doc = resultsfile.load_baseline(baseline)
+        except resultsfile.ResultsFileError as exc:
+            raise pytest.UsageError(f"--eval-baseline: {exc}") from None
+
+
+def _agents(settings: Settings) -> dict[str, Agent | None]:
+    """Each variant's agent, by variant name, in the variants' order: one driver per
+    distinct agent settings (docs/variants.md)."""
+    made: list[tuple[AgentSettings, Agent]] = []
+    found: dict[str, Agent | None] = {}
+    for variant in settings.variants:
+        given = settings.agents.get(variant.name, settings.agent)
+        if given is None or variant.graded_dir is not None:
+            found[variant.name] = None
+            continue
+        agent = next((a for s, a in made if s == given), None)
+        if agent is None:
+            agent = make_agent(given)
+            made.append((given, agent))
+        found[variant.name] = agent
+    return found
+
+
+def _regrading(path: Path) -> RecordedSession:
+    """The stored runs of ``--eval-regrade``'s results file; a :class:`UsageError`
+    names the file when it is not one."""
+    from pytest_evalcases.results.files import ResultsFileError
+    from pytest_evalcases.run.recorded import load_session
+
+    try:
+        return load_session(path)
+    except ResultsFileError as exc:
+        raise UsageError(f"--eval-regrade: {exc}") from None
