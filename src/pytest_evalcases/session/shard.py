@@ -20,8 +20,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_evalcases.results.files import ResultsFileError, load
-
 
 def parse(value: str) -> tuple[int, int]:
     """An argparse ``type=``: ``K/N`` with ``1 <= K <= N``, quoting a bad value."""
@@ -78,6 +76,11 @@ def balance(case_ids: Iterable[str], durations: Mapping[str, float], total: int)
 def recorded_durations(directory: Path) -> tuple[Path, dict[str, float]] | None:
     """The seconds each case took (its variants and repetitions together) in the newest
     results file of ``directory`` that reads; ``None`` when there is none."""
+    # Imported only here: every pytest session imports this module (``--eval-shard``
+    # is declared with :func:`parse`), and reading results files keeps the start-up
+    # cost of the sessions that shard nothing down.
+    from pytest_evalcases.results.files import ResultsFileError, load
+
     try:
         paths = sorted((p for p in directory.glob("*.json") if p.is_file()), reverse=True)
     except OSError:
