@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import heapq
-import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +59,10 @@ def balance(case_ids: Iterable[str], durations: Mapping[str, float], total: int)
     numbered on a tie). A case without a duration counts as the median of the known
     ones (1 s when none is known); ties in duration go by id, so that the split is the
     same in every job whatever order the cases were collected in."""
+    # Imported only here, with its own imports (fractions, decimal): every pytest
+    # session imports this module, and it keeps their start-up cost down.
+    import statistics
+
     ids = sorted(set(case_ids))
     known = [durations[i] for i in ids if i in durations]
     typical = statistics.median(known) if known else 1.0
@@ -77,8 +80,8 @@ def recorded_durations(directory: Path) -> tuple[Path, dict[str, float]] | None:
     """The seconds each case took (its variants and repetitions together) in the newest
     results file of ``directory`` that reads; ``None`` when there is none."""
     # Imported only here: every pytest session imports this module (``--eval-shard``
-    # is declared with :func:`parse`), and reading results files keeps the start-up
-    # cost of the sessions that shard nothing down.
+    # is declared with :func:`parse`); reading results files only where it is needed
+    # keeps the start-up cost of the other sessions down.
     from pytest_evalcases.results.files import ResultsFileError, load
 
     try:
