@@ -50,8 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for severity in SEVERITIES:
         config.addinivalue_line("markers", f"{severity}: {SEVERITY_HELP[severity]}")
-    starts, checks = may_run_cases(config), _sets_ini(config)
-    if starts or checks:
+    starts = may_run_cases(config)
+    if starts or _sets_ini(config):
         # Imported only now, with everything a session that runs cases needs: it keeps
         # the start-up cost of the other sessions down.
         from pytest_evalcases.plugin import session_setup
@@ -59,6 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if starts:
             session_setup.start(config)
         else:
+            # No case to run: only the settings, so that a bad ini value is said.
             session_setup.check_settings(config)
 
 
