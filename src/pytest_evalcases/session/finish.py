@@ -21,15 +21,15 @@ from pytest_evalcases.results import baseline
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.session import pins
-from pytest_evalcases.session.state import EvalSession
+from pytest_evalcases.session.state import EvalSession, relative_path
 
 
 def finish(state: EvalSession, invocation_dir: Path) -> None:
     """Compare with the baseline and write the results file, when eval items ran (or
     began, in a run that did not finish).
 
-    Sets ``state.baseline_result`` (which the verdict then follows) and
-    ``state.results_line`` (what the summary says about the file).
+    Sets ``state.baseline_result``, decides the gate (:meth:`EvalSession.report`) and
+    sets ``state.results_line`` (what the summary says about the file).
     """
     records = state.records
     if not resultsfile.executed(records) and not (state.cases_started and state.incomplete):
@@ -55,38 +55,29 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         perturbation=settings.perturb.pins() if settings.perturb is not None else None,
         machine_config=tuple(f for files in state.machine_config().values() for f in files),
     )
+    collected = pins.collect(inputs, records)
+    complete = not state.incomplete
+    if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:
+        state.baseline_result = baseline.check_run(
+            state.baseline_doc,
+            records,
+            whole=resultsfile.complete_suite(complete, state.selection, options.shard),
+            pins=collected,
+            tolerance=options.tolerance,
+            label=_display(options.baseline),
+        )
     doc = resultsfile.document(
-        records,
-        settings.min_pass_rate,
+        # The gate decides once, here, for the file, the summary and the exit status.
+        state.report(),
         started=state.started,
         finished=datetime.now(timezone.utc),
-        complete=not state.incomplete,
+        complete=complete,
         incomplete_reasons=state.incomplete,
-        pins=pins.collect(inputs, records),
+        pins=collected,
         sources={v.name: v.source for v in settings.variants},
         shard=options.shard,
-        order=[v.name for v in settings.variants],
-        mode="red-first" if settings.red_first else "run",
         selection=state.selection,
-        factors=state.factors(),
-        perturbed_block=settings.perturb is not None and settings.perturb.blocking,
-        perturb_max_delta=settings.perturb.max_delta if settings.perturb is not None else None,
     )
-    if settings.skill_limits.active or not records:
-        # A skill's trigger scores falling short block (docs/skills.md, "Trigger scores");
-        # a run cut short in its first case is INCONCLUSIVE, not "nothing was graded".
-        verdict = state.report().verdict
-        doc = doc.with_changes(verdict=verdict.status, verdict_reason=verdict.reason)
-    if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:
-        state.baseline_result = baseline.check(
-            state.baseline_doc, doc, options.tolerance, label=_display(options.baseline)
-        )
-        verdict = state.report().verdict
-        doc = doc.with_changes(
-            verdict=verdict.status,
-            verdict_reason=verdict.reason,
-            baseline=state.baseline_result.to_dict(),
-        )
     if not options.save:
         return
     if options.save_path is not None:
@@ -95,7 +86,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         directory = options.results_dir or settings.rootdir / defaults.RESULTS_DIR
         target, replace = directory / f"{resultsfile.file_stem(state.started)}.json", False
     if settings.regrade is not None:
-        doc = doc.with_changes(regraded_from=_relative(settings.regrade, target.parent))
+        doc = doc.with_changes(regraded_from=relative_path(settings.regrade, target.parent))
     try:
         written = resultsfile.write(doc, target, replace=replace, redact=state.redact)
     except (OSError, EvalcasesError) as exc:
@@ -220,14 +211,6 @@ def _version(state: EvalSession, variant: str | None = None, agent: Any = None) 
     return preflight.read_version(
         program, os.environ, state.settings.rootdir, preflight.VERSION_TIMEOUT
     )
-
-
-def _relative(path: Path, start: Path) -> str:
-    """``path`` relative to ``start``, with ``/`` between the parts."""
-    try:
-        return Path(os.path.relpath(path, start)).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def _absolute(base: Path, path: str) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -16,8 +17,9 @@ from pytest_evalcases import defaults
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.results import gate, perturbation, skills
+from pytest_evalcases.results import gate, skills
 from pytest_evalcases.results.files import ResultsSettings
+from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
 from pytest_evalcases.run.perturb import PerturbPlan
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.sandbox import Sandbox, choose
@@ -47,6 +49,14 @@ if TYPE_CHECKING:
 
 #: The reason in ``incomplete_reasons`` of a run cut short by Ctrl-C or a signal.
 INTERRUPTED = "interrupted"
+
+
+def relative_path(path: Path, start: Path) -> str:
+    """``path`` relative to ``start``, with ``/`` between the parts."""
+    try:
+        return Path(os.path.relpath(path, start)).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 @dataclass(frozen=True)
@@ -164,6 +174,10 @@ class EvalSession:
     selection: SuiteSelection | None = None
     #: ``--eval-regrade``: the stored runs of the results file it regrades.
     regrading: RecordedSession | None = None
+    #: The gate's report (:meth:`report`) and what it was decided on: the number of
+    #: records, why the run is incomplete, whether a case began, the baseline
+    #: comparison; ``None`` before.
+    decided: tuple[tuple[object, ...], gate.GateReport] | None = None
 
     @functools.cached_property
     def discovery(self) -> Discovery:
@@ -351,47 +365,55 @@ class EvalSession:
             return results.save_path.parent
         return results.results_dir or self.settings.rootdir / defaults.RESULTS_DIR
 
-    def report(self) -> gate.GateReport:
-        order = [v.name for v in self.settings.variants]
-        report = gate.evaluate(
-            self.records,
-            self.settings.min_pass_rate,
-            order,
-            incomplete=self.incomplete,
-            red_first=self.settings.red_first,
-            factors=self.factors(),
-            perturbed_block=self._perturbed_block,
-        )
-        if not self.records and self.cases_started and self.incomplete:
-            # Cut short in its first case: nothing was graded, and the run did not
-            # finish either; never "nothing was graded", which exits as pytest does.
-            reason = "run incomplete: " + "; ".join(self.incomplete)
-            report = dataclasses.replace(report, verdict=gate.Verdict("INCONCLUSIVE", reason))
-        plan = self.settings.perturb
-        if plan is not None:
-            found = tuple(perturbation.scores(self.records, plan.max_delta))
-            report = dataclasses.replace(report, perturbation=found)
-        if self.settings.skill_limits.active:
-            report = skills.apply(report, self.settings.skill_limits)
-        if self.baseline_result is not None:
-            from pytest_evalcases.results import baseline
-
-            report = baseline.apply(report, self.baseline_result)
-        elif self.settings.red_first and self.settings.results.baseline is not None:
-            # An authoring run's outcomes are inverted: compared with a baseline, every
-            # case would count the wrong way round (docs/results.md, "The baseline gate").
-            note = (
-                f"baseline {self.settings.results.baseline.name}: not compared with a red-first run"
+    def policy(self) -> GatePolicy:
+        """The gate policy of the settings (docs/results.md, "The gate policy"), its
+        baseline's file relative to the directory of the results file."""
+        s = self.settings
+        plan = s.perturb
+        given = s.results.baseline
+        root = self.results_root
+        return GatePolicy(
+            min_pass_rate=s.min_pass_rate,
+            red_first=s.red_first,
+            skill_limits=s.skill_limits,
+            perturbed_block=plan is not None and plan.blocking,
+            perturb_max_delta=plan.max_delta if plan is not None else None,
+            baseline=BaselinePolicy(
+                relative_path(given, root) if root is not None else given.as_posix(),
+                s.results.tolerance,
             )
-            report = dataclasses.replace(report, notes=[*report.notes, note])
+            if given is not None
+            else None,
+        )
+
+    def report(self) -> gate.GateReport:
+        """The gate's report of the session (:func:`gate.decide
+        <pytest_evalcases.results.gate.decide>`), decided once when first asked for
+        (once every record arrived and the run was compared with its baseline), and
+        again only if a record, an interrupt or the comparison came after. Its verdict
+        is the results file's, the summary's and the exit status's; never PASS, though,
+        when the results file could not be written (``unsaved``)."""
+        inputs = (
+            len(self.records),
+            tuple(self.incomplete),
+            self.cases_started,
+            self.baseline_result,
+        )
+        if self.decided is None or self.decided[0] != inputs:
+            report = gate.decide(
+                self.records,
+                self.policy(),
+                order=[v.name for v in self.settings.variants],
+                factors=self.factors(),
+                incomplete=tuple(self.incomplete),
+                started=self.cases_started,
+                baseline=self.baseline_result,
+            )
+            self.decided = (inputs, report)
+        report = self.decided[1]
         if self.unsaved:
             report = dataclasses.replace(report, verdict=gate.unsaved(report.verdict, self.unsaved))
         return report
-
-    @property
-    def _perturbed_block(self) -> bool:
-        plan = self.settings.perturb
-        return plan is not None and plan.blocking
 
     def exit_status(self, pytest_status: int) -> int:
         """The run's exit status: the gate's, never hiding a failure pytest saw (a
