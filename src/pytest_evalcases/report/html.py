@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pytest_evalcases.atomic import write_atomic
+from pytest_evalcases.recording import format as recording
 from pytest_evalcases.report import conversation, transcript
 from pytest_evalcases.report.show import run_name
 from pytest_evalcases.report.summary import (
@@ -31,7 +32,6 @@ from pytest_evalcases.results.factors import label
 from pytest_evalcases.results.files import Headline, read_headlines
 from pytest_evalcases.results.gate import CaseVerdict, GateReport
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run import recording
 from pytest_evalcases.text import plural, ratio
 
 #: Results files read for the trend, newest last; older ones are left out.
