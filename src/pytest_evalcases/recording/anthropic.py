@@ -4,29 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evalcases.recording.views import (
-    Answer,
-    Dialect,
-    Parser,
-    ToolCall,
-    ToolResult,
-    Usage,
-    as_dict,
-    as_int,
-    as_list,
-    block_text,
-    events,
-    json_or_text,
-)
+from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage
+from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events, json_or_text, text_of
 
 
 class Anthropic(Parser):
     """The Anthropic Messages API (``POST /v1/messages``)."""
 
-    name: Dialect = "anthropic"
-
-    def given_system(self, body: Any) -> Any:
-        return as_dict(body).get("system")
+    name = "anthropic"
+    system_key = "system"
+    messages_key = "messages"
 
     def given_messages(self, body: Any) -> list[Any]:
         return as_list(as_dict(body).get("messages"))
@@ -36,7 +23,7 @@ class Anthropic(Parser):
         if isinstance(content, str):
             return (content,)
         return tuple(
-            str(b["text"]) if b.get("type") == "text" else block_text(b.get("content"))
+            str(b["text"]) if b.get("type") == "text" else text_of(b.get("content"))
             for b in map(as_dict, as_list(content))
             if b.get("type") in ("text", "tool_result")
         )
@@ -58,7 +45,7 @@ class Anthropic(Parser):
 
     def thread(self, body: Any) -> str:
         messages = as_list(as_dict(body).get("messages"))
-        return block_text(as_dict(messages[0]).get("content")) if messages else ""
+        return text_of(as_dict(messages[0]).get("content")) if messages else ""
 
     def system(self, body: Any) -> str:
         system = as_dict(body).get("system")
@@ -93,7 +80,7 @@ class Anthropic(Parser):
     def results(self, body: Any) -> list[ToolResult]:
         return [
             ToolResult(
-                str(b.get("tool_use_id", "")), block_text(b.get("content")), bool(b.get("is_error"))
+                str(b.get("tool_use_id", "")), text_of(b.get("content")), bool(b.get("is_error"))
             )
             for m in as_list(as_dict(body).get("messages"))
             for b in map(as_dict, as_list(as_dict(m).get("content")))
@@ -158,20 +145,15 @@ class Anthropic(Parser):
                 calls.append(ToolCall(str(block.get("name", "")), given, str(block.get("id", ""))))
             elif kind in ("thinking", "redacted_thinking"):
                 thinking += len(str(block.get("thinking", block.get("data", ""))))
+        spent = Usage(
+            usage.get("input_tokens", 0),
+            usage.get("output_tokens", 0),
+            usage.get("cache_read_input_tokens", 0),
+            usage.get("cache_creation_input_tokens", 0),
+            known=bool(usage),
+        )
+        # As Claude Code counts them: the cache's reads and writes apart.
+        tokens = spent.input + spent.output
         return Answer(
-            model=model,
-            texts=tuple(texts),
-            calls=tuple(calls),
-            thinking=thinking,
-            usage=Usage(
-                usage.get("input_tokens", 0),
-                usage.get("output_tokens", 0),
-                usage.get("cache_read_input_tokens", 0),
-                usage.get("cache_creation_input_tokens", 0),
-                known=bool(usage),
-            ),
-            stop=stop,
-            errors=tuple(errors),
-            # As Claude Code counts them: the cache's reads and writes apart.
-            tokens=usage.get("input_tokens", 0) + usage.get("output_tokens", 0),
+            model, tuple(texts), tuple(calls), thinking, spent, stop, tuple(errors), tokens
         )

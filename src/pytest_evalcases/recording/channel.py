@@ -7,14 +7,13 @@ failure that ends the run at once (docs/agents.md, "Failing fast").
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from pytest_evalcases.recording.format import Exchange, Message, is_credential_header
 from pytest_evalcases.recording.replay import Divergence, Replay
+from pytest_evalcases.recording.wire import error_message
 
 #: Seconds a run's end waits for the proxy to write down a request still under way.
 SETTLE_SECONDS = 2.0
@@ -174,26 +173,10 @@ def quoted(body: bytes, request: Message) -> str:
     Anthropic, OpenAI and Gemini APIs' shape), else the text, shortened; the request's
     credentials, should the API echo one, left out."""
     text = body.decode("utf-8", "replace")
-    with contextlib.suppress(ValueError):
-        text = _error_message(json.loads(text)) or text
-    words = " ".join(text.split())
+    words = " ".join((error_message(text) or text).split())
     for name, value in request.headers:
         if is_credential_header(name):
             for secret in {value.strip(), *value.split()}:
                 if len(secret) >= 8:
                     words = words.replace(secret, "[credential]")
     return words if len(words) <= _QUOTED else words[: _QUOTED - 1] + "…"
-
-
-def _error_message(doc: Any) -> str:
-    if isinstance(doc, list) and doc:
-        return _error_message(doc[0])
-    if not isinstance(doc, dict):
-        return ""
-    error = doc.get("error")
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    if isinstance(error, str):
-        return error
-    message = doc.get("message")
-    return message if isinstance(message, str) else ""

@@ -5,31 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_evalcases.recording.views import (
-    Answer,
-    Dialect,
-    Parser,
-    ToolCall,
-    ToolResult,
-    Usage,
-    as_dict,
-    as_int,
-    as_list,
-    events,
-)
+from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage
+from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events
 
 
 class Gemini(Parser):
     """The Gemini API (``POST …/models/<model>:streamGenerateContent``)."""
 
-    name: Dialect = "gemini"
-
-    def given_system(self, body: Any) -> Any:
-        return as_dict(body).get("systemInstruction")
-
-    def given_messages(self, body: Any) -> list[Any]:
-        contents = as_dict(body).get("contents")
-        return contents if isinstance(contents, list) else [contents]
+    name = "gemini"
+    system_key = "systemInstruction"
+    messages_key = "contents"
 
     def from_model(self, message: Any) -> bool:
         return as_dict(message).get("role") == "model"
@@ -139,20 +124,12 @@ class Gemini(Parser):
                             )
                         )
         cached = as_int(usage.get("cachedContentTokenCount"))
+        prompt = as_int(usage.get("promptTokenCount"))
+        candidates = as_int(usage.get("candidatesTokenCount"))
+        thoughts = as_int(usage.get("thoughtsTokenCount"))
+        spent = Usage(prompt - cached, candidates + thoughts, cached, known=bool(usage))
+        # As Gemini CLI counts them: the cached input included, the thoughts not.
+        tokens = prompt + candidates
         return Answer(
-            model=model,
-            texts=tuple(texts),
-            calls=tuple(calls),
-            thinking=thinking,
-            usage=Usage(
-                as_int(usage.get("promptTokenCount")) - cached,
-                as_int(usage.get("candidatesTokenCount")) + as_int(usage.get("thoughtsTokenCount")),
-                cached,
-                known=bool(usage),
-            ),
-            stop=stop,
-            errors=tuple(errors),
-            # As Gemini CLI counts them: the cached input included, the thoughts not.
-            tokens=as_int(usage.get("promptTokenCount"))
-            + as_int(usage.get("candidatesTokenCount")),
+            model, tuple(texts), tuple(calls), thinking, spent, stop, tuple(errors), tokens
         )

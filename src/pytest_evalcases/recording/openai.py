@@ -4,20 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evalcases.recording.views import (
-    Answer,
-    Dialect,
-    Parser,
-    ToolCall,
-    ToolResult,
-    Usage,
-    as_dict,
-    as_int,
-    as_list,
-    block_text,
-    events,
-    json_or_text,
-)
+from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage
+from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events, json_or_text, text_of
 
 _OPENAI_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OPENAI_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
@@ -39,14 +27,9 @@ _MODEL_ITEMS = frozenset(
 class OpenAI(Parser):
     """The OpenAI Responses API (``POST /v1/responses``)."""
 
-    name: Dialect = "openai"
-
-    def given_system(self, body: Any) -> Any:
-        return as_dict(body).get("instructions")
-
-    def given_messages(self, body: Any) -> list[Any]:
-        given = as_dict(body).get("input")
-        return given if isinstance(given, list) else [given]
+    name = "openai"
+    system_key = "instructions"
+    messages_key = "input"
 
     def from_model(self, message: Any) -> bool:
         message = as_dict(message)
@@ -55,16 +38,16 @@ class OpenAI(Parser):
     def texts(self, message: Any) -> tuple[str, ...]:
         message = as_dict(message)
         output = message.get("output")
-        said = [block_text(message["content"])] if message.get("content") else []
+        said = [text_of(message["content"])] if message.get("content") else []
         if output:
-            said.append(output if isinstance(output, str) else block_text(output))
+            said.append(output if isinstance(output, str) else text_of(output))
         return tuple(said)
 
     def system(self, body: Any) -> str:
         body = as_dict(body)
         texts = [str(body["instructions"])] if body.get("instructions") else []
         texts += [
-            block_text(item.get("content"))
+            text_of(item.get("content"))
             for item in map(as_dict, as_list(body.get("input")))
             if item.get("role") in ("developer", "system") and item.get("content")
         ]
@@ -98,17 +81,17 @@ class OpenAI(Parser):
 
     def thread(self, body: Any) -> str:
         users = self._users(body)
-        return block_text(users[0].get("content")) if users else ""
+        return text_of(users[0].get("content")) if users else ""
 
     def user_texts(self, body: Any) -> list[str]:
-        return [block_text(u.get("content")) for u in self._users(body)]
+        return [text_of(u.get("content")) for u in self._users(body)]
 
     def results(self, body: Any) -> list[ToolResult]:
         out = []
         for item in map(as_dict, as_list(as_dict(body).get("input"))):
             if item.get("type") in _OPENAI_OUTPUTS:
                 output = item.get("output")
-                text = output if isinstance(output, str) else block_text(output)
+                text = output if isinstance(output, str) else text_of(output)
                 out.append(ToolResult(str(item.get("call_id", "")), text))
         return out
 
@@ -177,20 +160,11 @@ class OpenAI(Parser):
                     )
                 )
             elif kind == "reasoning":
-                thinking += sum(len(block_text(s)) for s in [item.get("summary")])
+                thinking += sum(len(text_of(s)) for s in [item.get("summary")])
         cached = as_int(as_dict(usage.get("input_tokens_details")).get("cached_tokens"))
+        read, wrote = as_int(usage.get("input_tokens")), as_int(usage.get("output_tokens"))
+        spent = Usage(read - cached, wrote, cached, known=bool(usage))
+        # As Codex counts them: the cached input included.
         return Answer(
-            model=model,
-            texts=tuple(texts),
-            calls=tuple(calls),
-            thinking=thinking,
-            usage=Usage(
-                as_int(usage.get("input_tokens")) - cached,
-                as_int(usage.get("output_tokens")),
-                cached,
-                known=bool(usage),
-            ),
-            errors=tuple(errors),
-            # As Codex counts them: the cached input included.
-            tokens=as_int(usage.get("input_tokens")) + as_int(usage.get("output_tokens")),
+            model, tuple(texts), tuple(calls), thinking, spent, "", tuple(errors), read + wrote
         )

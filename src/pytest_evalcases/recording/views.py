@@ -5,10 +5,10 @@ dialects (:mod:`pytest_evalcases.recording.dialects`): the typed views, and the
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pytest_evalcases.recording.wire import as_dict
 
 Dialect = Literal["anthropic", "openai", "gemini", "other"]
 
@@ -135,69 +135,15 @@ class Request:
 UNKNOWN = Request("other", "", "", (), (), ())
 
 
-def events(text: str) -> Iterator[Any]:
-    """The JSON of each server-sent event's ``data:`` lines, or of the body when it is
-    one JSON document (an answer that was not streamed)."""
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            whole = json.loads(stripped)
-        except ValueError:
-            pass
-        else:
-            yield from whole if isinstance(whole, list) else [whole]
-            return
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        data = "\n".join(
-            line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")
-        )
-        if not data or data == "[DONE]":
-            continue
-        try:
-            yield json.loads(data)
-        except ValueError:
-            continue
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def as_int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def json_or_text(text: str) -> Any:
-    try:
-        return json.loads(text) if text.strip() else {}
-    except ValueError:
-        return text
-
-
-def block_text(content: Any) -> str:
-    """The text of a content that is a string or a list of text blocks."""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in as_list(content):
-        block = as_dict(block)
-        if isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif block.get("type"):
-            parts.append(f"[{block['type']}]")
-    return "\n".join(parts)
-
-
 class Parser:
     """One dialect's parser: what a request body gave the model (:meth:`request`), what a
     response body said (:meth:`response`). A body is taken as stored, already parsed
     from JSON where it was JSON; what is not of the dialect's shape reads as empty."""
 
     name: Dialect = "other"
+    #: The keys of a request body that hold the system prompt and the messages.
+    system_key = ""
+    messages_key = ""
 
     def request(self, path: str, body: Any) -> Request:
         """What the request gave the model."""
@@ -239,11 +185,13 @@ class Parser:
 
     def given_system(self, body: Any) -> Any:
         """The system prompt as sent."""
-        raise NotImplementedError
+        return as_dict(body).get(self.system_key)
 
     def given_messages(self, body: Any) -> list[Any]:
-        """The conversation's messages (input items, contents) as sent."""
-        raise NotImplementedError
+        """The conversation's messages (input items, contents) as sent; one that is not
+        a list is one message."""
+        given = as_dict(body).get(self.messages_key)
+        return given if isinstance(given, list) else [given]
 
     def from_model(self, message: Any) -> bool:
         """Whether a message of the conversation is the model's own."""

@@ -26,6 +26,7 @@ from pytest_evalcases.recording.dialects import PARSERS
 from pytest_evalcases.recording.format import Exchange, RecordingError
 from pytest_evalcases.recording.format import read as read_exchange
 from pytest_evalcases.recording.views import UNKNOWN, Dialect, Parser, Request, ToolCall, Usage
+from pytest_evalcases.recording.wire import error_message
 
 __all__ = ["Conversation", "Other", "Raw", "RecordingError", "ToolCall", "Turn", "Usage", "read"]
 
@@ -156,19 +157,9 @@ def _exchange(stored: Exchange) -> _Exchange:
         elif message.binary:
             binary.append(f"{what} body is binary ({len(message.body):,} bytes)")
     request = dialects.parse_body(stored.request.text)
-    return _Exchange(
-        seq=stored.seq,
-        method=stored.method,
-        path=stored.path,
-        status=stored.status,
-        reason=stored.reason,
-        request=request,
-        view=dialects.request(stored.method, stored.path, request),
-        response_text=stored.response.text,
-        error=stored.error,
-        omitted=omitted,
-        binary=binary,
-    )
+    view = dialects.request(stored.method, stored.path, request)
+    found = (stored.seq, stored.method, stored.path, stored.status, stored.reason)
+    return _Exchange(*found, request, view, stored.response.text, stored.error, omitted, binary)
 
 
 def read(path: Path) -> Conversation:
@@ -279,18 +270,17 @@ def _turns(main: list[_Exchange], parser: Parser) -> tuple[Turn, ...]:
 
 
 def _error_body(x: _Exchange) -> str:
-    """``: message`` of an API's error body (every dialect nests it as
-    ``{"error": {"message": …}}``), or the body's first line."""
+    """``: message`` of an API's error body, or the body's first line."""
     text = (x.response_text or "").strip()
     if not text:
         return ""
+    message = error_message(text)
+    if message:
+        return f": {message}"
     try:
-        data = json.loads(text)
+        json.loads(text)
     except ValueError:
         return ": " + text.splitlines()[0][:300]
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict) and error.get("message"):
-        return f": {error['message']}"
     return ": " + text[:300]
 
 
