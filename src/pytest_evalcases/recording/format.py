@@ -1,5 +1,5 @@
 """The recording file: a run's model traffic as stored beside the results file
-(docs/replay.md, "Recording", "The stored exchange").
+(docs/replay.md, "What is stored, and where").
 
 A run's exchange is written to ``<results file stem>.runs/<run>/exchange.jsonl`` (its
 ``.gz`` past a size): a header line, then one line per request and its response, in the

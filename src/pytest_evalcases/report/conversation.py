@@ -23,12 +23,10 @@ from typing import Any
 
 from pytest_evalcases.recording import dialects
 from pytest_evalcases.recording.dialects import PARSERS
-from pytest_evalcases.recording.format import Exchange, RecordingError
+from pytest_evalcases.recording.format import Exchange
 from pytest_evalcases.recording.format import read as read_exchange
 from pytest_evalcases.recording.views import UNKNOWN, Dialect, Parser, Request, ToolCall, Usage
 from pytest_evalcases.recording.wire import error_message
-
-__all__ = ["Conversation", "Other", "Raw", "RecordingError", "ToolCall", "Turn", "Usage", "read"]
 
 
 @dataclass(frozen=True)
@@ -164,7 +162,8 @@ def _exchange(stored: Exchange) -> _Exchange:
 
 def read(path: Path) -> Conversation:
     """The conversation stored at ``path`` (``exchange.jsonl`` or its ``.gz``); a
-    :class:`RecordingError` names the file and line that do not read."""
+    :class:`~pytest_evalcases.recording.format.RecordingError` names the file and line
+    that do not read."""
     recorded = read_exchange(path)
     return build(path, recorded.header, [_exchange(x) for x in recorded.exchanges])
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.recording import format as recording
+from pytest_evalcases.recording.format import RecordingError
 from pytest_evalcases.report import conversation, transcript
 from pytest_evalcases.report.show import run_name
 from pytest_evalcases.report.summary import (
@@ -286,7 +287,7 @@ def _transcripts(
         name = run_name(r, (r.case_id, r.variant) in repeated)
         try:
             text = transcript.text(conversation.read(found), r, name=name)
-        except conversation.RecordingError as exc:
+        except RecordingError as exc:
             text = f"{exc}\n"
         out[r.recording] = (
             f"{name}: {r.outcome}",

@@ -93,6 +93,22 @@ def test_tokens_are_counted_as_each_cli_counts_them() -> None:
     assert dialects.response("HEAD", "/", plain).tokens == 0
 
 
+def test_a_responses_answer_counts_its_tokens_however_it_ended() -> None:
+    incomplete = (
+        'data: {"type": "response.incomplete", "response": {"incomplete_details": '
+        '{"reason": "max_output_tokens"}, "usage": {"input_tokens": 40, "output_tokens": 8}}}\n\n'
+    )
+    whole = (
+        '{"object": "response", "model": "gpt-5", "usage": {"input_tokens": 3, "output_tokens": 4}}'
+    )
+
+    cut = dialects.response("POST", RESPONSES, incomplete)
+    answered = dialects.response("POST", RESPONSES, whole)
+
+    assert (cut.tokens, cut.errors) == (48, ("response.incomplete: max_output_tokens",))
+    assert (answered.tokens, answered.model, answered.errors) == (7, "gpt-5", ())
+
+
 def body(**given: Any) -> dict[str, Any]:
     return json.loads(json.dumps(given))
 
