@@ -5,8 +5,9 @@
 :mod:`~pytest_evalcases.recording.gemini`). One parser for each, found by the request's
 method and path: :func:`request` says what a request gave the model (its model, system
 prompt, tools, messages and tool results), :func:`response` what the model answered
-(text, tool calls, tokens, stop reason), streamed or not. Replay, the transcript view
-and the request checks all read the wire through here.
+(text, tool calls, tokens, stop reason), streamed or not. Replay and the transcript
+view read the wire through here; :meth:`~pytest_evalcases.recording.views.Request.reaches`
+says whether a text reached the model, and where.
 """
 
 from __future__ import annotations
