@@ -31,7 +31,7 @@ ONLY_WHEN_USED = [
     "pytest_evalcases.plugin.preflight",
     "pytest_evalcases.report.html",
     "pytest_evalcases.results.baseline",
-    "pytest_evalcases.run.proxy",
+    "pytest_evalcases.recording.proxy",
     "pytest_evalcases.session.changed",
     "pytest_evalcases.session.finish",
     "pytest_evalcases.session.pins",

@@ -3,7 +3,8 @@
 Only ``plugin/`` may import pytest. The packages form a stack, and a module never imports
 one higher up (function-level imports count too):
 
-    root modules < agents < results < cases < run < report < session < authoring < cli, plugin
+    root modules < agents < results < cases, recording < run < report < session < authoring
+    < cli, plugin
 
 Root modules are the top-level ``.py`` files; of ours they may import only ``errors``,
 ``kinds``, ``defaults``, ``text``, ``process``, ``git`` and ``redact``.
@@ -23,12 +24,16 @@ import pytest_evalcases
 PACKAGE = Path(pytest_evalcases.__file__).resolve().parent
 TOP = "pytest_evalcases"
 
-#: The stack, lowest first; "" stands for the root modules. cli and plugin share the top.
+#: The stack, lowest first; "" stands for the root modules. Packages of one rank (cli and
+#: plugin at the top) may not import each other.
 STACK: dict[str, int] = {
     "": 0,
     "agents": 1,
     "results": 2,
     "cases": 3,
+    # A run's model traffic: it finds a run's recording through the results file, and
+    # run (the runner) and report (the transcript) read it; it needs nothing of cases.
+    "recording": 3,
     "run": 4,
     "report": 5,
     "session": 6,

@@ -36,7 +36,7 @@ from pytest_evalcases.session.state import EvalSession, Settings
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import Agent, AgentSettings
-    from pytest_evalcases.run.recorded import RecordedSession
+    from pytest_evalcases.recording.recorded import RecordedSession
 
 SEVERITY_HELP = {
     "critical": "eval case whose failure blocks a merge (pytest -m critical is the merge gate)",
@@ -176,8 +176,8 @@ def _agents(settings: Settings) -> dict[str, Agent | None]:
 def _regrading(path: Path) -> RecordedSession:
     """The stored runs of ``--eval-regrade``'s results file; a :class:`UsageError`
     names the file when it is not one."""
+    from pytest_evalcases.recording.recorded import load_session
     from pytest_evalcases.results.files import ResultsFileError
-    from pytest_evalcases.run.recorded import load_session
 
     try:
         return load_session(path)

@@ -28,13 +28,13 @@ from pytest_evalcases.kinds import (
     SandboxMode,
     SandboxNetwork,
 )
+from pytest_evalcases.recording.format import SUFFIX as RECORDING_SUFFIX
+from pytest_evalcases.recording.format import RecordPlace
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.skills import SkillLimits
 from pytest_evalcases.run import keep, variants
 from pytest_evalcases.run.keep import KeepPlace
 from pytest_evalcases.run.perturb import PerturbPlan, parse_classes
-from pytest_evalcases.run.recording import SUFFIX as RECORDING_SUFFIX
-from pytest_evalcases.run.recording import RecordPlace
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.session import shard
 from pytest_evalcases.session.state import SandboxSettings, Settings
@@ -42,7 +42,7 @@ from pytest_evalcases.text import non_negative_int, positive_int
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import AgentSettings
-    from pytest_evalcases.run.replay import ReplayPlan
+    from pytest_evalcases.recording.source import ReplayPlan
     from pytest_evalcases.session.changed import ChangedFiles
 
 #: The type of numeric ini options: from pytest 9.2 a number or a string, so that native
@@ -680,7 +680,7 @@ def _regrade(config: pytest.Config) -> Path | None:
         if not path.is_file():
             raise UsageError(f"--eval-regrade: no such results file: {path}")
         return path
-    from pytest_evalcases.run.recorded import newest_results_file
+    from pytest_evalcases.recording.recorded import newest_results_file
 
     try:
         return newest_results_file(config.rootpath / config.getini("eval_results_dir"))
@@ -961,7 +961,7 @@ def replay_plan(
         given = workerinput[REPLAY_INPUT]
         if not given:
             return None
-        from pytest_evalcases.run.replay import ReplayPlan
+        from pytest_evalcases.recording.source import ReplayPlan
 
         return ReplayPlan.from_dict(given)
     replay, reuse = config.getoption("eval_replay"), config.getoption("eval_reuse")
@@ -976,8 +976,8 @@ def replay_plan(
             "--eval-reuse records the runs that go live, and this session records nothing "
             "(--eval-no-save or eval_record = false): use --eval-replay, or record"
         )
-    from pytest_evalcases.run.recorded import load_session, newest_results_file
-    from pytest_evalcases.run.replay import ReplayPlan
+    from pytest_evalcases.recording.recorded import load_session, newest_results_file
+    from pytest_evalcases.recording.source import ReplayPlan
 
     given = replay if replay is not None else reuse
     try:

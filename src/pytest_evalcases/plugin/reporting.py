@@ -16,9 +16,9 @@ from pytest_evalcases.plugin import cache
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, NoVerdict, as_reason
 from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
+from pytest_evalcases.recording import format as recording
 from pytest_evalcases.report import messages, summary
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run import recording
 from pytest_evalcases.sandbox import INSTALL_HINT
 from pytest_evalcases.session.state import EvalSession
 

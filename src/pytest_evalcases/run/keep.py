@@ -105,6 +105,15 @@ def entry_name(
     return ".".join(p for p in parts if p)
 
 
+def repetition_of(name: str, case_id: str, variant_name: str) -> int:
+    """The repetition of a run from its name beside the results file (``case.r2``: 2;
+    ``case``: 0), as :func:`entry_name` made it."""
+    found = re.search(r"\.r(\d+)$", name)
+    if found and entry_name(case_id, variant_name, int(found.group(1))) == name:
+        return int(found.group(1))
+    return 0
+
+
 def keep(workspace: Path, name: str, place: KeepPlace, redact: Redactor) -> Kept:
     """Move ``workspace`` to ``place.directory/name``, making room by removing the
     oldest workspaces kept by earlier sessions, and :func:`scrub` it with ``redact``. A

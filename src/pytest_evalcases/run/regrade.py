@@ -20,8 +20,8 @@ from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.recording.recorded import RecordedSession
 from pytest_evalcases.run import artifacts
-from pytest_evalcases.run.recorded import RecordedSession
 from pytest_evalcases.run.runner import RunContext, RunReport, case_env, refusal_error
 from pytest_evalcases.run.workspace import Variant, populate
 

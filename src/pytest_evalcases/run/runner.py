@@ -42,9 +42,10 @@ from pytest_evalcases.text import plural
 
 if TYPE_CHECKING:
     # The proxy's modules (http.server, http.client) load with the first recorded run.
-    from pytest_evalcases.run.proxy import Channel
-    from pytest_evalcases.run.recording import Recorder
-    from pytest_evalcases.run.replay import Replay, ReplaySource
+    from pytest_evalcases.recording.channel import Channel
+    from pytest_evalcases.recording.recorder import Recorder
+    from pytest_evalcases.recording.replay import Replay
+    from pytest_evalcases.recording.source import ReplaySource
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
 
@@ -424,7 +425,7 @@ def _run_recorded(
         error = ended if isinstance(ended, RunError) else None
         replayed = None
         if source is not None:
-            from pytest_evalcases.run.replay import outcome
+            from pytest_evalcases.recording.replay import outcome
 
             replayed = outcome(replay, channel.diverged is not None, reuse)
         stored = _store(recorder, channel, record_as, header)
@@ -481,7 +482,9 @@ def _replay_for(
     """The recording that answers the run (repetition i replays recording i); ``None``
     under ``--eval-reuse`` when there is none. Under ``--eval-replay`` a run without one
     is an error before its CLI starts."""
-    from pytest_evalcases.run.replay import Places, Replay, repetition_of
+    from pytest_evalcases.recording.normalise import Places
+    from pytest_evalcases.recording.replay import Replay
+    from pytest_evalcases.run.keep import repetition_of
 
     if not proxied:
         why = "its agent does not talk to a model API through the proxy (docs/replay.md)"

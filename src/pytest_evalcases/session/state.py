@@ -33,15 +33,16 @@ if TYPE_CHECKING:
     from pytest_evalcases.agents.preflight import Checked
     from pytest_evalcases.cases.parsecache import ParseCache
     from pytest_evalcases.cases.registry import CheckRegistry
+    from pytest_evalcases.recording.format import RecordPlace
+    from pytest_evalcases.recording.recorded import RecordedSession
+    from pytest_evalcases.recording.recorder import Recorder
+    from pytest_evalcases.recording.source import ReplayPlan, ReplaySource
     from pytest_evalcases.results import baseline
     from pytest_evalcases.results.document import ResultsDocument, SuiteSelection
     from pytest_evalcases.results.factors import Factors
     from pytest_evalcases.results.record import RunRecord
     from pytest_evalcases.run.failfast import Stops
     from pytest_evalcases.run.keep import KeepPlace
-    from pytest_evalcases.run.recorded import RecordedSession
-    from pytest_evalcases.run.recording import Recorder, RecordPlace
-    from pytest_evalcases.run.replay import ReplayPlan, ReplaySource
     from pytest_evalcases.run.runner import RunContext
     from pytest_evalcases.run.scheduler import Backoff
     from pytest_evalcases.session.changed import ChangedFiles
@@ -242,7 +243,7 @@ class EvalSession:
         also when it records nothing: its proxy answers from the recordings."""
         if self.record_place is None and self.replay_plan is None:
             return None
-        from pytest_evalcases.run.recording import Recorder
+        from pytest_evalcases.recording.recorder import Recorder
 
         return Recorder(self.record_place, self.redact)
 
@@ -251,7 +252,7 @@ class EvalSession:
         """The recordings this process's runs replay (docs/replay.md, "Replay")."""
         if self.replay_plan is None:
             return None
-        from pytest_evalcases.run.replay import ReplaySource
+        from pytest_evalcases.recording.source import ReplaySource
 
         return ReplaySource(self.replay_plan, self.redact)
 
