@@ -10,7 +10,7 @@ import pytest
 
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
-from pytest_evalcases.run.runner import agent_home
+from pytest_evalcases.run.agenthome import agent_home
 
 
 def files(root: Path) -> list[str]:

@@ -1,4 +1,5 @@
-"""run/runner.py with a real ``command`` agent: a subprocess per run, no pytester."""
+"""run/attempts.py (and the run it makes: run/invoke.py, run/grading.py) with a real
+``command`` agent: a subprocess per run, no pytester."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.cases.loading import LoadedCase, load_case_file
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.run.attempts import execute
 from pytest_evalcases.run.checks import default_registry
-from pytest_evalcases.run.runner import RunContext, execute
+from pytest_evalcases.run.runner import RunContext, RunReport
 from pytest_evalcases.run.workspace import Overlay, Variant
 
 AGENT = """
@@ -62,6 +64,13 @@ def context(tmp_path: Path, retries: int = 0, env: dict[str, str] | None = None)
         retries=retries,
         base_env={**(env or {}), "PATH": "/usr/bin:/bin"},
     )
+
+
+def error_of(report: RunReport) -> RunError:
+    """The error that left ``report`` without a verdict."""
+    assert report.error is not None, "the run reached a verdict"
+    assert not report.checks
+    return report.error
 
 
 class Workspaces:
@@ -155,23 +164,23 @@ def test_failing_setup_is_a_setup_error_with_its_workspace(tmp_path: Path) -> No
     case = load(tmp_path, "broken-setup", prompt="x", setup="echo nope >&2; exit 4")
     workspaces = Workspaces(tmp_path / "ws")
 
-    with pytest.raises(RunError) as caught:
-        execute(case, Variant(), context(tmp_path), workspaces)
+    report = execute(case, Variant(), context(tmp_path), workspaces)
+    error = error_of(report)
 
-    assert caught.value.kind == "setup"
-    assert str(caught.value) == "setup failed (exit status 4): `echo nope >&2; exit 4`\nnope"
-    assert caught.value.workspace == str(workspaces.made[0])
-    assert caught.value.attempts == 1
+    assert error.kind == "setup"
+    assert str(error) == "setup failed (exit status 4): `echo nope >&2; exit 4`\nnope"
+    assert report.workspace == workspaces.made[0]
+    assert report.attempts == 1
 
 
 def test_timeout_is_an_error_of_kind_timeout(tmp_path: Path) -> None:
     case = load(tmp_path, "slow", prompt="sleep", timeout="0.5")
 
-    with pytest.raises(RunError) as caught:
-        execute(case, Variant(), context(tmp_path), Workspaces(tmp_path / "ws"))
+    report = execute(case, Variant(), context(tmp_path), Workspaces(tmp_path / "ws"))
+    error = error_of(report)
 
-    assert caught.value.kind == "timeout"
-    assert "timed out after 0.5s" in str(caught.value)
+    assert error.kind == "timeout"
+    assert "timed out after 0.5s" in str(error)
 
 
 def test_errored_attempts_are_retried_in_fresh_workspaces(tmp_path: Path) -> None:
@@ -191,12 +200,12 @@ def test_last_error_names_the_attempts_when_retries_run_out(tmp_path: Path) -> N
     case = load(tmp_path, "flaky", prompt="flaky")
     ctx = context(tmp_path, retries=1, env={"COUNTER": str(tmp_path / "counter")})
 
-    with pytest.raises(RunError) as caught:
-        execute(case, Variant(), ctx, Workspaces(tmp_path / "ws"))
+    report = execute(case, Variant(), ctx, Workspaces(tmp_path / "ws"))
+    error = error_of(report)
 
-    assert caught.value.attempts == 2
-    assert str(caught.value).endswith(" (after 2 attempts)")
-    assert caught.value.workspace == str(tmp_path / "ws" / "ws1")
+    assert report.attempts == 2
+    assert str(error).endswith(" (after 2 attempts)")
+    assert report.workspace == tmp_path / "ws" / "ws1"
 
 
 def test_graded_directory_is_checked_as_it_is(tmp_path: Path) -> None:
@@ -236,11 +245,11 @@ def test_graded_directory_of_per_case_directories(tmp_path: Path) -> None:
 
     report = execute(load(tmp_path, "present"), graded, ctx, Workspaces(tmp_path / "ws"))
     assert report.workspace == run / "present"
-    with pytest.raises(RunError) as caught:
-        execute(load(tmp_path, "absent"), graded, ctx, Workspaces(tmp_path / "ws"))
+    report = execute(load(tmp_path, "absent"), graded, ctx, Workspaces(tmp_path / "ws"))
+    error = error_of(report)
 
-    assert caught.value.kind == "workspace"
-    assert str(caught.value) == (
+    assert error.kind == "workspace"
+    assert str(error) == (
         f"no directory for case absent in {run}: it holds per-case directories (present), "
         f"so each case is graded in its own {run}/<case-id>/"
     )
@@ -256,11 +265,11 @@ def test_no_agent_is_an_error_of_kind_no_agent(tmp_path: Path) -> None:
     case = load(tmp_path, "live", prompt="x")
     ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
 
-    with pytest.raises(RunError) as caught:
-        execute(case, Variant(), ctx, Workspaces(tmp_path / "ws"))
+    report = execute(case, Variant(), ctx, Workspaces(tmp_path / "ws"))
+    error = error_of(report)
 
-    assert caught.value.kind == "no-agent"
-    assert str(caught.value) == "no agent configured (--eval-agent)"
+    assert error.kind == "no-agent"
+    assert str(error) == "no agent configured (--eval-agent)"
 
 
 def test_a_graded_answer_outside_the_graded_directory_is_never_read(tmp_path: Path) -> None:
@@ -273,11 +282,11 @@ def test_a_graded_answer_outside_the_graded_directory_is_never_read(tmp_path: Pa
     case = load(tmp_path, "graded", "[{type: output_matches, pattern: x}]")
     ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
 
-    with pytest.raises(RunError) as caught:
-        execute(case, Variant(graded_dir=graded), ctx, Workspaces(tmp_path / "ws"))
+    report = execute(case, Variant(graded_dir=graded), ctx, Workspaces(tmp_path / "ws"))
+    error = error_of(report)
 
-    assert caught.value.kind == "path"
-    assert str(caught.value) == (
+    assert error.kind == "path"
+    assert str(error) == (
         "the graded final answer '.evalcases/output.txt' resolves outside the workspace "
         f"(to {secret}); not read"
     )
@@ -290,10 +299,10 @@ def test_a_graded_answer_that_is_no_file_is_an_error(tmp_path: Path) -> None:
     case = load(tmp_path, "graded", "[{type: file_exists, path: answer.txt}]")
     ctx = RunContext(registry=default_registry(), agent=None, default_timeout=1.0)
 
-    with pytest.raises(RunError) as caught:
-        execute(case, Variant(graded_dir=graded), ctx, Workspaces(tmp_path / "ws"))
+    report = execute(case, Variant(graded_dir=graded), ctx, Workspaces(tmp_path / "ws"))
+    error = error_of(report)
 
-    assert caught.value.kind == "no-output"
-    assert str(caught.value) == (
+    assert error.kind == "no-output"
+    assert str(error) == (
         f"the graded final answer {graded / '.evalcases/output.txt'}: not a regular file"
     )
