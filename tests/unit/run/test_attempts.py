@@ -15,8 +15,10 @@ from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.cases.loading import LoadedCase, load_case_file
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.run.attempts import execute
+from pytest_evalcases.run.budget import BudgetSpent
 from pytest_evalcases.run.checks import default_registry
-from pytest_evalcases.run.runner import RunContext, RunReport
+from pytest_evalcases.run.failfast import NotStarted
+from pytest_evalcases.run.runner import AgentRun, RunContext, RunReport
 from pytest_evalcases.run.workspace import Overlay, Variant
 
 AGENT = """
@@ -206,6 +208,37 @@ def test_last_error_names_the_attempts_when_retries_run_out(tmp_path: Path) -> N
     assert report.attempts == 2
     assert str(error).endswith(" (after 2 attempts)")
     assert report.workspace == tmp_path / "ws" / "ws1"
+
+
+def test_the_attempt_record_names_each_attempt_and_keeps_the_error_as_raised(
+    tmp_path: Path,
+) -> None:
+    case = load(tmp_path, "flaky", prompt="flaky")
+    ctx = context(tmp_path, retries=1, env={"COUNTER": str(tmp_path / "counter")})
+
+    report = execute(case, Variant(), ctx, Workspaces(tmp_path / "ws"))
+    error = error_of(report)
+
+    assert (error.kind, report.attempts, len(report.spends)) == ("crash", 2, 2)
+    assert report.duration > 0
+    # The record says it all: nothing was set on the error on its way.
+    assert set(vars(error)) <= {"kind", "retry_after", "spent", "denials"}
+
+
+def test_a_run_made_ahead_that_was_not_started_made_no_attempt(tmp_path: Path) -> None:
+    case = load(tmp_path, "live", prompt="x")
+    ctx = context(tmp_path, retries=2)
+    stopped = NotStarted("not started: an earlier run failed", kind="authentication")
+
+    def refused() -> AgentRun:
+        raise BudgetSpent("budget spent")
+
+    report = execute(case, Variant(), ctx, Workspaces(tmp_path / "ws"), refused)
+    assert (error_of(report).kind, report.attempts, report.workspace) == ("budget", 0, None)
+
+    ahead = AgentRun(tmp_path / "ws-ahead", error=stopped, began=0.0)
+    report = execute(case, Variant(), ctx, Workspaces(tmp_path / "ws"), lambda: ahead)
+    assert (error_of(report), report.attempts, report.workspace) == (stopped, 0, None)
 
 
 def test_graded_directory_is_checked_as_it_is(tmp_path: Path) -> None:
