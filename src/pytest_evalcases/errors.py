@@ -46,7 +46,7 @@ class RunError(EvalcasesError):
     ``authentication``, ...) that goes into results files. Immutable: what the raiser
     knows is given when it is made; what the runner learns of the run afterwards (its
     workspace, its attempts, its recording) is in the run's report
-    (:class:`~pytest_evalcases.run.attempt.RunReport`), never set on the error.
+    (:class:`~pytest_evalcases.run.runner.RunReport`), never set on the error.
     """
 
     kind: ErrorKind = "error"
