@@ -20,9 +20,9 @@ from pytest_evalcases.errors import UsageError
 from pytest_evalcases.extensions import load_entry_point
 
 if TYPE_CHECKING:
-    from pytest_evalcases.agents.base import Agent, AgentSettings
+    from pytest_evalcases.agents.base import Agent, AgentSettings, Driver
 
-    AgentFactory = Callable[[AgentSettings], object]
+    AgentFactory = Callable[[AgentSettings], Driver]
 
 #: The built-in drivers: agent name -> (module, factory), imported on first use.
 _BUILTIN = {

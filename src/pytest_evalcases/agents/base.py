@@ -18,7 +18,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from pytest_evalcases import containment, process
 from pytest_evalcases.agents.requirements import Requirements
@@ -183,7 +183,20 @@ class Invocation:
     env: tuple[tuple[str, str], ...] = ()
 
 
-class Agent(Protocol):
+class Driver(Protocol):
+    """What every agent driver says: its name, its command line, how its output reads.
+    The whole protocol of earlier releases; :func:`adapt` makes the rest."""
+
+    name: str
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        """The command line for this run."""
+
+    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+        """Read the finished process; raise ``AgentError`` when there is no verdict."""
+
+
+class Agent(Driver, Protocol):
     """What an agent driver provides (docs/agents.md, "Adding your own agent").
 
     A driver subclasses :class:`AgentBase`, which gives every member but ``name``,
@@ -191,7 +204,6 @@ class Agent(Protocol):
     three members of earlier releases is adapted once, when it is made
     (:func:`adapt`)."""
 
-    name: str
     #: What the CLI needs before it can run a case, checked once per session;
     #: ``None``: the program only (docs/agents.md, "Before the first run").
     requirements: Requirements | None
@@ -204,12 +216,6 @@ class Agent(Protocol):
     #: Whether the CLI keeps a user-level home of its own, which :meth:`isolate`
     #: replaces for each run (docs/agents.md, "The agent's home").
     has_home: bool
-
-    def invocation(self, request: RunRequest) -> Invocation:
-        """The command line for this run."""
-
-    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
-        """Read the finished process; raise ``AgentError`` when there is no verdict."""
 
     def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
         """The model API the CLI talks to over HTTP in ``env``, for the recording proxy;
@@ -255,7 +261,7 @@ class AgentBase(abc.ABC):
         return {}
 
 
-def adapt(driver: object, settings: AgentSettings) -> Agent:
+def adapt(driver: Driver, settings: AgentSettings) -> Agent:
     """``driver`` as the whole :class:`Agent` protocol: an :class:`AgentBase` as it is,
     anything else (a driver written against the three members of earlier releases, or
     one that does not subclass the base) wrapped in an :class:`Adapted`."""
@@ -269,11 +275,11 @@ class Adapted(AgentBase):
     for what it lacks: each optional member it has is looked up here, once, when it is
     made (docs/agents.md, "Adding your own agent")."""
 
-    def __init__(self, driver: Any, settings: AgentSettings) -> None:
+    def __init__(self, driver: Driver, settings: AgentSettings) -> None:
         super().__init__(settings)
         #: The driver as its factory made it.
         self.driver = driver
-        self.name = str(driver.name)
+        self.name = driver.name
         # The one place a driver is asked what it offers.
         requirements = getattr(driver, "requirements", None)
         self.requirements = requirements if isinstance(requirements, Requirements) else None
@@ -285,10 +291,10 @@ class Adapted(AgentBase):
         self.has_home = self._isolate is not None
 
     def invocation(self, request: RunRequest) -> Invocation:
-        return self.driver.invocation(request)  # type: ignore[no-any-return]
+        return self.driver.invocation(request)
 
     def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
-        return self.driver.parse(result, request)  # type: ignore[no-any-return]
+        return self.driver.parse(result, request)
 
     def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
         api = self._model_api(env) if self._model_api is not None else None
