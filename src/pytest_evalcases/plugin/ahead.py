@@ -43,7 +43,9 @@ class Ahead:
 
         state = session_of(config)
         self.config = config
-        self.scheduler: Scheduler[AgentRun] = Scheduler(concurrency, backoff=state.backoff)
+        self.scheduler: Scheduler[AgentRun] = Scheduler(
+            concurrency, backoff=state.backoff, failure=lambda ran: ran.error
+        )
         self._order: dict[str, int] | None = None
         self._worker = _worker_queue(config)
 
@@ -148,7 +150,7 @@ def _runs_agent(item: EvalItem) -> bool:
 def _work(item: EvalItem) -> Callable[[], AgentRun]:
     """The item's agent run, as a job for a scheduler thread: everything it needs is
     read here, in the main thread."""
-    from pytest_evalcases.run.runner import run_agent_phase
+    from pytest_evalcases.run.invoke import run_agent_phase
 
     state = session_of(item.config)
     case, variant = item.run_case(), item.variant
@@ -167,10 +169,7 @@ def _work(item: EvalItem) -> Callable[[], AgentRun]:
         spent: Spent | None = None
         try:
             ran = run_agent_phase(case, variant, context, workspace, record_as=name)
-            spent = ran.result.spent
-        except RunError as exc:
-            spent = exc.spent
-            raise
+            spent = ran.spent
         finally:
             budget.finished(config, spent)
         return ran

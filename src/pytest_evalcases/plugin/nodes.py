@@ -359,6 +359,7 @@ class EvalItem(pytest.Item):
             return made[-1]
 
         from pytest_evalcases.plugin.ahead import concurrency_of
+        from pytest_evalcases.run.runner import RunReport
 
         ahead = concurrency_of(self.config)
         first = ahead.first_run(self) if ahead is not None else None
@@ -366,7 +367,7 @@ class EvalItem(pytest.Item):
             if state.regrading is not None:
                 from pytest_evalcases.run.regrade import regrade
 
-                self.run_report = regrade(
+                report = regrade(
                     self.case,
                     self.variant,
                     self.repetition,
@@ -376,7 +377,7 @@ class EvalItem(pytest.Item):
                     state.results_root,
                 )
             else:
-                from pytest_evalcases.run.runner import execute
+                from pytest_evalcases.run.attempts import execute
 
                 # A run started ahead asked the budget in its own thread.
                 counted = first is None and self.variant.graded_dir is None
@@ -384,7 +385,7 @@ class EvalItem(pytest.Item):
                     budget.admit(self.config)
                 spends: tuple[Spent | None, ...] = ()
                 try:
-                    self.run_report = execute(
+                    report = execute(
                         self.run_case(),
                         self.variant,
                         context,
@@ -393,10 +394,7 @@ class EvalItem(pytest.Item):
                         limit=self.limit,
                         record_as=self.run_name(),
                     )
-                    spends = self.run_report.spends
-                except RunError as exc:
-                    spends = exc.spends
-                    raise
+                    spends = report.spends
                 finally:
                     if counted:
                         budget.finished(self.config, total_spent(spends))
@@ -404,23 +402,28 @@ class EvalItem(pytest.Item):
                         # The run started ahead counted its first attempt as it ended.
                         budget.spent_more(self.config, total_spent(spends[1:]))
         except RunError as exc:
-            self.run_error = exc
+            # Not started: the budget refused it.
+            report = RunReport.failed(exc)
         except pytest.fail.Exception as exc:
             # A SIGALRM handler failed the test in the middle of the run: pytest-timeout
             # before 2.1, which has no hook to leave eval items to the plugin. The run's
             # processes were killed on the way out (docs/agents.md, "pytest-timeout").
-            self.run_error = RunError(
+            stopped = RunError(
                 f"stopped by {exc.msg or 'pytest.fail'!r} while the case ran (its "
                 "processes were killed); pytest-timeout 2.1 or later lets the case's "
                 "own timeout stop it with a report",
                 kind="timeout",
             )
-            self.run_error.workspace = str(made[-1]) if made else None
-        if self.run_error is not None:
+            report = RunReport.failed(stopped, workspace=made[-1] if made else None)
+        self.run_report = report
+        if report.error is not None:
             # Outside the except block, so that no exception chain is shown.
-            workspace, note = self._keep(self.run_error.workspace)
-            self.run_error.workspace = str(workspace) if workspace is not None else None
-            text = messages.error_text(self._header(), self.run_error, state.redact, note=note)
+            workspace, note = self._keep(report.workspace)
+            self.run_report = dataclasses.replace(report, workspace=workspace)
+            self.run_error = report.error
+            text = messages.error_text(
+                self._header(), report.error, workspace, state.redact, note=note
+            )
             raise NoVerdict(text)
 
     def run_case(self) -> LoadedCase:
@@ -468,7 +471,7 @@ class EvalItem(pytest.Item):
             if self._disposable(report):
                 shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
             return
-        note = self._keep_report(report)
+        report, note = self._keep_report(report)
         if self._advisory_perturbation(state):
             # docs/perturbation.md: perturbed runs are advisory unless eval_perturb_blocking.
             pytest.xfail(messages.perturbed_text(self.perturbation or "", failed, state.redact))
@@ -493,11 +496,12 @@ class EvalItem(pytest.Item):
         text = messages.checks_text(report.checks, report.agent, session_of(self.config).redact)
         self.add_report_section("call", "stdout", text)
 
-    def _keep_report(self, report: RunReport) -> str:
-        """Keep the workspace of a run reported failed; why it stayed where it was."""
+    def _keep_report(self, report: RunReport) -> tuple[RunReport, str]:
+        """Keep the workspace of a run reported failed: the report naming it where it is
+        kept, and why it stayed where it was."""
         workspace, note = self._keep(report.workspace)
-        report.workspace = workspace
-        return note
+        self.run_report = dataclasses.replace(report, workspace=workspace)
+        return self.run_report, note
 
     def run_name(self) -> str:
         """The run's name in the directories beside the results file: its kept
@@ -565,7 +569,7 @@ class EvalItem(pytest.Item):
             self.variant,
             self.repetition,
             outcome,
-            self.run_error or self.run_report,
+            self.run_report,
             redact=session_of(self.config).redact,
             file=_display(self.config, self.path),
             nodeid=self.nodeid,

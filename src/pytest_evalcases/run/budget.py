@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases.errors import RunError
-from pytest_evalcases.kinds import Spent
+from pytest_evalcases.kinds import ErrorKind, Spent
 from pytest_evalcases.results.record import CheckRecord
 
 if TYPE_CHECKING:
@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 MAX_COST = "max_cost"
 MAX_TOKENS = "max_tokens"
 #: The error kind of a limit that the agent's output cannot show (docs/agents.md).
-NO_USAGE = "no-usage"
+NO_USAGE: ErrorKind = "no-usage"
 #: The error kind of a run that ``--eval-budget`` did not start (docs/agents.md).
-BUDGET = "budget"
+BUDGET: ErrorKind = "budget"
 
 
 def limit_checks(case: LoadedCase, agent: str, result: AgentResult) -> list[CheckRecord]:
@@ -59,12 +59,11 @@ def limit_checks(case: LoadedCase, agent: str, result: AgentResult) -> list[Chec
     return checks
 
 
-def runaway_checks(case: LoadedCase, error: RunError) -> list[CheckRecord]:
-    """The limits of ``case`` that a run ending in ``error`` is known to have gone over,
-    as failed checks: an agent stopped at its turn limit after spending more than the
-    case allows is a regression, not an error (docs/budget.md). Empty when it stayed
-    within them, or when the agent did not say what it spent."""
-    spent = error.spent
+def runaway_checks(case: LoadedCase, error: RunError, spent: Spent | None) -> list[CheckRecord]:
+    """The limits of ``case`` that a run ending in ``error`` after spending ``spent`` is
+    known to have gone over, as failed checks: an agent stopped at its turn limit after
+    spending more than the case allows is a regression, not an error (docs/budget.md).
+    Empty when it stayed within them, or when the agent did not say what it spent."""
     if spent is None:
         return []
     after = f" (and then it ended without a verdict: {error.kind})"
@@ -101,10 +100,7 @@ class BudgetSpent(RunError):
     """A run that ``--eval-budget`` did not start: it made no attempt."""
 
     kind = BUDGET
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.attempts = 0
+    attempted = False
 
 
 def not_started(kind: str | None, attempts: int) -> bool:

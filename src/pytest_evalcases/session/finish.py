@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_evalcases import defaults
 from pytest_evalcases.agents import preflight
+from pytest_evalcases.agents.base import Agent
 from pytest_evalcases.errors import EvalcasesError, UsageError
 from pytest_evalcases.results import baseline
 from pytest_evalcases.results import files as resultsfile
@@ -159,8 +160,9 @@ def _status(doc: ResultsDocument) -> str:
 
 def _agent_args(state: EvalSession) -> tuple[str, ...]:
     """The arguments the agent ran with, the driver's default permissions included."""
-    given = state.settings.agent.args if state.settings.agent else ()
-    return tuple(getattr(state.agent, "args", given))
+    if state.agent is not None:
+        return state.agent.args
+    return state.settings.agent.args if state.settings.agent else ()
 
 
 def _agent_name(state: EvalSession) -> str | None:
@@ -187,12 +189,14 @@ def _variant_agents(state: EvalSession) -> dict[str, dict[str, Any]]:
             "agent": given.name,
             "agent_version": versions[id(agent)],
             "model": given.model,
-            "args": list(getattr(agent, "args", given.args)),
+            "args": list(agent.args),
         }
     return found
 
 
-def _version(state: EvalSession, variant: str | None = None, agent: Any = None) -> str | None:
+def _version(
+    state: EvalSession, variant: str | None = None, agent: Agent | None = None
+) -> str | None:
     """The agent's version as the preflight read it (of ``variant``'s agent, else the
     session's); asked now when no preflight ran (graded directories need no agent),
     except where ``--version`` says nothing."""
@@ -202,7 +206,7 @@ def _version(state: EvalSession, variant: str | None = None, agent: Any = None) 
     agent = agent if agent is not None else state.agent
     if agent is None:
         return None
-    found = preflight.requirements_of(agent)
+    found = agent.requirements
     if found is not None and not found.version:
         return None
     program = preflight.program_of(agent, state.settings.rootdir)
