@@ -12,23 +12,20 @@ import argparse
 import functools
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.plugin.stash import is_worker
+from pytest_evalcases.plugin.nodes import EvalItem
+from pytest_evalcases.plugin.stash import BUDGET_KEY, is_worker
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.budget import Budget, Spend, SpendFile, not_started, usd
 from pytest_evalcases.session.state import EvalSession
 
-if TYPE_CHECKING:
-    from pytest_evalcases.kinds import Spent
-
 #: The key of ``workerinput`` by which the controller tells its workers where it keeps
 #: the account.
 BUDGET_INPUT = "evalcases_budget"
-BUDGET_KEY = pytest.StashKey[Budget]()
 
 
 def usd_amount(value: str) -> float:
@@ -101,30 +98,6 @@ def _distributed(config: pytest.Config) -> bool:
     return bool(numprocesses) or bool(getattr(config.option, "tx", None))
 
 
-def admit(config: pytest.Config) -> None:
-    """Before an agent run starts: a :class:`~pytest_evalcases.run.budget.BudgetSpent`
-    error when the budget does not allow it. Thread-safe."""
-    budget = config.stash.get(BUDGET_KEY, None)
-    if budget is not None:
-        budget.admit()
-
-
-def finished(config: pytest.Config, spent: Spent | None) -> None:
-    """After a run that :func:`admit` let start: count what it reported spending
-    (``None``: nothing). Thread-safe."""
-    budget = config.stash.get(BUDGET_KEY, None)
-    if budget is not None:
-        budget.finished(spent)
-
-
-def spent_more(config: pytest.Config, spent: Spent | None) -> None:
-    """What the retries of a run already counted reported: added to its cost, not
-    counted as another run (``None``: nothing). Thread-safe."""
-    budget = config.stash.get(BUDGET_KEY, None)
-    if budget is not None and spent is not None:
-        budget.spent_more(spent)
-
-
 class BudgetHooks:
     """Counts each reported run; says in the summary what the budget counted."""
 
@@ -150,8 +123,6 @@ class BudgetHooks:
             node.workerinput[BUDGET_INPUT] = str(self.spend_file.path)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_evalcases.plugin.nodes import EvalItem
-
         self.budget.total = sum(1 for item in session.items if isinstance(item, EvalItem))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
