@@ -11,7 +11,7 @@ import pytest
 
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
-from pytest_evalcases.cases.loading import LoadedCase, load_case_file
+from pytest_evalcases.cases.loading import load_case_file
 from pytest_evalcases.kinds import Spent
 from pytest_evalcases.run.budget import Budget
 from pytest_evalcases.run.checks import default_registry
@@ -31,6 +31,14 @@ with runs.open("a") as log:
 if before < int(os.environ.get("FAIL", "0")):
     sys.exit(3)
 pathlib.Path("answer.txt").write_text(sys.argv[1])
+"""
+
+
+CASE = """\
+id: answer
+defends: AGENTS.md
+prompt: hello
+checks: [{type: file_exists, path: answer.txt}]
 """
 
 
@@ -80,18 +88,12 @@ def session(tmp_path: Path, *, retries: int = 0, agent: bool = True) -> EvalSess
     )
 
 
-def planned(tmp_path: Path, **fields: str) -> PlannedRun:
-    evals = tmp_path / "evals"
-    evals.mkdir(exist_ok=True)
-    lines = ["id: answer", "defends: AGENTS.md", "prompt: hello"]
-    lines += [f"{name}: {value}" for name, value in fields.items()]
-    lines.append("checks: [{type: file_exists, path: answer.txt}]")
-    (evals / "case.yaml").write_text("\n".join([*lines, ""]))
-    (case,) = load_case_file(evals / "case.yaml", evals, default_registry())
-    return run_of(case)
-
-
-def run_of(case: LoadedCase) -> PlannedRun:
+def planned(tmp_path: Path, more: str = "") -> PlannedRun:
+    """The run of a case that asks the agent for answer.txt; ``more``: YAML lines."""
+    path = tmp_path / "evals" / "case.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(CASE + more)
+    (case,) = load_case_file(path, path.parent, default_registry())
     return PlannedRun(case, Variant(), 0, None, label="answer", key="evals/case.yaml::answer")
 
 
@@ -166,16 +168,16 @@ def test_a_run_not_offered_ahead_runs_itself(tmp_path: Path, runs: Path) -> None
 
 
 @pytest.mark.parametrize(
-    ("fields", "agent", "reason"),
+    ("more", "agent", "reason"),
     [
-        ({"quarantine": "flaky model"}, True, "quarantined: flaky model"),
-        ({}, False, "no agent configured (--eval-agent)"),
+        ("quarantine: flaky model\n", True, "quarantined: flaky model"),
+        ("", False, "no agent configured (--eval-agent)"),
     ],
 )
 def test_a_case_that_does_not_run_here_is_skipped_with_its_reason(
-    tmp_path: Path, runs: Path, fields: dict[str, str], agent: bool, reason: str
+    tmp_path: Path, runs: Path, more: str, agent: bool, reason: str
 ) -> None:
-    outcome = CaseRun(session(tmp_path, agent=agent), planned(tmp_path, **fields)).outcome()
+    outcome = CaseRun(session(tmp_path, agent=agent), planned(tmp_path, more)).outcome()
 
     assert (outcome.kind, outcome.reason) == ("skipped", reason)
     assert not runs.exists()
