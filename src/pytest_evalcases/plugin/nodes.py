@@ -371,38 +371,27 @@ class EvalItem(pytest.Item):
             )
             raise NoVerdict(text)
 
-    def _advisory_perturbation(self, state: EvalSession) -> bool:
-        """A perturbed run whose failure never blocks (``eval_perturb_blocking`` unset)."""
-        plan = state.settings.perturb
-        return self.perturbation is not None and (plan is None or not plan.blocking)
-
     def runtest(self) -> None:
         report = self.run_report
         assert report is not None
-        failed = report.failed_checks
         state = session_of(self.config)
-        if state.settings.red_first:
-            if not failed:
-                self._keep_report(report)
-                checks = len(report.checks)
-                raise CheckFailure(
-                    messages.red_first_text(self._header(), checks),
-                    messages.red_first_line(checks),
-                )
+        run = self.planned()
+        verdict = orchestration.verdict(state, run, report)
+        if verdict in ("passed", "red"):
             self._report_checks(report)
-            return
-        if not failed:
-            self._report_checks(report)
-            if orchestration.disposable(state, self.planned(), report):
+            if verdict == "passed" and orchestration.disposable(state, run, report):
                 shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
             return
-        note = self._keep_report(report)
-        if self._advisory_perturbation(state):
-            # docs/perturbation.md: perturbed runs are advisory unless eval_perturb_blocking.
+        report.workspace, note = orchestration.kept(state, run, report.workspace)
+        checks, failed = report.checks, report.failed_checks
+        if verdict == "green":
+            raise CheckFailure(
+                messages.red_first_text(self._header(), len(checks)),
+                messages.red_first_line(len(checks)),
+            )
+        if verdict == "perturbed":
             pytest.xfail(messages.perturbed_text(self.perturbation or "", failed, state.redact))
-        # As severe as its most severe failed check: a task directory's LOW checks
-        # failing alone are an advisory failure (docs/case-format.md).
-        if self.case.failure_severity(c.id for c in failed) == "advisory":
+        if verdict == "advisory":
             pytest.xfail(messages.advisory_text(failed, state.redact, self.case.severity))
         text = messages.failure_text(
             self._header(),
@@ -420,12 +409,6 @@ class EvalItem(pytest.Item):
         ``-rP`` / ``-rA``, in JUnit's ``system-out`` with ``junit_logging``, never by default."""
         text = messages.checks_text(report.checks, report.agent, session_of(self.config).redact)
         self.add_report_section("call", "stdout", text)
-
-    def _keep_report(self, report: RunReport) -> str:
-        """Keep the workspace of a run reported failed; why it stayed where it was."""
-        state = session_of(self.config)
-        report.workspace, note = orchestration.kept(state, self.planned(), report.workspace)
-        return note
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CheckFailure):

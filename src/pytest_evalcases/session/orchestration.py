@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 #: the session cannot run it (a sandbox that cannot start); ``errored``: the run reached
 #: no verdict; ``ran``: the checks' verdict is in the report.
 OutcomeKind = Literal["skipped", "not-run", "unrunnable", "errored", "ran"]
+#: What the checks of a run that ran say: ``passed``; ``failed``; ``advisory``: failed,
+#: but as an advisory case (or by its advisory checks alone); ``perturbed``: a perturbed
+#: run failed, which blocks nothing; under ``--eval-red-first``, ``red``: a check failed
+#: (the case tests something) and ``green``: every check held (the failure).
+Verdict = Literal["passed", "failed", "advisory", "perturbed", "red", "green"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +135,24 @@ def disposable(state: EvalSession, run: PlannedRun, report: RunReport) -> bool:
         and run.variant.graded_dir is None
         and not state.settings.keep_workspaces
     )
+
+
+def verdict(state: EvalSession, run: PlannedRun, report: RunReport) -> Verdict:
+    """What the checks of a run that ran say, by the session's settings."""
+    failed = report.failed_checks
+    if state.settings.red_first:
+        return "red" if failed else "green"
+    if not failed:
+        return "passed"
+    plan = state.settings.perturb
+    if run.perturbation is not None and (plan is None or not plan.blocking):
+        # docs/perturbation.md: perturbed runs are advisory unless eval_perturb_blocking.
+        return "perturbed"
+    # As severe as its most severe failed check: a task directory's LOW checks
+    # failing alone are an advisory failure (docs/case-format.md).
+    if run.case.failure_severity(c.id for c in failed) == "advisory":
+        return "advisory"
+    return "failed"
 
 
 def start_ahead(

@@ -3,6 +3,7 @@ agent (a subprocess per run) and no pytest session."""
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import sys
 from pathlib import Path
@@ -13,12 +14,20 @@ from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.cases.loading import load_case_file
 from pytest_evalcases.kinds import Spent
+from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.budget import Budget
 from pytest_evalcases.run.checks import default_registry
-from pytest_evalcases.run.runner import AgentRun
+from pytest_evalcases.run.perturb import PerturbPlan
+from pytest_evalcases.run.runner import AgentRun, RunReport
 from pytest_evalcases.run.scheduler import Scheduler
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
-from pytest_evalcases.session.orchestration import CaseRun, PlannedRun, start_ahead
+from pytest_evalcases.session.orchestration import (
+    CaseRun,
+    PlannedRun,
+    Verdict,
+    start_ahead,
+    verdict,
+)
 from pytest_evalcases.session.state import EvalSession, SandboxSettings, Settings
 
 #: Logs each run to $RUNS; fails while fewer than $FAIL runs were logged before it.
@@ -203,3 +212,30 @@ def test_a_run_stopped_from_outside_is_a_timeout_naming_its_last_workspace(
     assert outcome.error is not None
     assert (outcome.error.kind, str(outcome.error)) == ("timeout", "stopped by 'Timeout'")
     assert outcome.error.workspace == str(workspace)
+
+
+@pytest.mark.parametrize(
+    ("passed", "more", "settings", "perturbation", "expected"),
+    [
+        (True, "", {}, None, "passed"),
+        (False, "", {}, None, "failed"),
+        (False, "severity: advisory\n", {}, None, "advisory"),
+        (False, "", {"perturb": PerturbPlan(classes=("typo",))}, "typo-0", "perturbed"),
+        (False, "", {"perturb": PerturbPlan(("typo",), blocking=True)}, "typo-0", "failed"),
+        (False, "", {"red_first": True}, None, "red"),
+        (True, "", {"red_first": True}, None, "green"),
+    ],
+)
+def test_the_checks_verdict_follows_the_case_and_the_settings(
+    tmp_path: Path,
+    passed: bool,
+    more: str,
+    settings: dict[str, object],
+    perturbation: str | None,
+    expected: Verdict,
+) -> None:
+    state = EvalSession(dataclasses.replace(Settings(rootdir=tmp_path), **settings), agent=None)
+    run = dataclasses.replace(planned(tmp_path, more), perturbation=perturbation)
+    check = CheckRecord("answer", "file_exists", None, passed, "")
+
+    assert verdict(state, run, RunReport(checks=[check])) == expected
