@@ -20,7 +20,7 @@ from pytest_evalcases.errors import UsageError
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.stash import BUDGET_KEY, is_worker
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run.budget import Budget, Spend, SpendFile, not_started, usd
+from pytest_evalcases.run.budget import Budget, Spend, SpendFile, not_started, summary_lines
 from pytest_evalcases.session.state import EvalSession
 
 #: The key of ``workerinput`` by which the controller tells its workers where it keeps
@@ -159,7 +159,7 @@ class BudgetHooks:
         spend = Spend()
         for part in self.workers.values():
             spend = spend.plus(part)
-        said = lines(
+        said = summary_lines(
             self.budget.limit, spend, self.refused, self.unpriced_agents, self.budget.token_price
         )
         for line in said:
@@ -171,40 +171,3 @@ def _agent_of(state: EvalSession, variant: str) -> str:
         if candidate.name == variant:
             return state.agent_name(candidate) or "the agent"
     return state.agent.name if state.agent is not None else "the agent"
-
-
-def lines(
-    limit: float,
-    spend: Spend,
-    refused: int,
-    unpriced_agents: set[str],
-    token_price: float | None = None,
-) -> list[str]:
-    """What the summary says of the budget: what it counted, the runs it did not start,
-    and once, the runs it could not count. ``token_price``: runs that reported tokens
-    only were priced at it (USD per million tokens)."""
-    counted = spend.priced_at(token_price)
-    said = [f"budget: {usd(counted.usd)} of {usd(limit)} spent by {_runs(counted.priced)}"]
-    if counted.priced > spend.priced:
-        said[0] += (
-            f" ({_runs(counted.priced - spend.priced)} priced by their "
-            f"{spend.unpriced_tokens:,} tokens at {usd(token_price or 0)} per million)"
-        )
-    if refused:
-        said[0] += f"; {_runs(refused)} not started"
-    spend = counted
-    uncounted = spend.unpriced + spend.unreported
-    if uncounted:
-        agents = ", ".join(sorted(unpriced_agents))
-        tokens = (
-            f" (their {spend.unpriced_tokens:,} tokens are not priced)" if spend.unpriced else ""
-        )
-        said.append(
-            f"budget: {_runs(uncounted)} of {agents} reported no cost{tokens}: the budget "
-            "does not count them (docs/budget.md)"
-        )
-    return said
-
-
-def _runs(count: int) -> str:
-    return f"{count} run" if count == 1 else f"{count} runs"
