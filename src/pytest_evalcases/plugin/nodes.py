@@ -376,7 +376,7 @@ class EvalItem(pytest.Item):
         assert report is not None
         state = session_of(self.config)
         run = self.planned()
-        verdict = orchestration.verdict(state, run, report)
+        verdict = orchestration.check_verdict(state, run, report)
         if verdict in ("passed", "red"):
             self._report_checks(report)
             if verdict == "passed" and orchestration.disposable(state, run, report):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from pytest_evalcases.errors import RunError, UsageError
 from pytest_evalcases.kinds import Spent, total_spent
 from pytest_evalcases.run import keep
+from pytest_evalcases.run.perturb import perturb, split_label
 from pytest_evalcases.run.workspace import Variant
 from pytest_evalcases.session.state import EvalSession
 
@@ -36,7 +37,7 @@ OutcomeKind = Literal["skipped", "not-run", "unrunnable", "errored", "ran"]
 #: but as an advisory case (or by its advisory checks alone); ``perturbed``: a perturbed
 #: run failed, which blocks nothing; under ``--eval-red-first``, ``red``: a check failed
 #: (the case tests something) and ``green``: every check held (the failure).
-Verdict = Literal["passed", "failed", "advisory", "perturbed", "red", "green"]
+CheckVerdict = Literal["passed", "failed", "advisory", "perturbed", "red", "green"]
 
 
 @dataclass(frozen=True)
@@ -98,9 +99,6 @@ def run_case(state: EvalSession, run: PlannedRun) -> LoadedCase:
     case = run.case
     if run.perturbation is None or plan is None or case.prompt is None:
         return case
-    # With the perturbation's modules, imported with the first perturbed run.
-    from pytest_evalcases.run.perturb import perturb, split_label
-
     cls, k = split_label(run.perturbation)
     return dataclasses.replace(case, prompt=perturb(case.prompt, cls, k, plan.seed))
 
@@ -137,7 +135,7 @@ def disposable(state: EvalSession, run: PlannedRun, report: RunReport) -> bool:
     )
 
 
-def verdict(state: EvalSession, run: PlannedRun, report: RunReport) -> Verdict:
+def check_verdict(state: EvalSession, run: PlannedRun, report: RunReport) -> CheckVerdict:
     """What the checks of a run that ran say, by the session's settings."""
     failed = report.failed_checks
     if state.settings.red_first:
@@ -258,12 +256,13 @@ class CaseRun:
         start no process (docs/replay.md, "Regrade")."""
         if self.state.regrading is None:
             return True
-        # With the regrade's modules, imported when a session regrades.
+        # The regrade needs the runner (pydantic): imported when a session regrades.
         from pytest_evalcases.run.regrade import starts_processes
 
         return starts_processes(self.run.case)
 
     def _regrade(self, context: RunContext) -> RunReport:
+        # The regrade needs the runner (pydantic): imported when a session regrades.
         from pytest_evalcases.run.regrade import regrade
 
         assert self.state.regrading is not None

@@ -23,10 +23,10 @@ from pytest_evalcases.run.scheduler import Scheduler
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.session.orchestration import (
     CaseRun,
+    CheckVerdict,
     PlannedRun,
-    Verdict,
+    check_verdict,
     start_ahead,
-    verdict,
 )
 from pytest_evalcases.session.state import EvalSession, SandboxSettings, Settings
 
@@ -232,10 +232,10 @@ def test_the_checks_verdict_follows_the_case_and_the_settings(
     more: str,
     settings: dict[str, object],
     perturbation: str | None,
-    expected: Verdict,
+    expected: CheckVerdict,
 ) -> None:
     state = EvalSession(dataclasses.replace(Settings(rootdir=tmp_path), **settings), agent=None)
     run = dataclasses.replace(planned(tmp_path, more), perturbation=perturbation)
     check = CheckRecord("answer", "file_exists", None, passed, "")
 
-    assert verdict(state, run, RunReport(checks=[check])) == expected
+    assert check_verdict(state, run, RunReport(checks=[check])) == expected
