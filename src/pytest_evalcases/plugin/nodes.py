@@ -55,18 +55,6 @@ class NoVerdict(Exception):
         self.text = text
 
 
-def item_name(
-    case_id: str, variant: str, repetition: int | None, perturbation: str | None = None
-) -> str:
-    """``case-id``, ``case-id[variant]``, ``case-id[r0]`` or ``case-id[variant-r0]``; a
-    perturbed run has ``perturb-CLASS-K`` before the repetition (``case-id[perturb-typo-3]``,
-    ``case-id[variant-perturb-typo-3-r0]``; docs/perturbation.md)."""
-    perturbed = f"perturb-{perturbation}" if perturbation is not None else ""
-    repeated = f"r{repetition}" if repetition is not None else ""
-    params = [p for p in (variant, perturbed, repeated) if p]
-    return f"{case_id}[{'-'.join(params)}]" if params else case_id
-
-
 class EvalFile(pytest.File):
     """A ``.yaml`` / ``.yml`` / ``.json`` case file under an evals root.
 
@@ -147,25 +135,16 @@ class EvalFile(pytest.File):
             return
         for entry in entries:
             session.ids.setdefault(entry.id, {}).setdefault(self.path, entry.line + 1)
-        settings = session.settings
-        repeated = settings.repeat > 1
-        plan = settings.perturb
         for entry in entries:
-            for variant in settings.variants:
-                # A graded directory has no prompt to perturb; `perturb: false` opts out.
-                perturbed = plan is not None and entry.perturb and variant.graded_dir is None
-                for perturbation in [None, *(plan.labels() if plan and perturbed else [])]:
-                    for rep in range(settings.repeat):
-                        yield EvalItem.from_parent(
-                            self,
-                            name=item_name(
-                                entry.id, variant.name, rep if repeated else None, perturbation
-                            ),
-                            entry=entry,
-                            variant=variant,
-                            repetition=rep,
-                            perturbation=perturbation,
-                        )
+            for run in orchestration.slots(entry.id, entry.perturb, session.settings):
+                yield EvalItem.from_parent(
+                    self,
+                    name=run.name,
+                    entry=entry,
+                    variant=run.variant,
+                    repetition=run.repetition,
+                    perturbation=run.perturbation,
+                )
 
     def _duplicate(self, case_id: str) -> CaseFileError | None:
         """The error of a case whose id a case of a file collected before has already.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -20,7 +20,7 @@ from pytest_evalcases.kinds import Spent, total_spent
 from pytest_evalcases.run import keep
 from pytest_evalcases.run.perturb import perturb, split_label
 from pytest_evalcases.run.workspace import Variant
-from pytest_evalcases.session.state import EvalSession
+from pytest_evalcases.session.state import EvalSession, Settings
 
 if TYPE_CHECKING:
     from pytest_evalcases.cases.loading import LoadedCase
@@ -38,6 +38,43 @@ OutcomeKind = Literal["skipped", "not-run", "unrunnable", "errored", "ran"]
 #: run failed, which blocks nothing; under ``--eval-red-first``, ``red``: a check failed
 #: (the case tests something) and ``green``: every check held (the failure).
 CheckVerdict = Literal["passed", "failed", "advisory", "perturbed", "red", "green"]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One of the runs a case is collected as: its item's name, and what sets it apart
+    from the case's other runs."""
+
+    name: str
+    variant: Variant
+    perturbation: str | None
+    repetition: int
+
+
+def slots(case_id: str, perturbable: bool, settings: Settings) -> Iterator[Slot]:
+    """Each run of a case, in collection order: each variant, the prompt as written then
+    each perturbation of it (``perturbable``: the case allows them), each repetition."""
+    repeated = settings.repeat > 1
+    plan = settings.perturb
+    for variant in settings.variants:
+        # A graded directory has no prompt to perturb; `perturb: false` opts out.
+        perturbed = plan is not None and perturbable and variant.graded_dir is None
+        for perturbation in [None, *(plan.labels() if plan and perturbed else [])]:
+            for rep in range(settings.repeat):
+                name = item_name(case_id, variant.name, rep if repeated else None, perturbation)
+                yield Slot(name, variant, perturbation, rep)
+
+
+def item_name(
+    case_id: str, variant: str, repetition: int | None, perturbation: str | None = None
+) -> str:
+    """``case-id``, ``case-id[variant]``, ``case-id[r0]`` or ``case-id[variant-r0]``; a
+    perturbed run has ``perturb-CLASS-K`` before the repetition (``case-id[perturb-typo-3]``,
+    ``case-id[variant-perturb-typo-3-r0]``; docs/perturbation.md)."""
+    perturbed = f"perturb-{perturbation}" if perturbation is not None else ""
+    repeated = f"r{repetition}" if repetition is not None else ""
+    params = [p for p in (variant, perturbed, repeated) if p]
+    return f"{case_id}[{'-'.join(params)}]" if params else case_id
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from pytest_evalcases.session.orchestration import (
     CheckVerdict,
     PlannedRun,
     check_verdict,
+    slots,
     start_ahead,
 )
 from pytest_evalcases.session.state import EvalSession, SandboxSettings, Settings
@@ -239,3 +240,26 @@ def test_the_checks_verdict_follows_the_case_and_the_settings(
     check = CheckRecord("answer", "file_exists", None, passed, "")
 
     assert check_verdict(state, run, RunReport(checks=[check])) == expected
+
+
+def test_a_case_is_collected_as_each_variant_perturbation_and_repetition(tmp_path: Path) -> None:
+    settings = Settings(
+        rootdir=tmp_path,
+        variants=(Variant(name="a"), Variant(name="b", graded_dir=tmp_path)),
+        repeat=2,
+        perturb=PerturbPlan(classes=("typo",), n=1),
+    )
+
+    names = [slot.name for slot in slots("refund", True, settings)]
+
+    # The graded directory has no prompt to perturb.
+    assert names == [
+        "refund[a-r0]",
+        "refund[a-r1]",
+        "refund[a-perturb-typo-0-r0]",
+        "refund[a-perturb-typo-0-r1]",
+        "refund[b-r0]",
+        "refund[b-r1]",
+    ]
+    unperturbed = dataclasses.replace(settings, repeat=1, variants=(Variant(),))
+    assert [slot.name for slot in slots("refund", False, unperturbed)] == ["refund"]
