@@ -42,15 +42,17 @@ class AheadHooks:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self._order: dict[str, int] | None = None
-        self._worker = _worker_queue(config)
+        self._worker: Callable[[], list[int]] | None = None
 
     def scheduler(self) -> Scheduler[AgentRun]:
-        """The scheduler of this process, made when first needed."""
+        """The scheduler of this process, made when the first eval item is set up (and
+        xdist's worker loop, read by :func:`_worker_queue`, is running)."""
         scheduler = self.config.stash.get(AHEAD_KEY, None)
         if scheduler is None:
             state = session_of(self.config)
             scheduler = Scheduler(state.settings.concurrency, backoff=state.backoff)
             self.config.stash[AHEAD_KEY] = scheduler
+            self._worker = _worker_queue(self.config)
         return scheduler
 
     # tryfirst: the item's own run is offered before its setup takes it.
