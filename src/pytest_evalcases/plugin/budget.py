@@ -1,9 +1,11 @@
 """``--eval-budget USD`` in a pytest session (docs/budget.md): the account kept from the
-reports, the question asked before each agent run starts, and the summary's line.
+reports, and the summary's line. Each run asks the account before it starts
+(:mod:`pytest_evalcases.session.orchestration`); the core is
+:mod:`pytest_evalcases.run.budget`.
 
 Under xdist the controller keeps the account (it sees every report) and rewrites a small
 file after each one; the workers, told its path in their ``workerinput``, read it before
-starting a run. The core is :mod:`pytest_evalcases.run.budget`.
+starting a run.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Money (docs/budget.md): a case's limits per run (``max_cost``, ``max_tokens``),
 graded as implicit checks, and the session's budget (``--eval-budget``), which no
-agent run may be started beyond. Plain Python: the pytest side is
-:mod:`pytest_evalcases.plugin.budget`.
+agent run may be started beyond, and what the summary says of it. Plain Python: the
+pytest side is :mod:`pytest_evalcases.plugin.budget`.
 """
 
 from __future__ import annotations
