@@ -105,7 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(ahead.AheadHooks(config), "evalcases-ahead")
         if config.pluginmanager.hasplugin("xdist") and not is_worker(config):
-            queues = ahead.DeepQueues(settings.concurrency)
+            queues = integrations.DeepQueues(settings.concurrency)
             config.pluginmanager.register(queues, "evalcases-ahead-xdist")
     if agent is not None:
         # The controller checks the agent once for the session, before the first case;

@@ -131,6 +131,21 @@ def _is_metadata_line(line: str | list[str]) -> bool:
     return isinstance(line, str) and line.startswith("metadata: ")
 
 
+class DeepQueues:
+    """Under xdist's ``load`` distribution, each worker is sent enough items to keep
+    its ``--eval-concurrency`` runs busy: xdist's own scheduler keeps two items queued
+    on a worker whose tests take long, which would leave all but two runs idle."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+
+    @pytest.hookimpl(tryfirst=True, optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getoption("dist", None) != "load":
+            return None
+        return deep_load_scheduling(config, log, 2 * self.concurrency)
+
+
 def deep_load_scheduling(config: pytest.Config, log: Any, depth: int) -> Any:
     """xdist's ``load`` scheduling, with at least ``depth`` items queued on each worker
     while items are left (docs/reference.md, "Concurrency")."""

@@ -1,14 +1,26 @@
-"""The session object of a pytest run, reached one way, which process this is, and
-whether it runs anything."""
+"""What the plugin keeps in ``config.stash`` (the session object, reached one way, the
+budget's account, the runs started ahead), which process this is, and whether it runs
+anything."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_evalcases.session.state import EvalSession
 
+if TYPE_CHECKING:
+    from pytest_evalcases.run.budget import Budget
+    from pytest_evalcases.run.runner import AgentRun
+    from pytest_evalcases.run.scheduler import Scheduler
+
 #: Where the plugin keeps the session object.
 SESSION_KEY = pytest.StashKey[EvalSession]()
+#: ``--eval-budget``'s account of this process (docs/budget.md); absent without one.
+BUDGET_KEY: pytest.StashKey[Budget] = pytest.StashKey()
+#: ``--eval-concurrency``: the runs started ahead of their items; absent without them.
+AHEAD_KEY: pytest.StashKey[Scheduler[AgentRun]] = pytest.StashKey()
 
 
 def session_of(config: pytest.Config) -> EvalSession:

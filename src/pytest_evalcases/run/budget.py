@@ -1,7 +1,7 @@
 """Money (docs/budget.md): a case's limits per run (``max_cost``, ``max_tokens``),
 graded as implicit checks, and the session's budget (``--eval-budget``), which no
-agent run may be started beyond. Plain Python: the pytest side is
-:mod:`pytest_evalcases.plugin.budget`.
+agent run may be started beyond, and what the summary says of it. Plain Python: the
+pytest side is :mod:`pytest_evalcases.plugin.budget`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import ErrorKind, Spent
 from pytest_evalcases.results.record import CheckRecord
+from pytest_evalcases.text import plural
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import AgentResult
@@ -298,3 +299,36 @@ class SpendFile:
     def remove(self) -> None:
         for path in (self.path, self.path.with_name(self.path.name + ".part")):
             path.unlink(missing_ok=True)
+
+
+def summary_lines(
+    limit: float,
+    spend: Spend,
+    refused: int,
+    unpriced_agents: set[str],
+    token_price: float | None = None,
+) -> list[str]:
+    """What the summary says of the budget: what it counted, the runs it did not start,
+    and once, the runs it could not count. ``token_price``: runs that reported tokens
+    only were priced at it (USD per million tokens)."""
+    counted = spend.priced_at(token_price)
+    said = [f"budget: {usd(counted.usd)} of {usd(limit)} spent by {plural(counted.priced, 'run')}"]
+    if counted.priced > spend.priced:
+        said[0] += (
+            f" ({plural(counted.priced - spend.priced, 'run')} priced by their "
+            f"{spend.unpriced_tokens:,} tokens at {usd(token_price or 0)} per million)"
+        )
+    if refused:
+        said[0] += f"; {plural(refused, 'run')} not started"
+    spend = counted
+    uncounted = spend.unpriced + spend.unreported
+    if uncounted:
+        agents = ", ".join(sorted(unpriced_agents))
+        tokens = (
+            f" (their {spend.unpriced_tokens:,} tokens are not priced)" if spend.unpriced else ""
+        )
+        said.append(
+            f"budget: {plural(uncounted, 'run')} of {agents} reported no cost{tokens}: the budget "
+            "does not count them (docs/budget.md)"
+        )
+    return said
