@@ -363,7 +363,7 @@ class EvalItem(pytest.Item):
         ahead = concurrency_of(self.config)
         first = ahead.first_run(self) if ahead is not None else None
         try:
-            if state.regrading is not None:
+            if state.settings.regrade is not None:
                 from pytest_evalcases.run.regrade import regrade
 
                 self.run_report = regrade(
@@ -371,7 +371,7 @@ class EvalItem(pytest.Item):
                     self.variant,
                     self.repetition,
                     context,
-                    state.regrading,
+                    state.settings.regrade,
                     new_workspace,
                     state.results_root,
                 )
@@ -442,7 +442,7 @@ class EvalItem(pytest.Item):
     def _needs_sandbox(self, state: EvalSession) -> bool:
         """Whether the run needs the sandbox: always, but in a regrade whose checks
         start no process (docs/replay.md, "Regrade")."""
-        if state.regrading is None:
+        if state.settings.regrade is None:
             return True
         from pytest_evalcases.run.regrade import starts_processes
 
@@ -515,7 +515,7 @@ class EvalItem(pytest.Item):
         "Kept workspaces"), and why it stayed in pytest's temporary directory when it
         did. A graded directory stays where it is."""
         state = session_of(self.config)
-        place = state.keep
+        place = state.settings.keep
         path = Path(workspace) if workspace else None
         if path is None or place is None or self.variant.graded_dir is not None:
             return path, ""

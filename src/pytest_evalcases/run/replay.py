@@ -616,18 +616,10 @@ def outcome(replay: Replay | None, diverged: bool, reuse: bool) -> Replayed:
 @dataclass(frozen=True)
 class ReplayPlan:
     """What ``--eval-replay`` / ``--eval-reuse`` asked for: the mode and the results
-    file to replay from. Plain values, for xdist's workers."""
+    file to replay from."""
 
     mode: Mode
     results: Path
-
-    def to_dict(self) -> dict[str, str]:
-        return {"mode": self.mode, "results": str(self.results)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> ReplayPlan:
-        mode: Mode = "reuse" if data.get("mode") == "reuse" else "replay"
-        return cls(mode=mode, results=Path(str(data["results"])))
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_evalcases.session.state import EvalSession, Settings
+from pytest_evalcases.session.settings import Settings
+from pytest_evalcases.session.state import EvalSession
 from tests.helpers.results import rec
 
 
