@@ -40,9 +40,6 @@ from pytest_evalcases.results.document import (
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.record import RunRecord
 
-#: Kept for the plugin's ``eval_results_dir`` default until it reads
-#: :data:`pytest_evalcases.defaults.RESULTS_DIR` itself; defined there, not here.
-
 _CASE_OUTCOMES = ("passed", "failed", "error", "skipped")
 _STATUSES = ("PASS", "BLOCKED", "INCONCLUSIVE", "NONE")
 #: How deeply lists and objects may nest in a results file: a file the plugin writes
