@@ -34,9 +34,9 @@ REPLAY_OPTIONS = {"eval_replay": "--eval-replay", "eval_reuse": "--eval-reuse"}
 
 @dataclass(frozen=True)
 class WorkerInput:
-    """What the controller tells each xdist worker: where to keep workspaces and to
-    record, and what to regrade or replay. Crosses the process boundary as one JSON
-    text (:meth:`to_json`)."""
+    """Where to keep workspaces and to record, and what to regrade or replay: decided
+    once by the controller (:func:`decide`), and handed as it is to each xdist worker,
+    across the process boundary as one JSON text (:meth:`to_json`)."""
 
     keep: KeepPlace | None = None
     record: RecordPlace | None = None
@@ -73,6 +73,31 @@ class WorkerInput:
             regrade=None if data["regrade"] is None else Path(data["regrade"]),
             replay=plan,
         )
+
+
+def decide(
+    given: Given, results: resultsfile.ResultsSettings, results_dir: Path, started: datetime
+) -> WorkerInput:
+    """The places of a session that started at ``started``, with ``results`` written
+    to ``results_dir``; :class:`UsageError` names a bad option."""
+    regrade = regrade_file(given, results_dir)
+    written = results_file(results, results_dir, started)
+    replaces = written is not None and written == results.save_path
+    kept = keep_place(given, written, replaces=replaces, started=started)
+    record = record_place(given, written, regrade=regrade is not None)
+    return WorkerInput(
+        keep=kept, record=record, regrade=regrade, replay=replay_plan(given, results_dir, record)
+    )
+
+
+def results_file(
+    results: resultsfile.ResultsSettings, results_dir: Path, started: datetime
+) -> Path | None:
+    """The results file of a session that started at ``started``: ``--eval-save``'s,
+    else one named after the start in ``results_dir``; ``None`` with ``--eval-no-save``."""
+    if not results.save:
+        return None
+    return results.save_path or results_dir / f"{resultsfile.file_stem(started)}.json"
 
 
 def keep_place(

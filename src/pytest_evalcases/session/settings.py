@@ -113,10 +113,9 @@ class Settings:
         return self.results.results_dir or self.rootdir / defaults.RESULTS_DIR
 
     def results_file(self, started: datetime) -> Path | None:
-        """The results file of a session that started at ``started``: ``--eval-save``'s,
-        else one named after the start in the results directory; ``None`` with
-        ``--eval-no-save``."""
-        return _results_file(self.results, self.results_dir, started)
+        """The results file of a session that started at ``started``
+        (:func:`~.places.results_file`)."""
+        return places.results_file(self.results, self.results_dir, started)
 
     def worker_input(self) -> WorkerInput:
         """What the controller decided that its xdist workers take as it is."""
@@ -169,20 +168,7 @@ def build(given: Given, *, started: datetime, worker: WorkerInput | None = None)
     agents = variants.variant_agents(agent, session_variants)
     results_dir = rootdir / given.ini("eval_results_dir")
     results = _results_settings(given, results_dir)
-    if worker is not None:
-        regrade_file, replay, kept, record = (
-            worker.regrade,
-            worker.replay,
-            worker.keep,
-            worker.record,
-        )
-    else:
-        regrade_file = places.regrade_file(given, results_dir)
-        written = _results_file(results, results_dir, started)
-        replaces = written is not None and written == results.save_path
-        kept = places.keep_place(given, written, replaces=replaces, started=started)
-        record = places.record_place(given, written, regrade=regrade_file is not None)
-        replay = places.replay_plan(given, results_dir, record)
+    decided = worker or places.decide(given, results, results_dir, started)
     return Settings(
         rootdir=rootdir,
         agent=agent if agent_name else None,
@@ -214,23 +200,15 @@ def build(given: Given, *, started: datetime, worker: WorkerInput | None = None)
         changed=_changed(given, defends_root, results_dir),
         lint=given.option("eval_lint"),
         results=results,
-        regrade=places.regrading(regrade_file) if regrade_file is not None else None,
-        replay=replay,
-        keep=kept,
-        record=record,
+        regrade=places.regrading(decided.regrade) if decided.regrade is not None else None,
+        replay=decided.replay,
+        keep=decided.keep,
+        record=decided.record,
         perturb=perturb,
         redact_env=_redact_env(given),
         budget=_budget(given),
         token_price=_usd_ini(given, "eval_budget_token_price", "USD per million tokens > 0"),
     )
-
-
-def _results_file(
-    results: resultsfile.ResultsSettings, results_dir: Path, started: datetime
-) -> Path | None:
-    if not results.save:
-        return None
-    return results.save_path or results_dir / f"{resultsfile.file_stem(started)}.json"
 
 
 def _variant_specs(given: Given) -> list[variants.VariantSpec]:
