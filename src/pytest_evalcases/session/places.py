@@ -50,29 +50,26 @@ class WorkerInput:
     @classmethod
     def from_json(cls, text: str) -> WorkerInput:
         data: dict[str, Any] = json.loads(text)
-        kept, record, replay = data["keep"], data["record"], data["replay"]
+        keep, record, regrade, replay = (data[k] for k in ("keep", "record", "regrade", "replay"))
         plan: ReplayPlan | None = None
         if replay is not None:
             from pytest_evalcases.run.replay import ReplayPlan
 
-            plan = ReplayPlan(
-                "reuse" if replay["mode"] == "reuse" else "replay", Path(replay["results"])
-            )
+            plan = ReplayPlan(**_paths(replay))
         return cls(
-            keep=None
-            if kept is None
-            else KeepPlace(
-                root=Path(kept["root"]),
-                directory=Path(kept["directory"]),
-                max_bytes=int(kept["max_bytes"]),
-                replaces=bool(kept["replaces"]),
-            ),
-            record=None
-            if record is None
-            else RecordPlace(root=Path(record["root"]), directory=Path(record["directory"])),
-            regrade=None if data["regrade"] is None else Path(data["regrade"]),
+            keep=KeepPlace(**_paths(keep)) if keep is not None else None,
+            record=RecordPlace(**_paths(record)) if record is not None else None,
+            regrade=Path(regrade) if regrade is not None else None,
             replay=plan,
         )
+
+
+#: The fields of the places that are paths (JSON has them as text).
+_PATH_FIELDS = frozenset({"root", "directory", "results"})
+
+
+def _paths(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: Path(v) if k in _PATH_FIELDS else v for k, v in values.items()}
 
 
 def decide(
