@@ -1,5 +1,5 @@
-"""Session state: the settings of a run, the cases seen at collection, and the
-records that reports carry back to the controller. One object, kept in
+"""Session state: the run's settings (:mod:`.settings`), the cases seen at collection,
+and the records that reports carry back to the controller. One object, kept in
 ``config.stash`` by the plugin."""
 
 from __future__ import annotations
