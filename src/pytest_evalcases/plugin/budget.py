@@ -10,15 +10,12 @@ starting a run.
 
 from __future__ import annotations
 
-import argparse
 import functools
-import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_evalcases.errors import UsageError
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.stash import BUDGET_KEY, is_worker
 from pytest_evalcases.results.record import RunRecord
@@ -30,54 +27,13 @@ from pytest_evalcases.session.state import EvalSession
 BUDGET_INPUT = "evalcases_budget"
 
 
-def usd_amount(value: str) -> float:
-    """``--eval-budget``'s value: dollars above 0, a leading ``$`` allowed."""
-    try:
-        amount = float(value.strip().removeprefix("$"))
-    except ValueError:
-        amount = 0.0
-    if not math.isfinite(amount) or amount <= 0:
-        raise argparse.ArgumentTypeError(f"expected an amount of USD > 0, got {value!r}")
-    return amount
-
-
-def limit_of(config: pytest.Config) -> float | None:
-    """The session's budget in USD: the option, else the ini value; ``None``: none."""
-    given: float | None = config.getoption("eval_budget")
-    if given is not None:
-        return given
-    raw = str(config.getini("eval_budget") or "").strip()
-    if not raw:
-        return None
-    try:
-        return usd_amount(raw)
-    except argparse.ArgumentTypeError:
-        message = f"ini option eval_budget expects an amount of USD > 0, got {raw!r}"
-        raise UsageError(message) from None
-
-
-def token_price_of(config: pytest.Config) -> float | None:
-    """``eval_budget_token_price``: USD per million tokens, for runs that report tokens
-    but no cost (docs/budget.md); ``None``: unset."""
-    raw = str(config.getini("eval_budget_token_price") or "").strip()
-    if not raw:
-        return None
-    try:
-        return usd_amount(raw)
-    except argparse.ArgumentTypeError:
-        message = (
-            f"ini option eval_budget_token_price expects USD per million tokens > 0, got {raw!r}"
-        )
-        raise UsageError(message) from None
-
-
 def register(config: pytest.Config, state: EvalSession) -> None:
     """Keep the account of a session with a budget; nothing without one, and nothing
     under ``--eval-regrade``, which starts no agent."""
-    limit = limit_of(config)
+    limit = state.settings.budget
     if limit is None or state.settings.regrade is not None:
         return
-    budget = Budget(limit, token_price=token_price_of(config))
+    budget = Budget(limit, token_price=state.settings.token_price)
     spend_file: SpendFile | None = None
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and workerinput.get(BUDGET_INPUT):

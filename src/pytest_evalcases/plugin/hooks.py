@@ -1,12 +1,14 @@
 """The pytest plugin (the ``pytest11`` entry point): the hook functions, each handing
-the work to its module: options and settings to :mod:`.options`, collection and runs
-to :mod:`.nodes`, which cases run to :mod:`pytest_evalcases.session.selection`, reports
-and the summary to :mod:`.reporting`, the parse cache to :mod:`.cache`.
+the work to its module: options to :mod:`.options`, settings to :mod:`.settings`,
+collection and runs to :mod:`.nodes`, which cases run to
+:mod:`pytest_evalcases.session.selection`, reports and the summary to :mod:`.reporting`,
+the parse cache to :mod:`.cache`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,15 +30,17 @@ from pytest_evalcases.plugin import (
 )
 from pytest_evalcases.plugin import hookspecs as newhooks
 from pytest_evalcases.plugin.nodes import EvalFile, EvalItem, TaskDirFile, passed_over
+from pytest_evalcases.plugin.settings import read as read_settings
+from pytest_evalcases.plugin.settings import workspace_dirs
 from pytest_evalcases.plugin.stash import SESSION_KEY, is_worker, session_of
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import keep
 from pytest_evalcases.session.selection import Selection
-from pytest_evalcases.session.state import EvalSession, Settings
+from pytest_evalcases.session.settings import Settings
+from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import Agent, AgentSettings
-    from pytest_evalcases.recording.recorded import RecordedSession
 
 SEVERITY_HELP = {
     "critical": "eval case whose failure blocks a merge (pytest -m critical is the merge gate)",
@@ -56,8 +60,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for severity in SEVERITIES:
         config.addinivalue_line("markers", f"{severity}: {SEVERITY_HELP[severity]}")
+    started = datetime.now(timezone.utc)
     try:
-        settings = options.build_settings(config)
+        settings = read_settings(config, started)
         # A regrade runs no agent: no preflight, no version asked (docs/replay.md).
         agents = _agents(settings) if settings.regrade is None else {}
         agent = next((a for a in agents.values() if a is not None), None)
@@ -71,17 +76,10 @@ def pytest_configure(config: pytest.Config) -> None:
             registry=registry
         ),
         parse_cache=cache.load(config),
-        workspaces=options.workspace_dirs(config),
+        started=started,
+        workspaces=workspace_dirs(config),
         redact=Redactor(names=settings.redact_env),
     )
-    try:
-        state.keep = options.keep_place(config, settings, state.started)
-        state.record_place = options.record_place(config, settings, state.started)
-        if settings.regrade is not None:
-            state.regrading = _regrading(settings.regrade)
-        state.replay_plan = options.replay_plan(config, settings, state.record_place)
-    except UsageError as exc:
-        raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = state
     # The proxy, when a run started it, stops with the session (each xdist worker its own).
     config.add_cleanup(state.stop_recording)
@@ -95,10 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(suite.SuiteHooks(config, state), "evalcases-suite")
     from pytest_evalcases.plugin import budget
 
-    try:
-        budget.register(config, state)
-    except UsageError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    budget.register(config, state)
     if settings.concurrency > 1 and settings.regrade is None:
         # Registered after the session hooks, so that its sessionfinish runs first.
         from pytest_evalcases.plugin import ahead
@@ -127,7 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(junit.JunitHooks(config, xmlpath), "evalcases-junit")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
-    if state.keep is not None and not is_worker(config):
+    if settings.keep is not None and not is_worker(config):
         config.pluginmanager.register(keeping.KeepHooks(state), "evalcases-keep")
     if hasattr(config.pluginmanager.hook, "pytest_timeout_set_timer"):
         # pytest-timeout 2.1 or later: its hook lets the plugin time eval items itself.
@@ -171,18 +166,6 @@ def _agents(settings: Settings) -> dict[str, Agent | None]:
             made.append((given, agent))
         found[variant.name] = agent
     return found
-
-
-def _regrading(path: Path) -> RecordedSession:
-    """The stored runs of ``--eval-regrade``'s results file; a :class:`UsageError`
-    names the file when it is not one."""
-    from pytest_evalcases.recording.recorded import load_session
-    from pytest_evalcases.results.files import ResultsFileError
-
-    try:
-        return load_session(path)
-    except ResultsFileError as exc:
-        raise UsageError(f"--eval-regrade: {exc}") from None
 
 
 @pytest.hookimpl(trylast=True)

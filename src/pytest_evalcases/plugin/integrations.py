@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.plugin import options
 from pytest_evalcases.plugin.nodes import EvalItem
+from pytest_evalcases.plugin.settings import WORKER_INPUT
 from pytest_evalcases.plugin.suite import WORKER_OUTPUT
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.session.state import EvalSession
@@ -25,14 +25,7 @@ class XdistHooks:
         self.state = state
 
     def pytest_configure_node(self, node: Any) -> None:
-        keep = self.state.keep
-        node.workerinput[options.KEEP_INPUT] = keep.to_dict() if keep is not None else None
-        place = self.state.record_place
-        node.workerinput[options.RECORD_INPUT] = place.to_dict() if place is not None else None
-        regrade = self.state.settings.regrade
-        node.workerinput[options.REGRADE_INPUT] = str(regrade) if regrade is not None else None
-        plan = self.state.replay_plan
-        node.workerinput[options.REPLAY_INPUT] = plan.to_dict() if plan is not None else None
+        node.workerinput[WORKER_INPUT] = self.state.settings.worker_input().to_json()
 
     def pytest_handlecrashitem(self, crashitem: str) -> None:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")

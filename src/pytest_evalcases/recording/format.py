@@ -257,14 +257,6 @@ class RecordPlace:
     root: Path
     directory: Path
 
-    def to_dict(self) -> dict[str, str]:
-        """Plain values, for xdist's workers."""
-        return {"root": str(self.root), "directory": str(self.directory)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> RecordPlace:
-        return cls(root=Path(str(data["root"])), directory=Path(str(data["directory"])))
-
 
 # --- reading ----------------------------------------------------------------------------
 

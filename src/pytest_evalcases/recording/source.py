@@ -5,7 +5,7 @@ the results file to replay from, and each run's recording in it, found by run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -21,18 +21,10 @@ Mode = Literal["replay", "reuse"]
 @dataclass(frozen=True)
 class ReplayPlan:
     """What ``--eval-replay`` / ``--eval-reuse`` asked for: the mode and the results
-    file to replay from. Plain values, for xdist's workers."""
+    file to replay from."""
 
     mode: Mode
     results: Path
-
-    def to_dict(self) -> dict[str, str]:
-        return {"mode": self.mode, "results": str(self.results)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> ReplayPlan:
-        mode: Mode = "reuse" if data.get("mode") == "reuse" else "replay"
-        return cls(mode=mode, results=Path(str(data["results"])))
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,6 @@ from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.skills import SkillLimits
 
-#: Kept for the plugin's ``eval_results_dir`` default until it reads
-#: :data:`pytest_evalcases.defaults.RESULTS_DIR` itself; defined there, not here.
-
 _CASE_OUTCOMES = ("passed", "failed", "error", "skipped")
 _STATUSES = ("PASS", "BLOCKED", "INCONCLUSIVE", "NONE")
 #: How deeply lists and objects may nest in a results file: a file the plugin writes

@@ -63,24 +63,6 @@ class KeepPlace:
     #: for it: an entry of an earlier run is replaced too, or removed at the end.
     replaces: bool = False
 
-    def to_dict(self) -> dict[str, object]:
-        """Plain values, for xdist's workers."""
-        return {
-            "root": str(self.root),
-            "directory": str(self.directory),
-            "max_bytes": self.max_bytes,
-            "replaces": self.replaces,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> KeepPlace:
-        return cls(
-            root=Path(str(data["root"])),
-            directory=Path(str(data["directory"])),
-            max_bytes=int(str(data["max_bytes"])),
-            replaces=bool(data["replaces"]),
-        )
-
 
 @dataclass(frozen=True)
 class Kept:

@@ -14,7 +14,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import defaults
 from pytest_evalcases.agents import preflight
 from pytest_evalcases.agents.base import Agent
 from pytest_evalcases.errors import EvalcasesError, UsageError
@@ -79,15 +78,13 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         shard=options.shard,
         selection=state.selection,
     )
-    if not options.save:
+    target = settings.results_file(state.started)
+    if target is None:
         return
-    if options.save_path is not None:
-        target, replace = options.save_path, True
-    else:
-        directory = options.results_dir or settings.rootdir / defaults.RESULTS_DIR
-        target, replace = directory / f"{resultsfile.file_stem(state.started)}.json", False
+    # --eval-save names the file: an earlier run's is replaced.
+    replace = options.save_path is not None
     if settings.regrade is not None:
-        doc = doc.with_changes(regraded_from=relative_path(settings.regrade, target.parent))
+        doc = doc.with_changes(regraded_from=relative_path(settings.regrade.path, target.parent))
     try:
         written = resultsfile.write(doc, target, replace=replace, redact=state.redact)
     except (OSError, EvalcasesError) as exc:
@@ -110,7 +107,7 @@ def _forget_recordings(state: EvalSession) -> None:
     runs' directories in ``<stem>.runs/``, then that directory when nothing else is in
     it (an earlier run's, for a replaced ``--eval-save`` file, stays). No run of it can
     be read back without its results file (docs/results.md, "The results file")."""
-    place = state.record_place
+    place = state.settings.record
     if place is None:
         return
     for record in state.records:
@@ -134,7 +131,7 @@ def sweep_recordings(state: EvalSession) -> None:
     with the items they held), or that were cut short before their item reported. The
     results file is the index of its ``.runs`` directory (docs/replay.md). Called once
     every worker and every run started ahead has stopped."""
-    place = state.record_place
+    place = state.settings.record
     if place is None or state.results_file is None or not place.directory.is_dir():
         return
     listed = {r.recording for r in state.records if r.recording}

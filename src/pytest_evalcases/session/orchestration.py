@@ -20,7 +20,8 @@ from pytest_evalcases.kinds import Spent, total_spent
 from pytest_evalcases.run import keep
 from pytest_evalcases.run.perturb import perturb, split_label
 from pytest_evalcases.run.workspace import Variant
-from pytest_evalcases.session.state import EvalSession, Settings
+from pytest_evalcases.session.settings import Settings
+from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
     from pytest_evalcases.cases.loading import LoadedCase
@@ -123,7 +124,7 @@ def skip_reason(state: EvalSession, case: LoadedCase, variant: Variant) -> str:
 
 def runs_ahead(state: EvalSession, case: LoadedCase, variant: Variant) -> bool:
     """Whether the run starts an agent that can be started ahead of its item."""
-    if variant.graded_dir is not None or state.regrading is not None or case.prompt is None:
+    if variant.graded_dir is not None or state.settings.regrade is not None or case.prompt is None:
         return False
     if skip_reason(state, case, variant):
         return False
@@ -159,7 +160,7 @@ def kept(
     """Where the workspace of a failed or errored run is kept (docs/agents.md, "Kept
     workspaces"), and why it stayed in pytest's temporary directory when it did. A
     graded directory stays where it is."""
-    place = state.keep
+    place = state.settings.keep
     path = Path(workspace) if workspace else None
     if path is None or place is None or run.variant.graded_dir is not None:
         return path, ""
@@ -263,7 +264,7 @@ class CaseRun:
             # eval_sandbox = bwrap where it cannot run, in a session without an agent
             # (with one, the preflight stopped the session before the first case).
             return RunOutcome("unrunnable", reason=str(exc))
-        if self.state.regrading is not None:
+        if self.state.settings.regrade is not None:
             report = self._regrade(context)
         else:
             try:
@@ -294,7 +295,7 @@ class CaseRun:
     def _needs_sandbox(self) -> bool:
         """Whether the run needs the sandbox: always, but in a regrade whose checks
         start no process (docs/replay.md, "Regrade")."""
-        if self.state.regrading is None:
+        if self.state.settings.regrade is None:
             return True
         # The regrade needs the runner (pydantic): imported when a session regrades.
         from pytest_evalcases.run.regrade import starts_processes
@@ -305,13 +306,13 @@ class CaseRun:
         # The regrade needs the runner (pydantic): imported when a session regrades.
         from pytest_evalcases.run.regrade import regrade
 
-        assert self.state.regrading is not None
+        assert self.state.settings.regrade is not None
         return regrade(
             self.run.case,
             self.run.variant,
             self.run.repetition,
             context,
-            self.state.regrading,
+            self.state.settings.regrade,
             self._new_workspace,
             self.state.results_root,
         )

@@ -29,7 +29,8 @@ from pytest_evalcases.session.orchestration import (
     slots,
     start_ahead,
 )
-from pytest_evalcases.session.state import EvalSession, SandboxSettings, Settings
+from pytest_evalcases.session.settings import SandboxSettings, Settings
+from pytest_evalcases.session.state import EvalSession
 
 #: Logs each run to $RUNS; fails while fewer than $FAIL runs were logged before it.
 AGENT = """
