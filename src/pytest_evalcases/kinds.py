@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 #: A case's ``severity``, and the pytest marker of its items.
 Severity = Literal["critical", "normal", "advisory"]
@@ -86,6 +86,52 @@ def _total(values: Iterable[_Number | None]) -> _Number | None:
         if value is not None:
             total = value if total is None else total + value
     return total
+
+
+#: Why a run reached no verdict: the ``kind`` of a
+#: :class:`~pytest_evalcases.errors.RunError`, and a results file's ``error_kind``
+#: (docs/agents.md, "Failures and errors"). The words are public: keep them.
+ErrorKind = Literal[
+    "error",
+    "missing",
+    "timeout",
+    "authentication",
+    "billing",
+    "no-agent",
+    "rate-limit",
+    "server",
+    "max-turns",
+    "budget",
+    "input",
+    "config",
+    "crash",
+    "parse",
+    "agent",
+    "case",
+    "no-output",
+    "no-usage",
+    "no-transcript",
+    "denied",
+    "setup",
+    "workspace",
+    "path",
+    "check-timeout",
+    "case-file",
+    "escaped-workspace",
+    "replay-diverged",
+    "replay-missing",
+    "replay-corrupt",
+]
+ERROR_KINDS: frozenset[ErrorKind] = frozenset(get_args(ErrorKind))
+
+
+def error_kind(word: str) -> ErrorKind:
+    """``word`` as an error kind (one read back from a stored run); ``error`` for a word
+    that names none."""
+    for kind in ERROR_KINDS:
+        if kind == word:
+            return kind
+    return "error"
 
 
 #: ``eval_agent_home``: a fresh agent home per run, or the operator's own.

@@ -1,9 +1,10 @@
 """Small text helpers shared by every report: counts with plurals, percentages, money;
-and the whole numbers that options take."""
+and the numbers that options take."""
 
 from __future__ import annotations
 
 import argparse
+import math
 
 
 def plural(count: int, noun: str) -> str:
@@ -49,3 +50,14 @@ def positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
     return number
+
+
+def usd_amount(value: str) -> float:
+    """An argparse ``type=``: dollars above 0, a leading ``$`` allowed (``--eval-budget``)."""
+    try:
+        amount = float(value.strip().removeprefix("$"))
+    except ValueError:
+        amount = 0.0
+    if not math.isfinite(amount) or amount <= 0:
+        raise argparse.ArgumentTypeError(f"expected an amount of USD > 0, got {value!r}")
+    return amount

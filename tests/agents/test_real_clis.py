@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.run import recording
+from pytest_evalcases.recording import format as recording
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 from tests.helpers.results import only_results, results_files
 from tests.helpers.sandbox import USER_CACHE, Hostile, hostile_targets, requires_bwrap
@@ -579,7 +579,8 @@ def test_claude_runs_through_the_recording_proxy_and_its_exchange_is_stored(
     [results] = results_files(pytester.path)
     record = json.loads(results.read_text())["cases"][0]
     assert record["recording"] == f"{results.stem}.runs/acts"
-    header, *exchanges = recording.read(_exchange(results, record))
+    found = recording.read(_exchange(results, record))
+    header, exchanges = found.header, list(found.exchanges)
     assert (header["agent"], header["case"], header["upstream"]) == (
         "claude",
         "acts",
@@ -590,16 +591,16 @@ def test_claude_runs_through_the_recording_proxy_and_its_exchange_is_stored(
     turns = claude_env.conversation()
     assert [r.tool_results for r in turns] == [0, 1]
     assert all(not r.path.startswith("/r/") and r.headers.get("x-api-key") for r in turns)
-    messages = [e for e in exchanges if e["request"]["path"].startswith("/v1/messages?")]
+    messages = [e for e in exchanges if e.path.startswith("/v1/messages?")]
     assert len(messages) == len(turns)
-    assert [json.loads(e["request"]["body"]) for e in messages] == [r.body for r in turns]
-    assert all(e["response"]["status"] == 200 for e in messages)
-    streamed = [e["response"]["body"] for e in messages]
+    assert [json.loads(e.request.text) for e in messages] == [r.body for r in turns]
+    assert all(e.status == 200 for e in messages)
+    streamed = [e.response.text for e in messages]
     assert "event: message_start" in streamed[0]
     assert '"name": "Bash"' in streamed[0]
     assert "done: " in streamed[1]
     assert streamed[1].rstrip().endswith('{"type": "message_stop"}')
-    names = {name for e in exchanges for name, _ in e["request"]["headers"]}
+    names = {name for e in exchanges for name, _ in e.request.headers}
     assert "anthropic-version" in names
     assert "x-api-key" not in names
     everything = stored_text(results.parent / f"{results.stem}.runs")
@@ -625,7 +626,8 @@ def recorded_exchanges(pytester: pytest.Pytester, key: str) -> tuple[dict[str, A
     [results] = results_files(pytester.path)
     record = json.loads(results.read_text())["cases"][0]
     assert record["recording"] == f"{results.stem}.runs/acts"
-    header, *exchanges = recording.read(_exchange(results, record))
+    found = recording.read(_exchange(results, record))
+    header, exchanges = found.header, list(found.exchanges)
     assert key not in stored_text(results.parent / f"{results.stem}.runs")
     return header, exchanges
 
@@ -641,9 +643,9 @@ def test_gemini_runs_through_the_recording_proxy(
     result.assert_outcomes(passed=1)
     header, exchanges = recorded_exchanges(pytester, "Wb4yF9dS2kP7")
     assert (header["agent"], header["upstream"]) == ("gemini", gemini_server.url)
-    streamed = [e for e in exchanges if ":streamGenerateContent" in e["request"]["path"]]
+    streamed = [e for e in exchanges if ":streamGenerateContent" in e.path]
     assert len(streamed) == len(gemini_server.conversation()) == 2
-    assert "run_shell_command" in streamed[0]["response"]["body"]
+    assert "run_shell_command" in streamed[0].response.text
     assert all(not r.path.startswith("/r/") for r in gemini_server.requests)
 
 
@@ -668,12 +670,12 @@ def test_codex_runs_through_the_recording_proxy(
     header, exchanges = recorded_exchanges(pytester, "Jt5vN8cQ3hL6")
     assert (header["agent"], header["upstream"]) == ("codex", f"{server.url}/v1")
     # Its WebSocket is refused (recorded as such): Codex falls back to HTTPS.
-    upgrades = [e for e in exchanges if e["request"]["method"] == "GET"]
-    assert all(e["response"]["status"] == 501 for e in upgrades)
-    responses = [e for e in exchanges if e["request"]["method"] == "POST"]
-    assert [e["request"]["path"] for e in responses] == ["/responses", "/responses"]
+    upgrades = [e for e in exchanges if e.method == "GET"]
+    assert all(e.status == 501 for e in upgrades)
+    responses = [e for e in exchanges if e.method == "POST"]
+    assert [e.path for e in responses] == ["/responses", "/responses"]
     assert len(server.conversation()) == 2
-    assert "response.completed" in responses[1]["response"]["body"]
+    assert "response.completed" in responses[1].response.text
 
 
 def _exchange(results: Path, record: dict[str, Any]) -> Path:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.run import recording
+from pytest_evalcases.recording import format as recording
 from tests.agents.test_real_clis import CASE, acts, cli
 from tests.helpers.model_server import ModelServer, Reply, model_server
 from tests.helpers.results import only_results, results_files
@@ -124,7 +124,7 @@ def test_claude_against_a_closed_port_runs_once_and_starts_no_other_run(
     # proxy recorded every attempt).
     [results] = results_files(pytester.path)
     tries = [
-        recording.read(results.parent / case["recording"] / recording.EXCHANGE)[1:]
+        list(recording.read(results.parent / case["recording"] / recording.EXCHANGE).exchanges)
         for case in cases
         if case["recording"] and "not started" not in case["error"]
     ]
@@ -161,8 +161,8 @@ def test_a_bare_claude_case_runs_with_a_gateways_bearer_token_only(
     for path in stored:
         assert token not in path.read_bytes().decode("utf-8", "replace")
     [exchange] = [p for p in stored if p.name == recording.EXCHANGE]
-    for entry in recording.read(exchange)[1:]:
-        assert "authorization" not in {name for name, _ in entry["request"]["headers"]}
+    for entry in recording.read(exchange).exchanges:
+        assert "authorization" not in {name for name, _ in entry.request.headers}
 
 
 @pytest.mark.parametrize("home", ["isolated", "inherit"])

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.run import recording
+from pytest_evalcases.recording import format as recording
 from tests.agents import test_real_clis as real_clis
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 from tests.helpers.results import results_files
@@ -79,10 +79,10 @@ def tree(root: Path) -> dict[str, bytes]:
     }
 
 
-def exchanges(results: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
+def exchanges(results: Path, record: dict[str, Any]) -> list[recording.Exchange]:
     found = recording.exchange_file(results.parent / record["recording"])
     assert found is not None
-    return recording.read(found)[1:]
+    return list(recording.read(found).exchanges)
 
 
 def test_claude_replay_gives_the_same_verdict_and_workspace_and_sends_nothing(
@@ -112,7 +112,7 @@ def test_claude_replay_gives_the_same_verdict_and_workspace_and_sends_nothing(
     # The replay's own recording stands alone: every exchange, each marked replayed.
     stored = exchanges(path, after)
     assert len(stored) == len(exchanges(live_path, before))
-    assert {e["source"] for e in stored} == {"replay"}
+    assert {e.source for e in stored} == {"replay"}
     result.stdout.fnmatch_lines(["replay: 1 run replayed in full, 0 in part, 0 live · saved *"])
     everything = stored_text(pytester.path / "evals" / "results")
     assert "Zq7xK2pW9mR4" not in everything
@@ -174,7 +174,7 @@ def test_claude_reuse_goes_live_at_the_diverging_turn_and_records_anew(
     assert record["replay"] == "partial"
     assert 0 < record["saved_usd"] < doc["cases"][0]["cost_usd"] * 2
     stored = exchanges(path, record)
-    sources = [e["source"] for e in stored if e["request"]["path"].startswith("/v1/messages")]
+    sources = [e.source for e in stored if e.path.startswith("/v1/messages")]
     assert sources == ["replay", "live"]
     result.stdout.fnmatch_lines(["replay: 0 runs replayed in full, 1 in part, 0 live · *"])
 
@@ -393,8 +393,8 @@ def test_claude_runs_replay_their_own_recordings(
     for old in live["cases"]:
         new = runs[(old["variant"], old["repetition"])]
         # Each run's answers are those of its own recording (each said its own number).
-        answered = [e["response"]["body"] for e in exchanges(path, new)]
-        assert answered == [e["response"]["body"] for e in exchanges(recorded, old)]
+        answered = [e.response.text for e in exchanges(path, new)]
+        assert answered == [e.response.text for e in exchanges(recorded, old)]
 
 
 def test_codex_replays_its_recording(

@@ -113,7 +113,7 @@ def test_claude_model_variants_send_their_own_model_and_record_it_in_the_pins(
     sent = sorted(json.dumps(r.body, sort_keys=True) for r in server.requests)
     recorded, served = [], {}
     for (case, variant), record in found.items():
-        bodies = [json.loads(e["request"]["body"] or "{}") for e in exchanges(path, record)]
+        bodies = [json.loads(e.request.text or "{}") for e in exchanges(path, record)]
         bodies = [b for b in bodies if b]
         assert bodies, (case, variant)
         served[variant] = {b["model"] for b in bodies}
@@ -173,8 +173,8 @@ def test_claude_model_variants_replay_their_own_recordings(
         # Each run's answers are those of its own variant's recording, in any
         # order: the CLI sends its helper request (a title) beside the first
         # turn, sometimes before it and sometimes after, and replay matches by request.
-        answered = sorted(e["response"]["body"] for e in exchanges(path, new))
-        assert answered == sorted(e["response"]["body"] for e in exchanges(recorded, old)), key
+        answered = sorted(e.response.text or "" for e in exchanges(path, new))
+        assert answered == sorted(e.response.text or "" for e in exchanges(recorded, old)), key
     assert doc["pins"]["variants"]["b"]["models"] == [resolved]
     comparison(result)
     result.stdout.fnmatch_lines(["replay: 2 runs replayed in full, 0 in part, 0 live · saved *"])

@@ -13,6 +13,11 @@ from typing import Any
 
 import pytest
 
+from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import gate
+from pytest_evalcases.results.document import ResultsDocument
+from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.results.record import RunRecord
 from tests.helpers.agents import fake_credentials
 
@@ -125,4 +130,32 @@ def rec(
             "checks": checks,
             **kw,
         }
+    )
+
+
+def document(
+    records: list[RunRecord],
+    min_pass_rate: float = 0.9,
+    *,
+    order: list[str] | tuple[str, ...] = (),
+    mode: str = "run",
+    factors: dict[str, Factors] | None = None,
+    perturbed_block: bool = False,
+    perturb_max_delta: float | None = None,
+    complete: bool = True,
+    incomplete_reasons: tuple[str, ...] | list[str] = (),
+    **kw: Any,
+) -> ResultsDocument:
+    """The results document of ``records``, decided under a policy of these values, as
+    a session would write it."""
+    policy = GatePolicy(
+        min_pass_rate,
+        red_first=mode == "red-first",
+        perturbed_block=perturbed_block,
+        perturb_max_delta=perturb_max_delta,
+    )
+    unfinished = () if complete else (tuple(incomplete_reasons) or ("incomplete",))
+    report = gate.decide(records, policy, order=order, factors=factors, incomplete=unfinished)
+    return resultsfile.document(
+        report, complete=complete, incomplete_reasons=incomplete_reasons, **kw
     )

@@ -34,7 +34,7 @@ ONLY_WHEN_USED = [
     "pytest_evalcases.plugin.preflight",
     "pytest_evalcases.report.html",
     "pytest_evalcases.results.baseline",
-    "pytest_evalcases.run.proxy",
+    "pytest_evalcases.recording.proxy",
     "pytest_evalcases.session.changed",
     "pytest_evalcases.session.finish",
     "pytest_evalcases.session.pins",
@@ -69,6 +69,10 @@ RUNS_CASES = [
     "pytest_evalcases.report.summary",
     "pytest_evalcases.session.record",
     "pytest_evalcases.session.selection",
+    "pytest_evalcases.session.settings",
+    "pytest_evalcases.session.state",
+    "pytest_evalcases.results.files",
+    "pytest_evalcases.results.gate",
     *ONLY_WHEN_USED,
 ]
 #: Twenty tests of a project's own.

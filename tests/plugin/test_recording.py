@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.run import recording
+from pytest_evalcases.recording import format as recording
 from tests.helpers import http_agent
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 from tests.helpers.results import results_files
@@ -95,12 +95,13 @@ def test_each_run_is_recorded_beside_the_results_file_on_its_own(
         for rep in (0, 1)
     }
     for (case, _), relative in recorded.items():
-        header, exchange = recording.read(results.parent / relative / recording.EXCHANGE)
+        found = recording.read(results.parent / relative / recording.EXCHANGE)
+        header, (exchange,) = found.header, found.exchanges
         assert (header["agent"], header["case"], header["exchanges"]) == ("http", case, 1)
         assert header["upstream"] == api.url
-        assert exchange["request"]["path"] == "/v1/messages?beta=true"
-        assert f"MARK-{case}" in exchange["request"]["body"]
-        assert f"answer to MARK-{case}" in exchange["response"]["body"]
+        assert exchange.path == "/v1/messages?beta=true"
+        assert f"MARK-{case}" in (exchange.request.text or "")
+        assert f"answer to MARK-{case}" in (exchange.response.text or "")
     assert all(KEY not in stored(p) for p in runs.rglob("*") if p.is_file())
     # Every request reached the API through the proxy, with the key.
     assert len(api.requests) == 4
@@ -117,9 +118,9 @@ def test_a_run_that_errors_is_recorded_too(pytester: pytest.Pytester, api: Model
     results, doc = only_document(pytester.path)
     [record] = doc["cases"]
     assert record["error_kind"] == "authentication"
-    _, exchange = recording.read(_exchange(results, record))
-    assert exchange["response"]["status"] == 401
-    assert "scripted bad key" in exchange["response"]["body"]
+    (exchange,) = recording.read(_exchange(results, record)).exchanges
+    assert exchange.status == 401
+    assert "scripted bad key" in (exchange.response.text or "")
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ import pytest
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.record import RunRecord
 from tests.helpers.interrupt import interrupted_pytest
-from tests.helpers.results import only_results, results_files, steer
+from tests.helpers.results import document, only_results, results_files, steer
 from tests.helpers.suite import SuiteBuilder
 
 TOP_LEVEL = {
@@ -165,7 +165,7 @@ def test_no_file_when_no_eval_item_ran(make_suite: SuiteBuilder, pytester: pytes
 def test_two_runs_in_the_same_millisecond_never_collide(tmp_path: Path) -> None:
     started = datetime(2026, 12, 1, 9, 30, 0, 123000, tzinfo=timezone.utc)
     records = [RunRecord("a", "evals/a.yaml", 0, "AGENTS.md", "normal", outcome="passed")]
-    doc = resultsfile.document(records, 0.9, started=started)
+    doc = document(records, 0.9, started=started)
     target = tmp_path / f"{resultsfile.file_stem(started)}.json"
 
     first = resultsfile.write(doc, target)

@@ -4,7 +4,9 @@ files written by real runs."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -16,10 +18,12 @@ from pytest_evalcases import cli
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.session import shard
-from tests.helpers.results import rec, results_files, steer
+from tests.helpers.agents import FAKES, SAMPLES, fake_credentials
+from tests.helpers.results import document, rec, results_files, steer
 from tests.helpers.suite import SuiteBuilder
 
 CASES = [f"case-{i:02d}" for i in range(12)]
+SKILL_SAMPLE = Path(__file__).parent / "samples" / "claude-stream-skill.jsonl"
 
 
 def load(path: Path) -> dict[str, object]:
@@ -222,7 +226,7 @@ def test_trend_reads_the_results_directory_pytest_writes_to(
         '[tool.pytest.ini_options]\neval_results_dir = "agent-results"\n'
     )
     started = datetime(2026, 12, 1, 9, 30, tzinfo=timezone.utc)
-    doc = resultsfile.document([_record("one", "passed", 1.0)], 0.9, started=started)
+    doc = document([_record("one", "passed", 1.0)], 0.9, started=started)
     resultsfile.write(doc, tmp_path / "agent-results" / "run.json")
     (tmp_path / "src").mkdir()
     monkeypatch.chdir(tmp_path / "src")
@@ -289,9 +293,7 @@ def _write_usage_and_time_runs(directory: Path) -> None:
         if run == 0:
             records.append(_record("adv", "xfailed", 45.5, tokens_in=500))
         started = datetime(2026, 11, 1 + run, 9, 0, tzinfo=timezone.utc)
-        doc = resultsfile.document(
-            records, 0.9, started=started, finished=started + timedelta(minutes=5)
-        )
+        doc = document(records, 0.9, started=started, finished=started + timedelta(minutes=5))
         resultsfile.write(doc, directory / f"{resultsfile.file_stem(started)}.json")
 
 
@@ -333,3 +335,98 @@ def test_trend_wall_time_percentiles_and_usage_mean_sd(
         "  p2 r0: tokens 2,000 vs 100",
         "  p2 r0: cost $0.0100 vs $0.0010",
     ]
+
+
+#: The skill suite of the policy test: the fake ``claude`` loads todo-triage alone, so
+#: release-notes is never recalled (tests/plugin/samples/claude-stream-skill.jsonl).
+SKILL_CASES = {
+    "fires": ("normal", "skill_used, skill: todo-triage"),
+    "stays-quiet": ("normal", "skill_not_used, skill: release-notes"),
+    "wrong-skill": ("advisory", "skill_used, skill: release-notes"),
+}
+
+
+def test_merged_shards_decide_with_the_policy_the_shards_ran_under(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Skill limits (one given with -o), blocking perturbations and a baseline: the
+    merge of two shards reaches the verdict, exit status and gate of the unsharded run,
+    as the shards stored the policy they were gated under."""
+    root = pytester.path
+    fake_credentials(monkeypatch)
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    monkeypatch.delenv("FAKE_AGENT_SAMPLE", raising=False)
+    monkeypatch.setenv("FAKE_AGENT_SAMPLE_CLAUDE", str(shutil.copy(SKILL_SAMPLE, root)))
+    pytester.makeini(
+        f"[pytest]\neval_sandbox_rw = {root}\neval_sandbox_ro = {SAMPLES}\n"
+        "eval_agent = claude\neval_skill_max_false_trigger = 0.5\n"
+        "eval_perturb = typo\neval_perturb_n = 1\neval_perturb_blocking = true\n"
+    )
+    for case_id, (severity, check) in SKILL_CASES.items():
+        (root / "evals").mkdir(exist_ok=True)
+        (root / "evals" / f"{case_id}.yaml").write_text(
+            f"id: {case_id}\ndefends: .claude/skills/todo-triage\nseverity: {severity}\n"
+            f"prompt: Triage the TODOs\nchecks:\n  - {{type: {check}}}\n",
+            "utf-8",
+        )
+    assert {shard.shard_of(c, 2) for c in SKILL_CASES} == {1, 2}
+    args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-o", "eval_skill_min_recall=0.9"]
+    pytester.runpytest(*args, "--eval-save", "base.json").assert_outcomes(passed=4, xfailed=2)
+    # The baseline spent a tenth of the tokens: this run's usage blocks against it.
+    base = load(root / "base.json")
+    for record in base["cases"]:  # type: ignore[attr-defined]
+        record["tokens_in"], record["tokens_out"] = 1, 1
+    (root / "base.json").write_text(json.dumps(base), "utf-8")
+    gated = [*args, "--eval-baseline", "base.json"]
+
+    whole = pytester.runpytest(*gated, "--eval-save", "whole.json")
+    for k in (1, 2):
+        pytester.runpytest(*gated, f"--eval-shard={k}/2", "--eval-save", f"s{k}.json")
+    capsys.readouterr()
+    status = cli.main(["merge", "s1.json", "s2.json", "-o", "merged.json"])
+    err = capsys.readouterr().err
+
+    unsharded, merged = load(root / "whole.json"), load(root / "merged.json")
+    assert whole.ret == status == 1
+    reason = str(unsharded["verdict_reason"])
+    assert "skill release-notes: recall 0% below eval_skill_min_recall 90%" in reason
+    assert "baseline: mean tokens per run" in reason
+    for key in ("verdict", "verdict_reason", "policy", "skills", "perturbation", "passed"):
+        assert merged[key] == unsharded[key], key
+    assert [v["verdict"] for v in merged["variants"]] == [  # type: ignore[attr-defined]
+        v["verdict"]
+        for v in unsharded["variants"]  # type: ignore[attr-defined]
+    ]
+    gate_keys = ("blocked", "reasons", "regressed", "pass_rate", "tokens_mean", "compared_on")
+    assert {k: merged["baseline"][k] for k in gate_keys} == {  # type: ignore[index]
+        k: unsharded["baseline"][k]  # type: ignore[index]
+        for k in gate_keys
+    }
+    assert f"eval gate: BLOCKED ({reason})" in err
+
+
+def test_shards_gated_under_different_policies_do_not_merge(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_suite.steered(CASES[:4])
+    pytester.runpytest("-p", "no:cacheprovider", "--eval-shard=1/2", "--eval-save", "s1.json")
+    pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "eval_min_pass_rate=0.5",
+        "--eval-shard=2/2",
+        "--eval-save",
+        "s2.json",
+    )
+    capsys.readouterr()
+
+    status = cli.main(["merge", "s1.json", "s2.json"])
+
+    assert status == 2
+    assert capsys.readouterr().err.strip() == (
+        "evalcases: cannot merge results files gated under different policies: "
+        "s1.json and s2.json differ in min_pass_rate (0.9 and 0.5)"
+    )

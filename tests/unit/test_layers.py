@@ -3,10 +3,15 @@
 Only ``plugin/`` may import pytest. The packages form a stack, and a module never imports
 one higher up (function-level imports count too):
 
-    root modules < agents < results < cases < run < report < session < authoring < cli, plugin
+    root modules < agents < results < cases, recording < run < report < session < authoring
+    < cli, plugin
 
 Root modules are the top-level ``.py`` files; of ours they may import only ``errors``,
 ``kinds``, ``defaults``, ``text``, ``process``, ``git`` and ``redact``.
+
+No module reaches itself through the modules it imports (an import circle), whether the
+imports sit at module level or in a function: only those under ``if TYPE_CHECKING:``,
+which never run, are left out.
 """
 
 from __future__ import annotations
@@ -23,12 +28,16 @@ import pytest_evalcases
 PACKAGE = Path(pytest_evalcases.__file__).resolve().parent
 TOP = "pytest_evalcases"
 
-#: The stack, lowest first; "" stands for the root modules. cli and plugin share the top.
+#: The stack, lowest first; "" stands for the root modules. Packages of one rank (cli and
+#: plugin at the top) may not import each other.
 STACK: dict[str, int] = {
     "": 0,
     "agents": 1,
     "results": 2,
     "cases": 3,
+    # A run's model traffic: it finds a run's recording through the results file, and
+    # run (the runner) and report (the transcript) read it; it needs nothing of cases.
+    "recording": 3,
     "run": 4,
     "report": 5,
     "session": 6,
@@ -55,6 +64,9 @@ RE_EXPORTS: frozenset[tuple[str, str]] = frozenset(
 #: fixed one must leave the list (an entry that no longer occurs fails the test).
 KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset()
 ALLOWED = RE_EXPORTS | KNOWN_VIOLATIONS
+
+#: Known import circles, each with its reason; a circle untied must leave the list.
+KNOWN_CIRCLES: frozenset[tuple[str, ...]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -84,20 +96,93 @@ def imports_of(path: Path, root: Path) -> Iterator[Import]:
             for alias in node.names:
                 yield Import(name, alias.name, node.lineno)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".")
-                # A package's own level-1 import is relative to itself, a module's to its parent.
-                drop = node.level - 1 if is_package else node.level
-                base = base[: len(base) - drop] if drop else base
-                prefix = ".".join(base)
-                target = f"{prefix}.{node.module}" if node.module else prefix
-            else:
-                target = node.module or ""
+            target = from_target(node, name, is_package)
             yield Import(name, target, node.lineno)
             # ``from pytest_evalcases import cli`` imports the sub-package cli.
             if target == TOP or (node.level and not node.module):
                 for alias in node.names:
                     yield Import(name, f"{target}.{alias.name}", node.lineno)
+
+
+def from_target(node: ast.ImportFrom, name: str, is_package: bool) -> str:
+    """The absolute module a ``from ... import`` statement of module ``name`` names."""
+    if not node.level:
+        return node.module or ""
+    base = name.split(".")
+    # A package's own level-1 import is relative to itself, a module's to its parent.
+    drop = node.level - 1 if is_package else node.level
+    base = base[: len(base) - drop] if drop else base
+    prefix = ".".join(base)
+    return f"{prefix}.{node.module}" if node.module else prefix
+
+
+def module_imports(path: Path, root: Path) -> Iterator[str]:
+    """The modules of ours that the module imports, at any depth but under ``if
+    TYPE_CHECKING:``: ``from pkg import mod`` names the module ``pkg.mod``."""
+    name = module_name(path, root)
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text("utf-8"), str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name.startswith(TOP))
+        elif isinstance(node, ast.ImportFrom):
+            target = from_target(node, name, is_package)
+            if not target.startswith(TOP):
+                continue
+            for alias in node.names:
+                inner = f"{target}.{alias.name}"
+                yield inner if _is_module(inner, root) else target
+
+
+def _is_module(dotted: str, root: Path) -> bool:
+    relative = Path(*dotted.split(".")[1:])
+    return (root / relative).with_suffix(".py").is_file() or (root / relative).is_dir()
+
+
+def circles(root: Path) -> list[tuple[str, ...]]:
+    """Each set of modules that import each other in a circle, sorted (Tarjan's
+    strongly connected components of the import graph, one module alone only when it
+    imports itself)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        graph.setdefault(module_name(path, root), set()).update(module_imports(path, root))
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[tuple[str, ...]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == module:
+                    break
+            if len(component) > 1 or module in graph.get(module, ()):
+                found.append(tuple(sorted(component)))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(found)
 
 
 def layer(dotted: str, root: Path) -> tuple[str, int] | None:
@@ -154,6 +239,14 @@ def test_every_known_violation_still_exists() -> None:
     """An allowlisted import that is gone must leave the list, so that it cannot return."""
     current = {(v[0], v[1]) for v in violations(PACKAGE)}
     assert sorted(ALLOWED - current) == []
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    assert [c for c in circles(PACKAGE) if c not in KNOWN_CIRCLES] == []
+
+
+def test_every_known_circle_still_exists() -> None:
+    assert sorted(KNOWN_CIRCLES - set(circles(PACKAGE))) == []
 
 
 def test_every_package_has_a_place_in_the_stack() -> None:
@@ -260,3 +353,49 @@ def test_the_test_catches_a_planted_violation(
     tmp_path: Path, files: dict[str, str], expected: list[tuple[str, str, str]]
 ) -> None:
     assert violations(plant(tmp_path / TOP, files)) == expected
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        pytest.param(
+            {
+                "plugin/nodes.py": "from pytest_evalcases.plugin import budget\n",
+                "plugin/budget.py": "def f():\n    from pytest_evalcases.plugin.nodes import X\n",
+            },
+            [("pytest_evalcases.plugin.budget", "pytest_evalcases.plugin.nodes")],
+            id="function-level",
+        ),
+        pytest.param(
+            {
+                "run/proxy.py": "from . import recording\n",
+                "run/recording.py": "from .replay import Replay\n",
+                "run/replay.py": "import pytest_evalcases.run.proxy\n",
+                "run/checks.py": "from .replay import Replay\n",
+            },
+            [
+                (
+                    "pytest_evalcases.run.proxy",
+                    "pytest_evalcases.run.recording",
+                    "pytest_evalcases.run.replay",
+                )
+            ],
+            id="three-modules",
+        ),
+        pytest.param(
+            {
+                "plugin/ahead.py": "from pytest_evalcases.plugin.nodes import EvalItem\n",
+                "plugin/nodes.py": (
+                    "from typing import TYPE_CHECKING\n"
+                    "if TYPE_CHECKING:\n    from pytest_evalcases.plugin.ahead import A\n"
+                ),
+            },
+            [],
+            id="typing-only",
+        ),
+    ],
+)
+def test_the_test_catches_a_planted_circle(
+    tmp_path: Path, files: dict[str, str], expected: list[tuple[str, ...]]
+) -> None:
+    assert circles(plant(tmp_path / TOP, files)) == expected

@@ -1,8 +1,9 @@
-"""Agent drivers: one module per CLI behind the small protocol in :mod:`.base`.
+"""Agent drivers: one module per CLI behind the protocol in :mod:`.base`.
 
 Third-party drivers register a factory ``(AgentSettings) -> Agent`` under the entry
 point group ``pytest_evalcases.agents``, or call :func:`register_agent` from a
-``conftest.py`` or plugin.
+``conftest.py`` or plugin. What a factory makes is adapted to the whole protocol once,
+here (:func:`~pytest_evalcases.agents.base.adapt`).
 
 The built-in drivers are imported when their agent is made, not with the plugin: a
 pytest run that names no agent (or another one) does not pay for them.
@@ -19,9 +20,9 @@ from pytest_evalcases.errors import UsageError
 from pytest_evalcases.extensions import load_entry_point
 
 if TYPE_CHECKING:
-    from pytest_evalcases.agents.base import Agent, AgentSettings
+    from pytest_evalcases.agents.base import Agent, AgentSettings, Driver
 
-    AgentFactory = Callable[[AgentSettings], Agent]
+    AgentFactory = Callable[[AgentSettings], Driver]
 
 #: The built-in drivers: agent name -> (module, factory), imported on first use.
 _BUILTIN = {
@@ -56,8 +57,8 @@ def make_agent(settings: AgentSettings) -> Agent:
     if factory is None and settings.name in _BUILTIN:
         # Looked up in sys.modules each time, not kept here: a host that drops the
         # modules a session imported (pytester's in-process runs) would otherwise pair
-        # a stale driver class with fresh modules (its Requirements no longer the
-        # preflight's).
+        # a stale driver class with fresh modules (its base class no longer the
+        # adapter's).
         module, name = _BUILTIN[settings.name]
         factory = getattr(importlib.import_module(module), name)
     if factory is None:
@@ -68,4 +69,8 @@ def make_agent(settings: AgentSettings) -> Agent:
                 f"known: {', '.join(known_agents())}"
             )
         factory = _FACTORIES[settings.name] = load_entry_point(ep)
-    return factory(settings)
+    # Imported with the first agent, as the drivers are: a session that makes none
+    # does not pay for the protocol's module.
+    from pytest_evalcases.agents.base import adapt
+
+    return adapt(factory(settings), settings)

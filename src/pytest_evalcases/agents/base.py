@@ -1,14 +1,16 @@
 """The agent protocol: how a CLI is invoked for one run and how its output is read.
 
-An agent is a small object with a ``name``, an :meth:`Agent.invocation` that builds the
-command line for a run, and an :meth:`Agent.parse` that turns the finished process into
-an :class:`AgentResult` or raises :class:`~pytest_evalcases.errors.AgentError`.
+An agent has a ``name``, an :meth:`Agent.invocation` that builds the command line for a
+run, and an :meth:`Agent.parse` that turns the finished process into an
+:class:`AgentResult` or raises :class:`~pytest_evalcases.errors.AgentError`; the rest of
+the protocol has defaults in :class:`AgentBase`.
 :func:`run_agent` does the rest (process group, timeout, missing binary), the same for
 every agent.
 """
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import json
 import os
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from pytest_evalcases import containment, process
+from pytest_evalcases.agents.requirements import Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import Spent
 from pytest_evalcases.process import tail as tail  # docs/agents.md imports it from here
@@ -180,8 +183,9 @@ class Invocation:
     env: tuple[tuple[str, str], ...] = ()
 
 
-class Agent(Protocol):
-    """What an agent driver provides. Third-party drivers implement the same."""
+class Driver(Protocol):
+    """What every agent driver says: its name, its command line, how its output reads.
+    The whole protocol of earlier releases; :func:`adapt` makes the rest."""
 
     name: str
 
@@ -192,15 +196,115 @@ class Agent(Protocol):
         """Read the finished process; raise ``AgentError`` when there is no verdict."""
 
 
-def model_api(agent: Agent, env: Mapping[str, str]) -> ModelAPI | None:
-    """The model API ``agent`` talks to over HTTP in ``env``, as its driver says
-    (an optional ``model_api(env)`` method); ``None`` for an agent that does not say, or
-    that reaches its model otherwise in this environment (Bedrock, Vertex AI)."""
-    method = getattr(agent, "model_api", None)
-    if method is None:
+class Agent(Driver, Protocol):
+    """What an agent driver provides (docs/agents.md, "Adding your own agent").
+
+    A driver subclasses :class:`AgentBase`, which gives every member but ``name``,
+    :meth:`invocation` and :meth:`parse` its default. A driver written against the
+    three members of earlier releases is adapted once, when it is made
+    (:func:`adapt`)."""
+
+    #: What the CLI needs before it can run a case, checked once per session;
+    #: ``None``: the program only (docs/agents.md, "Before the first run").
+    requirements: Requirements | None
+    #: The arguments the CLI runs with, the driver's default permissions included: the
+    #: results file's pins record them.
+    args: tuple[str, ...]
+    #: Whether tool calls carry their inputs; ``False``: names only, and a tool check
+    #: with ``input:`` cannot be graded.
+    tool_inputs: bool
+    #: Whether the CLI keeps a user-level home of its own, which :meth:`isolate`
+    #: replaces for each run (docs/agents.md, "The agent's home").
+    has_home: bool
+
+    def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
+        """The model API the CLI talks to over HTTP in ``env``, for the recording proxy;
+        ``None`` when it reaches its model otherwise here (Bedrock, Vertex AI)."""
+
+    def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
+        """The operator's own home that the CLI writes to (``eval_agent_home =
+        inherit``): writable in the sandbox."""
+
+    def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
+        """The variables that point the CLI at a fresh home made in ``root``."""
+
+
+class AgentBase(abc.ABC):
+    """The defaults of the :class:`Agent` protocol, for a driver to subclass: no
+    requirements but the program, the settings' arguments, tool calls with inputs, no
+    model API the proxy can record, and no home of its own."""
+
+    name: str
+    requirements: Requirements | None = None
+    tool_inputs: bool = True
+    has_home: bool = False
+
+    def __init__(self, settings: AgentSettings) -> None:
+        self.settings = settings
+        self.args: tuple[str, ...] = tuple(settings.args)
+
+    @abc.abstractmethod
+    def invocation(self, request: RunRequest) -> Invocation:
+        """The command line for this run."""
+
+    @abc.abstractmethod
+    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+        """Read the finished process; raise ``AgentError`` when there is no verdict."""
+
+    def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
         return None
-    api = method(env)
-    return api if isinstance(api, ModelAPI) else None
+
+    def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
+        return ()
+
+    def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
+        return {}
+
+
+def adapt(driver: Driver, settings: AgentSettings) -> Agent:
+    """``driver`` as the whole :class:`Agent` protocol: an :class:`AgentBase` as it is,
+    anything else (a driver written against the three members of earlier releases, or
+    one that does not subclass the base) wrapped in an :class:`Adapted`."""
+    if isinstance(driver, AgentBase):
+        return driver
+    return Adapted(driver, settings)
+
+
+class Adapted(AgentBase):
+    """A driver that does not subclass :class:`AgentBase`, with the protocol's defaults
+    for what it lacks: each optional member it has is looked up here, once, when it is
+    made (docs/agents.md, "Adding your own agent")."""
+
+    def __init__(self, driver: Driver, settings: AgentSettings) -> None:
+        super().__init__(settings)
+        #: The driver as its factory made it.
+        self.driver = driver
+        self.name = driver.name
+        # The one place a driver is asked what it offers.
+        requirements = getattr(driver, "requirements", None)
+        self.requirements = requirements if isinstance(requirements, Requirements) else None
+        self.args = tuple(getattr(driver, "args", settings.args))
+        self.tool_inputs = bool(getattr(driver, "tool_inputs", True))
+        self._model_api = getattr(driver, "model_api", None)
+        self._home_paths = getattr(driver, "home_paths", None)
+        self._isolate = getattr(driver, "isolate", None)
+        self.has_home = self._isolate is not None
+
+    def invocation(self, request: RunRequest) -> Invocation:
+        return self.driver.invocation(request)
+
+    def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
+        return self.driver.parse(result, request)
+
+    def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
+        api = self._model_api(env) if self._model_api is not None else None
+        return api if isinstance(api, ModelAPI) else None
+
+    def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
+        return tuple(self._home_paths(env)) if self._home_paths is not None else ()
+
+    def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
+        return dict(self._isolate(root, env)) if self._isolate is not None else {}
 
 
 def run_agent(agent: Agent, request: RunRequest) -> AgentResult:

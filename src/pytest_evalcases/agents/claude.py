@@ -7,8 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, home, output, preflight
+from pytest_evalcases.agents import base, home, output
+from pytest_evalcases.agents.requirements import Credentials, Requirements
 from pytest_evalcases.errors import AgentError
+from pytest_evalcases.kinds import ErrorKind
 
 #: Claude Code's tool names and their canonical kinds (anything else, MCP tools
 #: included, is ``other``).
@@ -26,7 +28,7 @@ TOOL_KINDS = {
 }
 
 # A failed result whose words name no known cause is classified by the API status.
-_STATUS_KINDS = {
+_STATUS_KINDS: dict[int, ErrorKind] = {
     401: "authentication",
     402: "billing",
     429: "rate-limit",
@@ -37,7 +39,10 @@ _STATUS_KINDS = {
     529: "server",
 }
 
-_SUBTYPE_KINDS = {"error_max_turns": "max-turns", "error_max_budget_usd": "budget"}
+_SUBTYPE_KINDS: dict[str, ErrorKind] = {
+    "error_max_turns": "max-turns",
+    "error_max_budget_usd": "budget",
+}
 
 _SKIP_PERMISSIONS = "--dangerously-skip-permissions"
 
@@ -62,9 +67,9 @@ BARE_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 #: ``--bare`` skips the login and the keychain: a bare run reads ANTHROPIC_API_KEY or
 #: ANTHROPIC_AUTH_TOKEN (sent as ``Authorization: Bearer``, as an LLM gateway takes it;
 #: tried with 2.1.197).
-REQUIREMENTS = preflight.Requirements(
+REQUIREMENTS = Requirements(
     install="npm install -g @anthropic-ai/claude-code",
-    credentials=preflight.Credentials(
+    credentials=Credentials(
         variables=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
         home=HOME,
         providers=PROVIDERS,
@@ -83,7 +88,7 @@ BASE_URL = "ANTHROPIC_BASE_URL"
 API_URL = "https://api.anthropic.com"
 
 
-class ClaudeAgent:
+class ClaudeAgent(base.AgentBase):
     """Runs ``claude -p PROMPT --output-format json`` in the workspace.
 
     With a transcript requested (a tool check in the case, or ``--eval-transcript``) it
@@ -100,9 +105,10 @@ class ClaudeAgent:
     #: Tool calls carry their inputs (the shell command of a ``Bash`` call, ...).
     tool_inputs = True
     requirements = REQUIREMENTS
+    has_home = True
 
     def __init__(self, settings: base.AgentSettings) -> None:
-        self.settings = settings
+        super().__init__(settings)
         #: The extra arguments and the default permissions they do not set themselves.
         self.args = output.with_permissions(settings.args, PERMISSIONS)
 
@@ -143,7 +149,7 @@ class ClaudeAgent:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""
         return home.own_paths(HOME, env)
 
-    def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
+    def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
         """A fresh ``CLAUDE_CONFIG_DIR`` in ``root`` holding only the login's credentials."""
         variables, _ = home.make(HOME, root, env)
         return variables
@@ -195,9 +201,8 @@ class ClaudeAgent:
         status = output.as_int(final.get("api_error_status"))
         subtype = final.get("subtype")
 
-        kind = _SUBTYPE_KINDS.get(subtype, "") if isinstance(subtype, str) else ""
-        if not kind:
-            kind = output.classify(*said, *codes)
+        found = _SUBTYPE_KINDS.get(subtype) if isinstance(subtype, str) else None
+        kind = found or output.classify(*said, *codes)
         if kind == "agent" and status is not None:
             kind = _STATUS_KINDS.get(status, "agent")
 
@@ -208,11 +213,12 @@ class ClaudeAgent:
             details.append(f"subtype: {subtype}")
         if details:
             words += f" ({', '.join(details)})"
-        error = output.agent_error(self.name, kind, words, hint=self._hint(kind, request))
         # A run stopped at its turn or budget limit was paid for up to there.
         usage = _usage(output.as_object(final.get("usage")))
-        error.spent = usage.spent(output.as_float(final.get("total_cost_usd")))
-        return error
+        spent = usage.spent(output.as_float(final.get("total_cost_usd")))
+        return output.agent_error(
+            self.name, kind, words, hint=self._hint(kind, request), spent=spent
+        )
 
     def _hint(self, kind: str, request: base.RunRequest) -> str:
         keyless = not any(request.env.get(name) for name in BARE_VARIABLES)

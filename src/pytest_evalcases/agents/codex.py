@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, home, output, preflight
+from pytest_evalcases.agents import base, home, output
+from pytest_evalcases.agents.requirements import Credentials, Requirements
 
 #: What an eval run may do: write in its workspace and run commands there.
 #: ``eval_agent_args`` adds to it and replaces it where it chooses a sandbox itself
@@ -35,9 +36,9 @@ HOME = home.Home("CODEX_HOME", ".codex", ("auth.json",))
 KEY_VARIABLES = ("OPENAI_API_KEY", "CODEX_API_KEY")
 
 #: What the session checks before the first run (docs/agents.md, "Before the first run").
-REQUIREMENTS = preflight.Requirements(
+REQUIREMENTS = Requirements(
     install="npm install -g @openai/codex",
-    credentials=preflight.Credentials(
+    credentials=Credentials(
         variables=KEY_VARIABLES,
         home=HOME,
         provider_args=("model_provider=", "--oss", "--local-provider"),
@@ -61,7 +62,7 @@ _ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
 _RECONNECTING = re.compile(r"^\s*Reconnecting\b", re.IGNORECASE)
 
 
-class CodexAgent:
+class CodexAgent(base.AgentBase):
     """Runs ``codex exec --json --skip-git-repo-check PROMPT`` in the workspace.
 
     The JSONL event stream gives the final text (the last ``agent_message`` item), the
@@ -76,9 +77,10 @@ class CodexAgent:
     #: Tool calls carry their inputs (the command of a ``command_execution``).
     tool_inputs = True
     requirements = REQUIREMENTS
+    has_home = True
 
     def __init__(self, settings: base.AgentSettings) -> None:
-        self.settings = settings
+        super().__init__(settings)
         #: The extra arguments and the default permissions they do not set themselves.
         self.args = output.with_permissions(settings.args, PERMISSIONS)
         model = settings.model or output.option_value(settings.args, "-m", "--model")
@@ -115,7 +117,7 @@ class CodexAgent:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""
         return home.own_paths(HOME, env)
 
-    def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
+    def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
         """A fresh ``CODEX_HOME`` in ``root`` holding only ``auth.json``: no AGENTS.md,
         config.toml, skills or history of the operator's."""
         variables, _ = home.make(HOME, root, env)

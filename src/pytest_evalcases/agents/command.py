@@ -7,13 +7,19 @@ import re
 import shlex
 
 from pytest_evalcases import process
-from pytest_evalcases.agents.base import AgentResult, AgentSettings, Invocation, RunRequest
+from pytest_evalcases.agents.base import (
+    AgentBase,
+    AgentResult,
+    AgentSettings,
+    Invocation,
+    RunRequest,
+)
 from pytest_evalcases.agents.output import agent_error, classify, measured_ms
-from pytest_evalcases.agents.preflight import Requirements
+from pytest_evalcases.agents.requirements import Requirements
 from pytest_evalcases.errors import AgentError, UsageError
 
 
-class CommandAgent:
+class CommandAgent(AgentBase):
     """Runs ``eval_agent_command``.
 
     ``{prompt}`` is replaced by the prompt, inside the one argument that holds it
@@ -41,9 +47,9 @@ class CommandAgent:
                 "--eval-agent command needs a command line: set eval_agent_command "
                 "(ini) or --eval-agent-command"
             )
+        super().__init__(settings)
         self.words = shlex.split(settings.command)
         self.placeholders = dict(settings.placeholders)
-        self.extra_args = settings.args
 
     def invocation(self, request: RunRequest) -> Invocation:
         argv: list[str] = []
@@ -52,7 +58,7 @@ class CommandAgent:
             parts = word.split("{prompt}")
             uses_prompt = uses_prompt or len(parts) > 1
             argv.append(request.prompt.join(self._expand(part) for part in parts))
-        argv.extend(self.extra_args)
+        argv.extend(self.args)
         return Invocation(tuple(argv), stdin=None if uses_prompt else request.prompt)
 
     def _expand(self, text: str) -> str:

@@ -8,8 +8,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, home, output, preflight
+from pytest_evalcases.agents import base, home, output
+from pytest_evalcases.agents.requirements import Credentials, Requirements
 from pytest_evalcases.errors import AgentError
+from pytest_evalcases.kinds import ErrorKind
 
 #: What an eval run may do: every tool call, shell commands included, without asking.
 #: ``eval_agent_args`` adds to it (``--policy``) and replaces it where it sets an approval
@@ -34,9 +36,9 @@ PROVIDERS = ("GOOGLE_GENAI_USE_VERTEXAI",)
 
 #: What the session checks before the first run (docs/agents.md, "Before the first run").
 #: Vertex AI (GOOGLE_GENAI_USE_VERTEXAI) may log in with gcloud's own credentials.
-REQUIREMENTS = preflight.Requirements(
+REQUIREMENTS = Requirements(
     install="npm install -g @google/gemini-cli",
-    credentials=preflight.Credentials(
+    credentials=Credentials(
         variables=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"),
         home=HOME,
         # google_accounts.json only names the account: the login is the OAuth file.
@@ -68,7 +70,12 @@ TOOL_KINDS = {
 }
 
 #: Exit statuses the CLI documents for failures that prevent a verdict.
-EXIT_KINDS = {41: "authentication", 42: "input", 52: "config", 53: "max-turns"}
+EXIT_KINDS: dict[int, ErrorKind] = {
+    41: "authentication",
+    42: "input",
+    52: "config",
+    53: "max-turns",
+}
 
 #: The variable by which Gemini CLI trusts the folder it runs in, set on every run.
 TRUST_WORKSPACE = "GEMINI_CLI_TRUST_WORKSPACE"
@@ -85,7 +92,7 @@ BASE_URL = "GOOGLE_GEMINI_BASE_URL"
 API_URL = "https://generativelanguage.googleapis.com"
 
 
-class GeminiAgent:
+class GeminiAgent(base.AgentBase):
     """Runs ``gemini -p PROMPT --output-format json`` in the workspace.
 
     The JSON gives the final text (``response``), token counts per model
@@ -99,9 +106,10 @@ class GeminiAgent:
     #: The JSON output counts tool calls by name; it has no inputs.
     tool_inputs = False
     requirements = REQUIREMENTS
+    has_home = True
 
     def __init__(self, settings: base.AgentSettings) -> None:
-        self.settings = settings
+        super().__init__(settings)
         #: The extra arguments and the default permissions they do not set themselves.
         self.args = output.with_permissions(settings.args, PERMISSIONS)
 
@@ -131,7 +139,7 @@ class GeminiAgent:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""
         return home.own_paths(HOME, env)
 
-    def isolate(self, root: Path, env: Mapping[str, str]) -> dict[str, str]:
+    def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
         """A fresh ``GEMINI_CLI_HOME`` in ``root``: the OAuth files, and settings that
         keep only the operator's choice of authentication (API-key auth when there is a
         ``GEMINI_API_KEY`` and no choice)."""

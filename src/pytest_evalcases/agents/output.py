@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_evalcases import process
 from pytest_evalcases.errors import AgentError
+from pytest_evalcases.kinds import ErrorKind, Spent
 from pytest_evalcases.process import tail
 
 #: JSON object as the CLIs print it; values are whatever ``json.loads`` made of them.
@@ -27,7 +28,7 @@ _DECODER = json.JSONDecoder()
 
 # Order matters: an insufficient-quota message also says 429, and it is billing, not a
 # transient limit; a Claude 401 message says nothing but "Invalid API key".
-_KIND_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+_KIND_PATTERNS: tuple[tuple[ErrorKind, re.Pattern[str]], ...] = (
     (
         "authentication",
         re.compile(
@@ -66,7 +67,7 @@ _KIND_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 #: How each kind of failure reads in a message, after the agent's name.
-_KIND_PHRASES = {
+_KIND_PHRASES: dict[ErrorKind, str] = {
     "authentication": "could not authenticate",
     "billing": "was refused for billing (no credit)",
     "rate-limit": "hit a rate or usage limit",
@@ -114,7 +115,7 @@ def _collect(value: object, found: list[JSONObject]) -> None:
         found.extend(item for item in value if isinstance(item, dict))
 
 
-def classify(*texts: object) -> str:
+def classify(*texts: object) -> ErrorKind:
     """The error kind that the CLI's own words suggest, ``"agent"`` when none does."""
     words = " ".join(str(t) for t in texts if t is not None)
     for kind, pattern in _KIND_PATTERNS:
@@ -123,17 +124,18 @@ def classify(*texts: object) -> str:
     return "agent"
 
 
-def agent_error(agent: str, kind: str, words: str, *, hint: str = "") -> AgentError:
+def agent_error(
+    agent: str, kind: ErrorKind, words: str, *, hint: str = "", spent: Spent | None = None
+) -> AgentError:
     """An :class:`AgentError` that says what went wrong and quotes the CLI's words; a
-    rate limit carries the delay the words ask for (:func:`retry_after`)."""
+    rate limit carries the delay the words ask for (:func:`retry_after`); ``spent`` is
+    what the run reported spending up to there."""
     phrase = _KIND_PHRASES.get(kind, "reported an error")
     message = f"{agent} {phrase}: {words.strip() or '(no message)'}"
     if hint:
         message += f"\n  hint: {hint}"
-    error = AgentError(message, kind=kind)
-    if kind == "rate-limit":
-        error.retry_after = retry_after(words)
-    return error
+    delay = retry_after(words) if kind == "rate-limit" else None
+    return AgentError(message, kind=kind, retry_after=delay, spent=spent)
 
 
 #: How agents and APIs say how long to wait: "retry after 30 seconds", "Retry-After: 30",
@@ -175,7 +177,7 @@ def no_result_error(
             f"{agent} exited 0 but its output has no {missing}{cut}; "
             f"stdout: {tail(result.stdout) or '(empty)'}"
         )
-        kind = "parse"
+        kind: ErrorKind = "parse"
     else:
         status = process.exited(result.returncode)
         said = result.said()

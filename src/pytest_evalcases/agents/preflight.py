@@ -2,9 +2,10 @@
 once per session (docs/agents.md, "Before the first run").
 
 A missing CLI or a missing login would otherwise fail every case with the same error.
-The drivers describe what they need as :class:`Requirements` (an optional
-``requirements`` attribute; a third-party driver without one gets the program check
-only); :func:`check` turns a missing piece into one :class:`UsageError` for the session.
+The drivers describe what they need as
+:class:`~pytest_evalcases.agents.requirements.Requirements` (their ``requirements``; a
+driver that declares none gets the program check only); :func:`check` turns a missing
+piece into one :class:`UsageError` for the session.
 """
 
 from __future__ import annotations
@@ -16,53 +17,13 @@ from pathlib import Path
 
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home
+from pytest_evalcases.agents.requirements import Credentials, Requirements
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.redact import redact
 
 #: How long ``PROGRAM --version`` may take before the version is recorded as unknown:
 #: a node CLI starting on a loaded CI machine can take several seconds.
 VERSION_TIMEOUT = 30.0
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """Where an agent CLI finds its login; any one of them is enough."""
-
-    #: Environment variables holding a key or a token.
-    variables: tuple[str, ...]
-    #: The CLI's user-level directory; a login is one of its credential files.
-    home: home.Home
-    #: The files of it that prove a login, when not all its credential files do.
-    login_files: tuple[str, ...] = ()
-    #: Variables that choose another provider with credentials of its own (a cloud
-    #: platform): when one is set, nothing is checked.
-    providers: tuple[str, ...] = ()
-    #: A bare run ignores the login files and reads only these (Claude Code's ``--bare``);
-    #: empty when bare runs log in as the others do.
-    bare_variables: tuple[str, ...] = ()
-    #: On macOS the login may be in the keychain, which the check cannot see.
-    keychain: bool = False
-    #: Agent arguments that bring a provider of the user's own, with its own credentials
-    #: (a Codex ``-c model_provider=...``, ``--oss``): when one is given, nothing is checked.
-    provider_args: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Requirements:
-    """What an agent CLI needs before it can run a case."""
-
-    #: The command that installs the program (``npm install -g ...``).
-    install: str = ""
-    #: Where the program's name comes from, when the user chose it, and how to correct it.
-    program_from: str = ""
-    fix: str = ""
-    credentials: Credentials | None = None
-    #: Whether ``PROGRAM --version`` says the agent's version (not an interpreter's).
-    version: bool = True
-    #: The machine-wide configuration the CLI reads on every run, whatever its home and
-    #: workspace (an administrator's policy): pairs of an environment variable that
-    #: moves it (``""``: none) and the default file or directory.
-    machine_config: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,12 +66,6 @@ def machine_files(requirements: Requirements, env: Mapping[str, str]) -> tuple[P
     return tuple(found[:MACHINE_FILES])
 
 
-def requirements_of(agent: base.Agent) -> Requirements | None:
-    """The driver's :class:`Requirements`, or ``None`` for one that declares none."""
-    found = getattr(agent, "requirements", None)
-    return found if isinstance(found, Requirements) else None
-
-
 def program_of(agent: base.Agent, cwd: Path) -> str | None:
     """The program the agent runs: the first word of its command line."""
     request = base.RunRequest(prompt="version", workspace=cwd, bare=True, timeout=1.0, env={})
@@ -133,15 +88,14 @@ def check(
 ) -> Checked:
     """Check the agent for ``needs``; :class:`UsageError` names what is missing.
     Without ``with_version`` its version is not read (a second look at the same agent)."""
-    requirements = requirements_of(agent) or Requirements()
+    requirements = agent.requirements or Requirements()
     program = program_of(agent, cwd)
     if program is None:
         return Checked(None, None)
     if not base.on_path(program, env):
         raise UsageError(missing_program(agent.name, program, requirements))
     credentials = requirements.credentials
-    args = tuple(getattr(agent, "args", ()))
-    if credentials is not None and not _own_provider(credentials, args):
+    if credentials is not None and not _own_provider(credentials, agent.args):
         problem = credential_problem(agent.name, credentials, needs, env, platform)
         if problem:
             raise UsageError(problem)

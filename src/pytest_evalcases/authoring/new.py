@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import defaults
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.cases.rootdir import CONFIG_FILES, find_config, pytest_settings, results_dir
 from pytest_evalcases.errors import UsageError
@@ -361,4 +360,4 @@ def results_hint(cwd: Path) -> str:
     """A note to ignore the results directory in git, when ``cwd`` is in a git work
     tree that does not (:func:`pytest_evalcases.results.files.ignore_hint`)."""
     here = cwd.resolve()
-    return resultsfile.ignore_hint(here / results_dir(here, defaults.RESULTS_DIR), here)
+    return resultsfile.ignore_hint(here / results_dir(here), here)

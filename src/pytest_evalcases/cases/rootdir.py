@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_evalcases import defaults
+
 #: pytest's configuration files, in the order pytest tries them in each directory.
 CONFIG_FILES = (
     "pytest.toml",
@@ -67,16 +69,16 @@ def defends_root(start: Path, invocation_dir: Path | None = None) -> Path:
     return here if common == Path(common.anchor) else common
 
 
-def results_dir(start: Path, default: Path) -> Path:
+def results_dir(start: Path) -> Path:
     """Where pytest run at ``start`` writes results files: ``eval_results_dir`` of its
-    configuration file (relative to the rootdir), else ``default`` there; without a
-    configuration file, ``default`` relative to ``start``."""
+    configuration file (relative to the rootdir), else the default there; without a
+    configuration file, the default relative to ``start``."""
     found = find_config(start)
     if found is None:
-        return default
+        return defaults.RESULTS_DIR
     rootdir, settings = found
     value = settings.get("eval_results_dir")
-    return rootdir / (str(value).strip() if value else default)
+    return rootdir / (str(value).strip() if value else defaults.RESULTS_DIR)
 
 
 def pytest_settings(path: Path) -> dict[str, Any] | None:

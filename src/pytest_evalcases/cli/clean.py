@@ -44,13 +44,13 @@ def default_dir(start: Path) -> Path:
         value = str(settings.get("eval_keep_dir") or "").strip()
         if value:
             return rootdir / value
-    return results_dir(start, defaults.RESULTS_DIR)
+    return results_dir(start)
 
 
 def run(args: argparse.Namespace) -> int:
     directory = args.directory or default_dir(Path.cwd())
     # Recordings are beside the results files, wherever the workspaces are kept.
-    recordings = args.directory or results_dir(Path.cwd(), defaults.RESULTS_DIR)
+    recordings = args.directory or results_dir(Path.cwd())
     _clean_recordings(recordings, args.keep_last)
     removed, freed = keep.clean(directory, args.keep_last)
     for path in removed:

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     # file's (the current directory's, for standard output).
     target = (args.output.parent if args.output is not None else Path()).absolute()
     docs = [merge.rebase(resultsfile.load(p), p.parent.absolute(), target) for p in args.files]
-    doc = merge.merge(docs, [str(path) for path in args.files])
+    doc = merge.merge(docs, [str(path) for path in args.files], target)
     for warning in doc.merge_warnings or ():
         print(f"evalcases merge: warning: {warning}", file=sys.stderr)
     if args.output is None:

@@ -43,7 +43,7 @@ def _positive(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    directory = args.directory or _relative(results_dir(Path.cwd(), defaults.RESULTS_DIR))
+    directory = args.directory or _relative(results_dir(Path.cwd()))
     found = trend.history(directory)
     for problem in found.problems:
         print(f"evalcases trend: warning: {problem}", file=sys.stderr)

@@ -2,77 +2,108 @@
 N at once, while pytest reports the items one by one in its own order
 (docs/reference.md, "Concurrency").
 
-When an eval item is set up, the items this process will run next are looked up (the
+As an eval item is set up, the items this process will run next are looked up (the
 rest of ``session.items``; under xdist, the indices the controller sent this worker) and
 their agent runs offered to the :class:`~pytest_evalcases.run.scheduler.Scheduler`,
 which starts them in that order. The item then takes its own run from the scheduler
-and grades it in the main thread, exactly as a serial run would. ``-x``, ``--maxfail``,
-Ctrl-C and SIGTERM close the scheduler: nothing more starts and the running agents are
-killed with everything they started.
+(:class:`~pytest_evalcases.session.orchestration.CaseRun`) and grades it in the main
+thread, exactly as a serial run would. ``-x``, ``--maxfail``, Ctrl-C and SIGTERM close
+the scheduler: nothing more starts and the running agents are killed with everything
+they started.
 """
 
 from __future__ import annotations
 
 import functools
-import shutil
 from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evalcases.errors import CaseFileError, RunError, UsageError
-from pytest_evalcases.kinds import Spent
-from pytest_evalcases.plugin import budget
-from pytest_evalcases.plugin.stash import runs_cases, session_of
+from pytest_evalcases.errors import CaseFileError
+from pytest_evalcases.plugin.nodes import EvalItem
+from pytest_evalcases.plugin.stash import AHEAD_KEY, BUDGET_KEY, runs_cases, session_of
+from pytest_evalcases.run.scheduler import Scheduler
+from pytest_evalcases.session import orchestration
 
 if TYPE_CHECKING:
-    from pytest_evalcases.plugin.nodes import EvalItem
     from pytest_evalcases.run.runner import AgentRun
-    from pytest_evalcases.run.scheduler import Scheduler
-
 
 #: Markers that may skip an item in its setup: its run is not started ahead.
 _SKIPPING = ("skip", "skipif", "xfail")
 
 
-class Ahead:
-    """The scheduler of one pytest process and the items it runs ahead."""
+class AheadHooks:
+    """Offers the runs of the next items as each eval item is set up; closes the
+    scheduler as soon as the session stops: after the item that ``-x`` or ``--maxfail``
+    stops at, at Ctrl-C or SIGTERM, and at the end. Registered only with
+    ``--eval-concurrency`` above 1 and no ``--eval-regrade``, which runs no agent."""
 
-    def __init__(self, config: pytest.Config, concurrency: int) -> None:
-        from pytest_evalcases.run.scheduler import Scheduler
-
-        state = session_of(config)
+    def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.scheduler: Scheduler[AgentRun] = Scheduler(concurrency, backoff=state.backoff)
         self._order: dict[str, int] | None = None
-        self._worker = _worker_queue(config)
+        self._worker: Callable[[], list[int]] | None = None
 
-    def first_run(self, item: EvalItem) -> Callable[[], AgentRun] | None:
-        """The item's own agent run, started ahead, with the next items' runs offered;
-        ``None`` when the item runs its agent itself (it could not be started ahead)."""
-        self.fill(item)
-        key = item.nodeid
-        if not self.scheduler.offered(key):
-            return None
-        return lambda: self.scheduler.take(key)
+    def scheduler(self) -> Scheduler[AgentRun]:
+        """The scheduler of this process, made when the first eval item is set up (and
+        xdist's worker loop, read by :func:`_worker_queue`, is running)."""
+        scheduler = self.config.stash.get(AHEAD_KEY, None)
+        if scheduler is None:
+            state = session_of(self.config)
+            scheduler = Scheduler(
+                state.settings.concurrency, backoff=state.backoff, failure=lambda ran: ran.error
+            )
+            self.config.stash[AHEAD_KEY] = scheduler
+            self._worker = _worker_queue(self.config)
+        return scheduler
+
+    # tryfirst: the item's own run is offered before its setup takes it.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if isinstance(item, EvalItem) and runs_cases(self.config):
+            self.fill(item)
 
     def fill(self, current: EvalItem) -> None:
         """Offer the runs of ``current`` and of the next items, as far as twice the
-        concurrency; forget runs offered for items this process will no longer run."""
-        from pytest_evalcases.plugin.nodes import EvalItem
-
+        concurrency."""
+        scheduler = self.scheduler()
+        state = session_of(self.config)
+        budget = self.config.stash.get(BUDGET_KEY, None)
         wanted: list[EvalItem] = []
         for item in self._upcoming(current):
-            if len(wanted) >= 2 * self.scheduler.concurrency:
+            if len(wanted) >= 2 * scheduler.concurrency:
                 break
             if isinstance(item, EvalItem) and _runs_agent(item):
                 wanted.append(item)
         for item in wanted:
-            if not self.scheduler.stopped and not self.scheduler.offered(item.nodeid):
-                self.scheduler.offer(item.nodeid, _work(item))
+            if not scheduler.stopped and not scheduler.offered(item.nodeid):
+                scheduler.offer(
+                    item.nodeid, orchestration.start_ahead(state, item.planned(), budget)
+                )
 
     def close(self) -> None:
-        self.scheduler.close()
+        """Stop starting runs and kill the running ones (the session stops or ends)."""
+        scheduler = self.config.stash.get(AHEAD_KEY, None)
+        if scheduler is not None:
+            scheduler.close()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        try:
+            return (yield)
+        finally:
+            if item.session.shouldfail or item.session.shouldstop:
+                self.close()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self) -> None:
+        self.close()
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self) -> Generator[None, None, None]:
+        # Before the results are written: the runs of items that will not run die now.
+        self.close()
+        return (yield)
 
     def _upcoming(self, current: pytest.Item) -> Iterator[pytest.Item]:
         items = current.session.items
@@ -129,118 +160,10 @@ def _queued(interactor: Any) -> list[int]:
 
 def _runs_agent(item: EvalItem) -> bool:
     """Whether the item's setup will start an agent run that can be made ahead."""
-    state = session_of(item.config)
-    if item.variant.graded_dir is not None or state.needs_agent(item.variant):
-        return False
-    if item.variant.name in state.unavailable:
-        return False
     if any(item.get_closest_marker(name) is not None for name in _SKIPPING):
         return False
     try:
         case = item.case
-        state.sandbox  # noqa: B018 - an unusable sandbox errors in the item's setup
-    except (CaseFileError, UsageError):
+    except CaseFileError:
         return False
-    elsewhere = case.other_agent(state.agent_name(item.variant))
-    return case.prompt is not None and not case.quarantine and not elsewhere
-
-
-def _work(item: EvalItem) -> Callable[[], AgentRun]:
-    """The item's agent run, as a job for a scheduler thread: everything it needs is
-    read here, in the main thread."""
-    from pytest_evalcases.run.runner import run_agent_phase
-
-    state = session_of(item.config)
-    case, variant = item.run_case(), item.variant
-    context = state.context(variant)
-    workspace = state.workspaces.new(item.name)
-    name = item.run_name()
-    config = item.config
-
-    def work() -> AgentRun:
-        # Asked as the run starts, in its thread: the runs started before it count.
-        try:
-            budget.admit(config)
-        except RunError:
-            shutil.rmtree(workspace, ignore_errors=True)
-            raise
-        spent: Spent | None = None
-        try:
-            ran = run_agent_phase(case, variant, context, workspace, record_as=name)
-            spent = ran.result.spent
-        except RunError as exc:
-            spent = exc.spent
-            raise
-        finally:
-            budget.finished(config, spent)
-        return ran
-
-    return work
-
-
-def concurrency_of(config: pytest.Config) -> Ahead | None:
-    """The session's :class:`Ahead`, made when first asked for; ``None`` without
-    ``--eval-concurrency`` above 1, in a session that runs no case, and under
-    ``--eval-regrade``, which runs no agent."""
-    state = session_of(config)
-    settings = state.settings
-    if settings.concurrency <= 1 or settings.regrade is not None or not runs_cases(config):
-        return None
-    ahead = config.stash.get(AHEAD_KEY, None)
-    if ahead is None:
-        ahead = Ahead(config, state.settings.concurrency)
-        config.stash[AHEAD_KEY] = ahead
-    return ahead
-
-
-def close(config: pytest.Config) -> None:
-    """Stop starting runs and kill the running ones (the session stops or ends)."""
-    ahead = config.stash.get(AHEAD_KEY, None)
-    if ahead is not None:
-        ahead.close()
-
-
-AHEAD_KEY = pytest.StashKey[Ahead]()
-
-
-class AheadHooks:
-    """Closes the scheduler as soon as the session stops: after the item that ``-x`` or
-    ``--maxfail`` stops at, at Ctrl-C or SIGTERM, and at the end."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
-        try:
-            return (yield)
-        finally:
-            if item.session.shouldfail or item.session.shouldstop:
-                close(self.config)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_keyboard_interrupt(self) -> None:
-        close(self.config)
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_sessionfinish(self) -> Generator[None, None, None]:
-        # Before the results are written: the runs of items that will not run die now.
-        close(self.config)
-        return (yield)
-
-
-class DeepQueues:
-    """Under xdist's ``load`` distribution, each worker is sent enough items to keep
-    its ``--eval-concurrency`` runs busy: xdist's own scheduler keeps two items queued
-    on a worker whose tests take long, which would leave all but two runs idle."""
-
-    def __init__(self, concurrency: int) -> None:
-        self.concurrency = concurrency
-
-    @pytest.hookimpl(tryfirst=True, optionalhook=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        if config.getoption("dist", None) != "load":
-            return None
-        from pytest_evalcases.plugin.integrations import deep_load_scheduling
-
-        return deep_load_scheduling(config, log, 2 * self.concurrency)
+    return orchestration.runs_ahead(session_of(item.config), case, item.variant)

@@ -1,84 +1,39 @@
 """``--eval-budget USD`` in a pytest session (docs/budget.md): the account kept from the
-reports, the question asked before each agent run starts, and the summary's line.
+reports, and the summary's line. Each run asks the account before it starts
+(:mod:`pytest_evalcases.session.orchestration`); the core is
+:mod:`pytest_evalcases.run.budget`.
 
 Under xdist the controller keeps the account (it sees every report) and rewrites a small
 file after each one; the workers, told its path in their ``workerinput``, read it before
-starting a run. The core is :mod:`pytest_evalcases.run.budget`.
+starting a run.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
-import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from pytest_evalcases.errors import UsageError
-from pytest_evalcases.plugin.stash import is_worker
+from pytest_evalcases.plugin.nodes import EvalItem
+from pytest_evalcases.plugin.stash import BUDGET_KEY, is_worker
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run.budget import Budget, Spend, SpendFile, not_started, usd
+from pytest_evalcases.run.budget import Budget, Spend, SpendFile, not_started, summary_lines
 from pytest_evalcases.session.state import EvalSession
-
-if TYPE_CHECKING:
-    from pytest_evalcases.kinds import Spent
 
 #: The key of ``workerinput`` by which the controller tells its workers where it keeps
 #: the account.
 BUDGET_INPUT = "evalcases_budget"
-BUDGET_KEY = pytest.StashKey[Budget]()
-
-
-def usd_amount(value: str) -> float:
-    """``--eval-budget``'s value: dollars above 0, a leading ``$`` allowed."""
-    try:
-        amount = float(value.strip().removeprefix("$"))
-    except ValueError:
-        amount = 0.0
-    if not math.isfinite(amount) or amount <= 0:
-        raise argparse.ArgumentTypeError(f"expected an amount of USD > 0, got {value!r}")
-    return amount
-
-
-def limit_of(config: pytest.Config) -> float | None:
-    """The session's budget in USD: the option, else the ini value; ``None``: none."""
-    given: float | None = config.getoption("eval_budget")
-    if given is not None:
-        return given
-    raw = str(config.getini("eval_budget") or "").strip()
-    if not raw:
-        return None
-    try:
-        return usd_amount(raw)
-    except argparse.ArgumentTypeError:
-        message = f"ini option eval_budget expects an amount of USD > 0, got {raw!r}"
-        raise UsageError(message) from None
-
-
-def token_price_of(config: pytest.Config) -> float | None:
-    """``eval_budget_token_price``: USD per million tokens, for runs that report tokens
-    but no cost (docs/budget.md); ``None``: unset."""
-    raw = str(config.getini("eval_budget_token_price") or "").strip()
-    if not raw:
-        return None
-    try:
-        return usd_amount(raw)
-    except argparse.ArgumentTypeError:
-        message = (
-            f"ini option eval_budget_token_price expects USD per million tokens > 0, got {raw!r}"
-        )
-        raise UsageError(message) from None
 
 
 def register(config: pytest.Config, state: EvalSession) -> None:
     """Keep the account of a session with a budget; nothing without one, and nothing
     under ``--eval-regrade``, which starts no agent."""
-    limit = limit_of(config)
+    limit = state.settings.budget
     if limit is None or state.settings.regrade is not None:
         return
-    budget = Budget(limit, token_price=token_price_of(config))
+    budget = Budget(limit, token_price=state.settings.token_price)
     spend_file: SpendFile | None = None
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and workerinput.get(BUDGET_INPUT):
@@ -99,30 +54,6 @@ def _distributed(config: pytest.Config) -> bool:
         return False
     numprocesses = getattr(config.option, "numprocesses", None)
     return bool(numprocesses) or bool(getattr(config.option, "tx", None))
-
-
-def admit(config: pytest.Config) -> None:
-    """Before an agent run starts: a :class:`~pytest_evalcases.run.budget.BudgetSpent`
-    error when the budget does not allow it. Thread-safe."""
-    budget = config.stash.get(BUDGET_KEY, None)
-    if budget is not None:
-        budget.admit()
-
-
-def finished(config: pytest.Config, spent: Spent | None) -> None:
-    """After a run that :func:`admit` let start: count what it reported spending
-    (``None``: nothing). Thread-safe."""
-    budget = config.stash.get(BUDGET_KEY, None)
-    if budget is not None:
-        budget.finished(spent)
-
-
-def spent_more(config: pytest.Config, spent: Spent | None) -> None:
-    """What the retries of a run already counted reported: added to its cost, not
-    counted as another run (``None``: nothing). Thread-safe."""
-    budget = config.stash.get(BUDGET_KEY, None)
-    if budget is not None and spent is not None:
-        budget.spent_more(spent)
 
 
 class BudgetHooks:
@@ -150,8 +81,6 @@ class BudgetHooks:
             node.workerinput[BUDGET_INPUT] = str(self.spend_file.path)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_evalcases.plugin.nodes import EvalItem
-
         self.budget.total = sum(1 for item in session.items if isinstance(item, EvalItem))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -188,7 +117,7 @@ class BudgetHooks:
         spend = Spend()
         for part in self.workers.values():
             spend = spend.plus(part)
-        said = lines(
+        said = summary_lines(
             self.budget.limit, spend, self.refused, self.unpriced_agents, self.budget.token_price
         )
         for line in said:
@@ -200,40 +129,3 @@ def _agent_of(state: EvalSession, variant: str) -> str:
         if candidate.name == variant:
             return state.agent_name(candidate) or "the agent"
     return state.agent.name if state.agent is not None else "the agent"
-
-
-def lines(
-    limit: float,
-    spend: Spend,
-    refused: int,
-    unpriced_agents: set[str],
-    token_price: float | None = None,
-) -> list[str]:
-    """What the summary says of the budget: what it counted, the runs it did not start,
-    and once, the runs it could not count. ``token_price``: runs that reported tokens
-    only were priced at it (USD per million tokens)."""
-    counted = spend.priced_at(token_price)
-    said = [f"budget: {usd(counted.usd)} of {usd(limit)} spent by {_runs(counted.priced)}"]
-    if counted.priced > spend.priced:
-        said[0] += (
-            f" ({_runs(counted.priced - spend.priced)} priced by their "
-            f"{spend.unpriced_tokens:,} tokens at {usd(token_price or 0)} per million)"
-        )
-    if refused:
-        said[0] += f"; {_runs(refused)} not started"
-    spend = counted
-    uncounted = spend.unpriced + spend.unreported
-    if uncounted:
-        agents = ", ".join(sorted(unpriced_agents))
-        tokens = (
-            f" (their {spend.unpriced_tokens:,} tokens are not priced)" if spend.unpriced else ""
-        )
-        said.append(
-            f"budget: {_runs(uncounted)} of {agents} reported no cost{tokens}: the budget "
-            "does not count them (docs/budget.md)"
-        )
-    return said
-
-
-def _runs(count: int) -> str:
-    return f"{count} run" if count == 1 else f"{count} runs"

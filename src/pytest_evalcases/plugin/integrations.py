@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.plugin import options
 from pytest_evalcases.plugin.nodes import EvalItem
+from pytest_evalcases.plugin.settings import WORKER_INPUT
 from pytest_evalcases.plugin.suite import WORKER_OUTPUT
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.session.state import EvalSession
@@ -25,14 +25,7 @@ class XdistHooks:
         self.state = state
 
     def pytest_configure_node(self, node: Any) -> None:
-        keep = self.state.keep
-        node.workerinput[options.KEEP_INPUT] = keep.to_dict() if keep is not None else None
-        place = self.state.record_place
-        node.workerinput[options.RECORD_INPUT] = place.to_dict() if place is not None else None
-        regrade = self.state.settings.regrade
-        node.workerinput[options.REGRADE_INPUT] = str(regrade) if regrade is not None else None
-        plan = self.state.replay_plan
-        node.workerinput[options.REPLAY_INPUT] = plan.to_dict() if plan is not None else None
+        node.workerinput[WORKER_INPUT] = self.state.settings.worker_input().to_json()
 
     def pytest_handlecrashitem(self, crashitem: str) -> None:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")
@@ -129,6 +122,21 @@ def _asked_for_metadata(config: pytest.Config) -> bool:
 
 def _is_metadata_line(line: str | list[str]) -> bool:
     return isinstance(line, str) and line.startswith("metadata: ")
+
+
+class DeepQueues:
+    """Under xdist's ``load`` distribution, each worker is sent enough items to keep
+    its ``--eval-concurrency`` runs busy: xdist's own scheduler keeps two items queued
+    on a worker whose tests take long, which would leave all but two runs idle."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+
+    @pytest.hookimpl(tryfirst=True, optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getoption("dist", None) != "load":
+            return None
+        return deep_load_scheduling(config, log, 2 * self.concurrency)
 
 
 def deep_load_scheduling(config: pytest.Config, log: Any, depth: int) -> Any:

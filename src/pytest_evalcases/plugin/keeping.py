@@ -21,7 +21,7 @@ class KeepHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
-        place = self.state.keep
+        place = self.state.settings.keep
         if place is None or not resultsfile.executed(self.state.records):
             # No results file was written, nor replaced.
             return

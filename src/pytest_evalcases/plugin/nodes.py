@@ -15,13 +15,13 @@ import pytest
 from pytest_evalcases.cases.limits import shown_path
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError, RunError, UsageError
-from pytest_evalcases.kinds import Outcome, Spent, total_spent
-from pytest_evalcases.plugin import budget
-from pytest_evalcases.plugin.stash import runs_cases, session_of
+from pytest_evalcases.kinds import Outcome
+from pytest_evalcases.plugin.stash import AHEAD_KEY, BUDGET_KEY, runs_cases, session_of
 from pytest_evalcases.report import messages
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run import keep
 from pytest_evalcases.run.workspace import Variant
+from pytest_evalcases.session import orchestration
+from pytest_evalcases.session.orchestration import CaseRun, PlannedRun
 from pytest_evalcases.session.record import file_record, run_record
 from pytest_evalcases.session.state import EvalSession
 
@@ -54,18 +54,6 @@ class NoVerdict(Exception):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.text = text
-
-
-def item_name(
-    case_id: str, variant: str, repetition: int | None, perturbation: str | None = None
-) -> str:
-    """``case-id``, ``case-id[variant]``, ``case-id[r0]`` or ``case-id[variant-r0]``; a
-    perturbed run has ``perturb-CLASS-K`` before the repetition (``case-id[perturb-typo-3]``,
-    ``case-id[variant-perturb-typo-3-r0]``; docs/perturbation.md)."""
-    perturbed = f"perturb-{perturbation}" if perturbation is not None else ""
-    repeated = f"r{repetition}" if repetition is not None else ""
-    params = [p for p in (variant, perturbed, repeated) if p]
-    return f"{case_id}[{'-'.join(params)}]" if params else case_id
 
 
 class EvalFile(pytest.File):
@@ -148,25 +136,16 @@ class EvalFile(pytest.File):
             return
         for entry in entries:
             session.ids.setdefault(entry.id, {}).setdefault(self.path, entry.line + 1)
-        settings = session.settings
-        repeated = settings.repeat > 1
-        plan = settings.perturb
         for entry in entries:
-            for variant in settings.variants:
-                # A graded directory has no prompt to perturb; `perturb: false` opts out.
-                perturbed = plan is not None and entry.perturb and variant.graded_dir is None
-                for perturbation in [None, *(plan.labels() if plan and perturbed else [])]:
-                    for rep in range(settings.repeat):
-                        yield EvalItem.from_parent(
-                            self,
-                            name=item_name(
-                                entry.id, variant.name, rep if repeated else None, perturbation
-                            ),
-                            entry=entry,
-                            variant=variant,
-                            repetition=rep,
-                            perturbation=perturbation,
-                        )
+            for run in orchestration.slots(entry.id, entry.perturb, session.settings):
+                yield EvalItem.from_parent(
+                    self,
+                    name=run.name,
+                    entry=entry,
+                    variant=run.variant,
+                    repetition=run.repetition,
+                    perturbation=run.perturbation,
+                )
 
     def _duplicate(self, case_id: str) -> CaseFileError | None:
         """The error of a case whose id a case of a file collected before has already.
@@ -314,6 +293,18 @@ class EvalItem(pytest.Item):
         """The validated case, loaded with its file when first needed."""
         return self.parent.case(self.entry.id)
 
+    def planned(self) -> PlannedRun:
+        """The run this item stands for; :class:`CaseFileError` when its case file no
+        longer loads."""
+        return PlannedRun(
+            case=self.case,
+            variant=self.variant,
+            repetition=self.repetition,
+            perturbation=self.perturbation,
+            label=self.name,
+            key=self.nodeid,
+        )
+
     def setup(self) -> None:
         # A rerun (pytest-rerunfailures) sets the item up again: nothing of the attempt
         # it replaces may decide this one.
@@ -322,159 +313,71 @@ class EvalItem(pytest.Item):
         state = session_of(self.config)
         load_error = None
         try:
-            self.case  # noqa: B018 - loads the case file, when collection did not
+            run = self.planned()
         except CaseFileError as exc:
             load_error = exc
         if load_error is not None:
             # Outside the except block, so that no exception chain is shown.
             raise NoVerdict(case_file_message(self.config, load_error))
-        if self.case.quarantine:
-            pytest.skip(f"quarantined: {self.case.quarantine}")
-        elsewhere = self.case.other_agent(state.agent_name(self.variant))
-        if elsewhere:
-            pytest.skip(elsewhere)
-        if state.needs_agent(self.variant):
-            pytest.skip("no agent configured (--eval-agent)")
-        unavailable = state.unavailable.get(self.variant.name)
-        if unavailable:
-            pytest.skip(unavailable)
-        if not runs_cases(self.config):
+        stash = self.config.stash
+        case_run = CaseRun(
+            state,
+            run,
+            budget=stash.get(BUDGET_KEY, None),
+            ahead=stash.get(AHEAD_KEY, None),
+            limit=self.limit,
+        )
+        try:
             # --setup-plan and --setup-only call setup, where the agent would run.
-            return
-        label = self.name
-        try:
-            context = state.context(self.variant, sandboxed=self._needs_sandbox(state))
-        except UsageError as exc:
-            # eval_sandbox = bwrap where it cannot run, in a session without an agent
-            # (with one, the preflight stopped the session before the first case).
-            usage = str(exc)
-        else:
-            usage = ""
-        if usage:
-            raise NoVerdict(usage)
-        made: list[Path] = []
-
-        def new_workspace() -> Path:
-            made.append(state.workspaces.new(label))
-            return made[-1]
-
-        from pytest_evalcases.plugin.ahead import concurrency_of
-
-        ahead = concurrency_of(self.config)
-        first = ahead.first_run(self) if ahead is not None else None
-        try:
-            if state.regrading is not None:
-                from pytest_evalcases.run.regrade import regrade
-
-                self.run_report = regrade(
-                    self.case,
-                    self.variant,
-                    self.repetition,
-                    context,
-                    state.regrading,
-                    new_workspace,
-                    state.results_root,
-                )
-            else:
-                from pytest_evalcases.run.runner import execute
-
-                # A run started ahead asked the budget in its own thread.
-                counted = first is None and self.variant.graded_dir is None
-                if counted:
-                    budget.admit(self.config)
-                spends: tuple[Spent | None, ...] = ()
-                try:
-                    self.run_report = execute(
-                        self.run_case(),
-                        self.variant,
-                        context,
-                        new_workspace,
-                        first,
-                        limit=self.limit,
-                        record_as=self.run_name(),
-                    )
-                    spends = self.run_report.spends
-                except RunError as exc:
-                    spends = exc.spends
-                    raise
-                finally:
-                    if counted:
-                        budget.finished(self.config, total_spent(spends))
-                    else:
-                        # The run started ahead counted its first attempt as it ended.
-                        budget.spent_more(self.config, total_spent(spends[1:]))
-        except RunError as exc:
-            self.run_error = exc
+            outcome = case_run.outcome(dry=not runs_cases(self.config))
         except pytest.fail.Exception as exc:
             # A SIGALRM handler failed the test in the middle of the run: pytest-timeout
             # before 2.1, which has no hook to leave eval items to the plugin. The run's
             # processes were killed on the way out (docs/agents.md, "pytest-timeout").
-            self.run_error = RunError(
+            outcome = case_run.stopped(
                 f"stopped by {exc.msg or 'pytest.fail'!r} while the case ran (its "
                 "processes were killed); pytest-timeout 2.1 or later lets the case's "
-                "own timeout stop it with a report",
-                kind="timeout",
+                "own timeout stop it with a report"
             )
-            self.run_error.workspace = str(made[-1]) if made else None
-        if self.run_error is not None:
-            # Outside the except block, so that no exception chain is shown.
-            workspace, note = self._keep(self.run_error.workspace)
-            self.run_error.workspace = str(workspace) if workspace is not None else None
-            text = messages.error_text(self._header(), self.run_error, state.redact, note=note)
+        if outcome.kind == "skipped":
+            pytest.skip(outcome.reason)
+        if outcome.kind == "unrunnable":
+            raise NoVerdict(outcome.reason)
+        self.run_report = outcome.report
+        self.run_error = outcome.error
+        if outcome.error is not None:
+            assert outcome.report is not None
+            text = messages.error_text(
+                self._header(),
+                outcome.error,
+                outcome.report.workspace,
+                state.redact,
+                note=outcome.note,
+            )
             raise NoVerdict(text)
-
-    def run_case(self) -> LoadedCase:
-        """The case as the agent runs it: its prompt perturbed in a perturbed run."""
-        plan = session_of(self.config).settings.perturb
-        case = self.case
-        if self.perturbation is None or plan is None or case.prompt is None:
-            return case
-        from pytest_evalcases.run.perturb import perturb, split_label
-
-        cls, k = split_label(self.perturbation)
-        return dataclasses.replace(case, prompt=perturb(case.prompt, cls, k, plan.seed))
-
-    def _advisory_perturbation(self, state: EvalSession) -> bool:
-        """A perturbed run whose failure never blocks (``eval_perturb_blocking`` unset)."""
-        plan = state.settings.perturb
-        return self.perturbation is not None and (plan is None or not plan.blocking)
-
-    def _needs_sandbox(self, state: EvalSession) -> bool:
-        """Whether the run needs the sandbox: always, but in a regrade whose checks
-        start no process (docs/replay.md, "Regrade")."""
-        if state.regrading is None:
-            return True
-        from pytest_evalcases.run.regrade import starts_processes
-
-        return starts_processes(self.case)
 
     def runtest(self) -> None:
         report = self.run_report
         assert report is not None
-        failed = report.failed_checks
         state = session_of(self.config)
-        if state.settings.red_first:
-            if not failed:
-                self._keep_report(report)
-                checks = len(report.checks)
-                raise CheckFailure(
-                    messages.red_first_text(self._header(), checks),
-                    messages.red_first_line(checks),
-                )
+        run = self.planned()
+        verdict = orchestration.check_verdict(state, run, report)
+        if verdict in ("passed", "red"):
             self._report_checks(report)
-            return
-        if not failed:
-            self._report_checks(report)
-            if self._disposable(report):
+            if verdict == "passed" and orchestration.disposable(state, run, report):
                 shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
             return
-        note = self._keep_report(report)
-        if self._advisory_perturbation(state):
-            # docs/perturbation.md: perturbed runs are advisory unless eval_perturb_blocking.
+        workspace, note = orchestration.kept(state, run, report.workspace)
+        report = self.run_report = dataclasses.replace(report, workspace=workspace)
+        checks, failed = report.checks, report.failed_checks
+        if verdict == "green":
+            raise CheckFailure(
+                messages.red_first_text(self._header(), len(checks)),
+                messages.red_first_line(len(checks)),
+            )
+        if verdict == "perturbed":
             pytest.xfail(messages.perturbed_text(self.perturbation or "", failed, state.redact))
-        # As severe as its most severe failed check: a task directory's LOW checks
-        # failing alone are an advisory failure (docs/case-format.md).
-        if self.case.failure_severity(c.id for c in failed) == "advisory":
+        if verdict == "advisory":
             pytest.xfail(messages.advisory_text(failed, state.redact, self.case.severity))
         text = messages.failure_text(
             self._header(),
@@ -492,43 +395,6 @@ class EvalItem(pytest.Item):
         ``-rP`` / ``-rA``, in JUnit's ``system-out`` with ``junit_logging``, never by default."""
         text = messages.checks_text(report.checks, report.agent, session_of(self.config).redact)
         self.add_report_section("call", "stdout", text)
-
-    def _keep_report(self, report: RunReport) -> str:
-        """Keep the workspace of a run reported failed; why it stayed where it was."""
-        workspace, note = self._keep(report.workspace)
-        report.workspace = workspace
-        return note
-
-    def run_name(self) -> str:
-        """The run's name in the directories beside the results file: its kept
-        workspace's, and its recording's (docs/replay.md)."""
-        repeated = session_of(self.config).settings.repeat > 1
-        return keep.entry_name(
-            self.entry.id,
-            self.variant.name,
-            self.repetition if repeated else None,
-            self.perturbation,
-        )
-
-    def _keep(self, workspace: Path | str | None) -> tuple[Path | None, str]:
-        """Where the workspace of a failed or errored run is kept (docs/agents.md,
-        "Kept workspaces"), and why it stayed in pytest's temporary directory when it
-        did. A graded directory stays where it is."""
-        state = session_of(self.config)
-        place = state.keep
-        path = Path(workspace) if workspace else None
-        if path is None or place is None or self.variant.graded_dir is not None:
-            return path, ""
-        kept = keep.keep(path, self.run_name(), place, state.redact)
-        return kept.path, kept.note
-
-    def _disposable(self, report: RunReport) -> bool:
-        """A passed run's workspace goes, unless it is a graded directory or kept."""
-        return (
-            report.workspace is not None
-            and self.variant.graded_dir is None
-            and not session_of(self.config).settings.keep_workspaces
-        )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CheckFailure):
@@ -565,7 +431,7 @@ class EvalItem(pytest.Item):
             self.variant,
             self.repetition,
             outcome,
-            self.run_error or self.run_report,
+            self.run_report,
             redact=session_of(self.config).redact,
             file=_display(self.config, self.path),
             nodeid=self.nodeid,

@@ -188,7 +188,7 @@ def asked_for_cases(config: pytest.Config, discovery: Discovery) -> bool:
 def _key(agent: Agent) -> tuple[object, ...]:
     """What the preflight checks of an agent: variants that differ only in the model
     share one check (same program, same credentials, same version)."""
-    return (type(agent), agent.name, tuple(getattr(agent, "args", ())))
+    return (type(agent), agent.name, agent.args)
 
 
 def _variant_of(param: str, variants: Mapping[str, Variant]) -> str:

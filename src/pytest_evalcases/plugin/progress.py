@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.plugin.stash import runs_cases
+from pytest_evalcases.plugin.stash import AHEAD_KEY, runs_cases
 
 #: Seconds a run takes before the status shows.
 SHOW_AFTER = 2.0
@@ -137,11 +137,9 @@ class ProgressHooks:
 
     def running(self) -> list[tuple[Hashable, float]]:
         """The runs the scheduler has started ahead, else the item being set up."""
-        from pytest_evalcases.plugin.ahead import AHEAD_KEY
-
         ahead = self.config.stash.get(AHEAD_KEY, None)
         if ahead is not None:
-            return ahead.scheduler.running()
+            return ahead.running()
         with self._lock:
             return sorted(self._current.items(), key=lambda pair: pair[1])
 

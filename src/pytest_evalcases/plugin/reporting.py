@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import defaults
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin import cache
@@ -18,7 +17,6 @@ from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
 from pytest_evalcases.report import messages, summary
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run import recording
 from pytest_evalcases.sandbox import INSTALL_HINT
 from pytest_evalcases.session.state import EvalSession
 
@@ -90,7 +88,7 @@ def header(state: EvalSession) -> str:
     agent = agent or (settings.agent.name if settings.agent else None)
     if settings.regrade is not None:
         # No agent runs: each run is graded from what the results file stored.
-        agent = f"none (regrading {messages.display_path(settings.regrade, Path.cwd())})"
+        agent = f"none (regrading {messages.display_path(settings.regrade.path, Path.cwd())})"
     sandbox = ""
     if state.agent is not None:
         try:
@@ -250,13 +248,11 @@ class HtmlHooks:
     def pytest_sessionfinish(self) -> None:
         from pytest_evalcases.report import html as html_report
 
-        results = self.state.settings.results
-        results_dir = results.results_dir or self.config.rootpath / defaults.RESULTS_DIR
         try:
             html_report.write(
                 self.path,
                 self.state.report(),
-                html_report.read_trend(results_dir),
+                html_report.read_trend(self.state.settings.results_dir),
                 title=f"eval gate: {self.config.rootpath.name}",
                 selection=self.state.selection,
                 results_file=self._results_file(),
@@ -268,13 +264,9 @@ class HtmlHooks:
 
     def _results_file(self) -> Path | None:
         """The results file whose ``.runs`` directory holds this session's recordings."""
-        place = self.state.record_place
-        if place is None:
+        if self.state.settings.record is None:
             return None
-        saved = self.state.settings.results.save_path
-        if saved is not None:
-            return saved
-        return place.root / (place.directory.name.removesuffix(recording.SUFFIX) + ".json")
+        return self.state.settings.results_file(self.state.started)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.line:

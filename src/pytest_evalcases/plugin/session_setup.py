@@ -7,7 +7,7 @@ hook objects it registers: :mod:`.hooks` imports it only when a session needs it
 
 from __future__ import annotations
 
-from pathlib import Path
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,26 +19,27 @@ from pytest_evalcases.plugin import (
     integrations,
     junit,
     keeping,
-    options,
     reporting,
     signals,
     suite,
 )
 from pytest_evalcases.plugin.collection import Collection
+from pytest_evalcases.plugin.settings import read as read_settings
+from pytest_evalcases.plugin.settings import workspace_dirs
 from pytest_evalcases.plugin.stash import COLLECTION_KEY, SESSION_KEY, is_worker
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.session.state import EvalSession, Settings
+from pytest_evalcases.session.settings import Settings
+from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import Agent, AgentSettings
-    from pytest_evalcases.run.recorded import RecordedSession
 
 
 def check_settings(config: pytest.Config) -> None:
     """Read and check the settings of a session that runs no case but whose ini file
     sets the plugin's values: a bad one is a usage error there too. Nothing else starts."""
     try:
-        options.build_settings(config)
+        read_settings(config, datetime.now(timezone.utc))
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -47,8 +48,9 @@ def start(config: pytest.Config) -> None:
     """Build the session of a pytest run that may run eval cases: its settings (a bad
     option or ini value is a usage error), its agents and the session object, kept in
     the stash, and register the hooks it needs."""
+    started = datetime.now(timezone.utc)
     try:
-        settings = options.build_settings(config)
+        settings = read_settings(config, started)
         # A regrade runs no agent: no preflight, no version asked (docs/replay.md).
         agents = _agents(settings) if settings.regrade is None else {}
         agent = next((a for a in agents.values() if a is not None), None)
@@ -62,17 +64,10 @@ def start(config: pytest.Config) -> None:
             registry=registry
         ),
         parse_cache=cache.load(config),
-        workspaces=options.workspace_dirs(config),
+        started=started,
+        workspaces=workspace_dirs(config),
         redact=Redactor(names=settings.redact_env),
     )
-    try:
-        state.keep = options.keep_place(config, settings, state.started)
-        state.record_place = options.record_place(config, settings, state.started)
-        if settings.regrade is not None:
-            state.regrading = _regrading(settings.regrade)
-        state.replay_plan = options.replay_plan(config, settings, state.record_place)
-    except UsageError as exc:
-        raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = state
     config.stash[COLLECTION_KEY] = Collection(config, state)
     # The proxy, when a run started it, stops with the session (each xdist worker its own).
@@ -87,17 +82,14 @@ def start(config: pytest.Config) -> None:
     config.pluginmanager.register(suite.SuiteHooks(config, state), "evalcases-suite")
     from pytest_evalcases.plugin import budget
 
-    try:
-        budget.register(config, state)
-    except UsageError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    budget.register(config, state)
     if settings.concurrency > 1 and settings.regrade is None:
         # Registered after the session hooks, so that its sessionfinish runs first.
         from pytest_evalcases.plugin import ahead
 
         config.pluginmanager.register(ahead.AheadHooks(config), "evalcases-ahead")
         if config.pluginmanager.hasplugin("xdist") and not is_worker(config):
-            queues = ahead.DeepQueues(settings.concurrency)
+            queues = integrations.DeepQueues(settings.concurrency)
             config.pluginmanager.register(queues, "evalcases-ahead-xdist")
     if agent is not None:
         # The controller checks the agent once for the session, before the first case;
@@ -119,7 +111,7 @@ def start(config: pytest.Config) -> None:
         config.pluginmanager.register(junit.JunitHooks(config, xmlpath), "evalcases-junit")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(integrations.XdistHooks(state), "evalcases-xdist")
-    if state.keep is not None and not is_worker(config):
+    if settings.keep is not None and not is_worker(config):
         config.pluginmanager.register(keeping.KeepHooks(state), "evalcases-keep")
     if hasattr(config.pluginmanager.hook, "pytest_timeout_set_timer"):
         # pytest-timeout 2.1 or later: its hook lets the plugin time eval items itself.
@@ -163,15 +155,3 @@ def _agents(settings: Settings) -> dict[str, Agent | None]:
             made.append((given, agent))
         found[variant.name] = agent
     return found
-
-
-def _regrading(path: Path) -> RecordedSession:
-    """The stored runs of ``--eval-regrade``'s results file; a :class:`UsageError`
-    names the file when it is not one."""
-    from pytest_evalcases.results.files import ResultsFileError
-    from pytest_evalcases.run.recorded import load_session
-
-    try:
-        return load_session(path)
-    except ResultsFileError as exc:
-        raise UsageError(f"--eval-regrade: {exc}") from None

@@ -1,5 +1,6 @@
-"""The session object of a pytest run, reached one way, which process this is, and
-whether it runs anything.
+"""What the plugin keeps in ``config.stash`` (the session object, reached one way, the
+collection hooks' work, the budget's account, the runs started ahead), which process
+this is, and whether it runs anything.
 
 Imported by the ``pytest11`` module in every pytest session: the session's classes are
 named for the type checker only, so that a session without eval cases never imports them.
@@ -13,6 +14,9 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_evalcases.plugin.collection import Collection
+    from pytest_evalcases.run.budget import Budget
+    from pytest_evalcases.run.runner import AgentRun
+    from pytest_evalcases.run.scheduler import Scheduler
     from pytest_evalcases.session.state import EvalSession
 
 #: Where the plugin keeps the session object, once a session that may run eval cases
@@ -20,6 +24,10 @@ if TYPE_CHECKING:
 SESSION_KEY: pytest.StashKey[EvalSession] = pytest.StashKey()
 #: Where the plugin keeps what its collection and report hooks hand the work to.
 COLLECTION_KEY: pytest.StashKey[Collection] = pytest.StashKey()
+#: ``--eval-budget``'s account of this process (docs/budget.md); absent without one.
+BUDGET_KEY: pytest.StashKey[Budget] = pytest.StashKey()
+#: ``--eval-concurrency``: the runs started ahead of their items; absent without them.
+AHEAD_KEY: pytest.StashKey[Scheduler[AgentRun]] = pytest.StashKey()
 
 
 def session_of(config: pytest.Config) -> EvalSession:

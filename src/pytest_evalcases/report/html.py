@@ -17,6 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pytest_evalcases.atomic import write_atomic
+from pytest_evalcases.recording import format as recording
+from pytest_evalcases.recording.format import RecordingError
 from pytest_evalcases.report import conversation, transcript
 from pytest_evalcases.report.show import run_name
 from pytest_evalcases.report.summary import (
@@ -29,9 +31,9 @@ from pytest_evalcases.report.summary import (
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.results.factors import label
 from pytest_evalcases.results.files import Headline, read_headlines
-from pytest_evalcases.results.gate import CaseVerdict, GateReport
+from pytest_evalcases.results.gate import GateReport
+from pytest_evalcases.results.outcomes import CaseVerdict
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run import recording
 from pytest_evalcases.text import plural, ratio
 
 #: Results files read for the trend, newest last; older ones are left out.
@@ -286,7 +288,7 @@ def _transcripts(
         name = run_name(r, (r.case_id, r.variant) in repeated)
         try:
             text = transcript.text(conversation.read(found), r, name=name)
-        except conversation.RecordingError as exc:
+        except RecordingError as exc:
             text = f"{exc}\n"
         out[r.recording] = (
             f"{name}: {r.outcome}",

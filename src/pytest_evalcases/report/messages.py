@@ -246,12 +246,19 @@ def error_line(error: RunError, redact: Callable[[str], str]) -> str:
     return redact(f"no verdict ({error.kind}): {_first_line(str(error))}")
 
 
-def error_text(head: str, error: RunError, redact: Callable[[str], str], *, note: str = "") -> str:
+def error_text(
+    head: str,
+    error: RunError,
+    workspace: Path | None,
+    redact: Callable[[str], str],
+    *,
+    note: str = "",
+) -> str:
     """Why a run reached no verdict: the error's kind and message, the workspace
     (``note``: why it is not where kept workspaces go)."""
     lines = [f"{head}: no verdict ({error.kind})", str(error)]
-    if error.workspace:
-        lines.append(f"workspace kept: {error.workspace}" + (f" ({note})" if note else ""))
+    if workspace is not None:
+        lines.append(f"workspace kept: {workspace}" + (f" ({note})" if note else ""))
     return redact("\n".join(lines))
 
 

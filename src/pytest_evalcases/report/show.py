@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_evalcases.errors import EvalcasesError
+from pytest_evalcases.recording import format as recording
+from pytest_evalcases.recording.recorded import RecordedRun, load_session
 from pytest_evalcases.report import conversation, transcript
 from pytest_evalcases.results.files import load
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run import recording
 from pytest_evalcases.run.artifacts import RUN_FILE
-from pytest_evalcases.run.recorded import RecordedRun, load_session
 
 #: Errors that end a run before its agent starts: nothing was sent to a model.
 _BEFORE_THE_AGENT = ("case", "no-agent", "setup", "missing", "sandbox", "workspace")

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pytest_evalcases.results.document import usage
 from pytest_evalcases.results.factors import FACTORS, WORKING_TREE, Factors, label
-from pytest_evalcases.results.files import usage
-from pytest_evalcases.results.gate import (
-    CaseVerdict,
-    Comparison,
-    GateReport,
-    VariantSummary,
-    severities_present,
-)
+from pytest_evalcases.results.gate import Comparison, GateReport, VariantSummary, severities_present
+from pytest_evalcases.results.outcomes import CaseVerdict
 from pytest_evalcases.results.perturbation import ClassScore
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.skills import scores

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_evalcases.recording.views import Usage
 from pytest_evalcases.report.conversation import Conversation, Other, Turn
-from pytest_evalcases.report.dialects import Usage
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import check_label, plural, usd
 

@@ -17,15 +17,15 @@ suite's (docs/results.md, "Runs of part of the suite").
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_evalcases import defaults
 from pytest_evalcases.kinds import CaseOutcome, Severity
-from pytest_evalcases.results import gate
-from pytest_evalcases.results.document import ResultsDocument
-from pytest_evalcases.results.files import usage
+from pytest_evalcases.results.document import ResultsDocument, usage
+from pytest_evalcases.results.outcomes import BLOCKING, CaseVerdict, case_verdicts
+from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import percent, plural
 
 USAGE_FACTOR = 1.3
@@ -47,7 +47,7 @@ class CaseRow:
 
     @property
     def blocks(self) -> bool:
-        return self.severity in gate.BLOCKING
+        return self.severity in BLOCKING
 
     @property
     def change(self) -> str:
@@ -157,12 +157,34 @@ def check(
 ) -> BaselineResult:
     """Compare the results document ``after`` with ``before``; ``tolerance`` is in
     percentage points."""
+    return check_run(
+        before,
+        after.cases,
+        whole=after.complete_suite,
+        pins=after.pins,
+        tolerance=tolerance,
+        label=label,
+    )
+
+
+def check_run(
+    before: ResultsDocument,
+    records: Sequence[RunRecord],
+    *,
+    whole: bool,
+    pins: dict[str, Any],
+    tolerance: float = defaults.BASELINE_TOLERANCE,
+    label: str = "baseline",
+) -> BaselineResult:
+    """Compare a run, its ``records`` and ``pins``, with ``before``, as :func:`check`
+    does the document they make; ``whole``: the run covered the whole suite (its
+    ``complete_suite``)."""
     old_records = [r for r in before.cases if r.kind != "file"]
-    new_records = [r for r in after.cases if r.kind != "file"]
-    old = gate.case_verdicts(old_records)
-    new = gate.case_verdicts(new_records)
+    new_records = [r for r in records if r.kind != "file"]
+    old = case_verdicts(old_records)
+    new = case_verdicts(new_records)
     rows = _align(old, new)
-    partial = (not before.complete_suite, not after.complete_suite)
+    partial = (not before.complete_suite, not whole)
     common: int | None = None
     if any(partial):
         both = [
@@ -212,22 +234,10 @@ def check(
         tokens_mean=tokens,
         cost_mean=cost,
         reasons=tuple(reasons),
-        pin_differences=tuple(pin_differences(before.pins, after.pins)),
+        pin_differences=tuple(pin_differences(before.pins, pins)),
         common=common,
         partial=partial,
     )
-
-
-def apply(report: gate.GateReport, result: BaselineResult) -> gate.GateReport:
-    """``report`` with the baseline's lines, and BLOCKED when the baseline blocks."""
-    verdict = report.verdict
-    if result.blocked and verdict.status != "NONE":
-        reason = "baseline: " + "; ".join(result.reasons)
-        if verdict.status == "BLOCKED" and verdict.reason:
-            reason = f"{verdict.reason}; {reason}"
-        verdict = gate.Verdict("BLOCKED", reason)
-    notes = [*report.notes, *result.lines()]
-    return dataclasses.replace(report, verdict=verdict, notes=notes)
 
 
 def pin_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -302,14 +312,12 @@ def _flat(config: Any) -> dict[str, Any]:
     }
 
 
-def _align(
-    old: dict[str, list[gate.CaseVerdict]], new: dict[str, list[gate.CaseVerdict]]
-) -> list[CaseRow]:
+def _align(old: dict[str, list[CaseVerdict]], new: dict[str, list[CaseVerdict]]) -> list[CaseRow]:
     """Rows by (variant, case). Variants pair by name; a side with a single variant
     pairs with every variant of the other (a one-configuration baseline against an
     A/B run)."""
 
-    def partner(variant: str, others: dict[str, list[gate.CaseVerdict]]) -> str | None:
+    def partner(variant: str, others: dict[str, list[CaseVerdict]]) -> str | None:
         if variant in others:
             return variant
         return next(iter(others)) if len(others) == 1 else None
@@ -331,9 +339,9 @@ def _align(
     return sorted(rows.values(), key=lambda r: (r.variant, r.case_id))
 
 
-def _rate(verdicts: dict[str, list[gate.CaseVerdict]]) -> float | None:
+def _rate(verdicts: dict[str, list[CaseVerdict]]) -> float | None:
     """The pass rate of the critical and normal cases, as the gate counts it."""
-    cases = [c for cases in verdicts.values() for c in cases if c.counted_severity in gate.BLOCKING]
+    cases = [c for cases in verdicts.values() for c in cases if c.counted_severity in BLOCKING]
     passed = sum(1 for c in cases if c.outcome == "passed")
     decided = sum(1 for c in cases if c.outcome in ("passed", "failed"))
     return passed / decided if decided else None

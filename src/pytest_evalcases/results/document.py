@@ -10,12 +10,14 @@ ambiguous (a case verdict's ``graded`` is :attr:`CaseEntry.graded_runs`).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pytest_evalcases.kinds import CaseOutcome, Status
 from pytest_evalcases.results import skills
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import plural
 
@@ -284,6 +286,9 @@ class ResultsDocument:
     #: ``--eval-perturb``: originals against perturbed runs per class, and the flagging
     #: threshold (docs/perturbation.md); ``None`` (no key) without perturbed runs.
     perturbation: dict[str, Any] | None = None
+    #: The policy the verdict was decided under (docs/results.md, "The gate policy");
+    #: ``None`` in files written before it was stored.
+    policy: GatePolicy | None = None
 
     @property
     def is_red_first(self) -> bool:
@@ -311,6 +316,7 @@ class ResultsDocument:
             "verdict": self.verdict,
             "verdict_reason": self.verdict_reason,
             "min_pass_rate": self.min_pass_rate,
+            "policy": self.policy.to_dict() if self.policy is not None else None,
             "shard": self.shard,
             "usage": self.usage.to_dict(),
             "pins": self.pins,
@@ -330,3 +336,22 @@ class ResultsDocument:
         if self.merge_warnings is not None:
             data["merge_warnings"] = list(self.merge_warnings)
         return data
+
+
+def usage(records: Iterable[RunRecord]) -> Usage:
+    """Token and cost totals and means per run, over the runs that report them."""
+    runs = [r for r in records if r.kind != "file"]
+    tokens = [
+        (r.tokens_in or 0) + (r.tokens_out or 0)
+        for r in runs
+        if r.tokens_in is not None or r.tokens_out is not None
+    ]
+    costs = [r.cost_usd for r in runs if r.cost_usd is not None]
+    return Usage(
+        runs_with_tokens=len(tokens),
+        tokens_total=sum(tokens),
+        tokens_mean=sum(tokens) / len(tokens) if tokens else None,
+        runs_with_cost=len(costs),
+        cost_total=sum(costs),
+        cost_mean=sum(costs) / len(costs) if costs else None,
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,12 +36,13 @@ from pytest_evalcases.results.document import (
     SuiteSelection,
     Usage,
     VariantEntry,
+    usage,
 )
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.outcomes import CaseVerdict
+from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
 from pytest_evalcases.results.record import RunRecord
-
-#: Kept for the plugin's ``eval_results_dir`` default until it reads
-#: :data:`pytest_evalcases.defaults.RESULTS_DIR` itself; defined there, not here.
+from pytest_evalcases.results.skills import SkillLimits
 
 _CASE_OUTCOMES = ("passed", "failed", "error", "skipped")
 _STATUSES = ("PASS", "BLOCKED", "INCONCLUSIVE", "NONE")
@@ -99,26 +100,7 @@ def executed(records: Iterable[RunRecord]) -> bool:
     return any(r.kind != "file" and r.outcome != "skipped" for r in records)
 
 
-def usage(records: Iterable[RunRecord]) -> Usage:
-    """Token and cost totals and means per run, over the runs that report them."""
-    runs = [r for r in records if r.kind != "file"]
-    tokens = [
-        (r.tokens_in or 0) + (r.tokens_out or 0)
-        for r in runs
-        if r.tokens_in is not None or r.tokens_out is not None
-    ]
-    costs = [r.cost_usd for r in runs if r.cost_usd is not None]
-    return Usage(
-        runs_with_tokens=len(tokens),
-        tokens_total=sum(tokens),
-        tokens_mean=sum(tokens) / len(tokens) if tokens else None,
-        runs_with_cost=len(costs),
-        cost_total=sum(costs),
-        cost_mean=sum(costs) / len(costs) if costs else None,
-    )
-
-
-def _counts(cases: Sequence[gate.CaseVerdict], broken: int) -> Counts:
+def _counts(cases: Sequence[CaseVerdict], broken: int) -> Counts:
     passed = sum(1 for c in cases if c.outcome == "passed")
     failed = sum(1 for c in cases if c.outcome == "failed")
     errors = sum(1 for c in cases if c.outcome == "error") + broken
@@ -132,7 +114,7 @@ def _counts(cases: Sequence[gate.CaseVerdict], broken: int) -> Counts:
     )
 
 
-def _case_entry(case: gate.CaseVerdict) -> CaseEntry:
+def _case_entry(case: CaseVerdict) -> CaseEntry:
     rate = case.pass_rate
     low, high = case.interval
     return CaseEntry(
@@ -149,8 +131,7 @@ def _case_entry(case: gate.CaseVerdict) -> CaseEntry:
 
 
 def document(
-    records: Sequence[RunRecord],
-    min_pass_rate: float,
+    report: gate.GateReport,
     *,
     started: datetime,
     finished: datetime | None = None,
@@ -159,35 +140,18 @@ def document(
     pins: dict[str, Any] | None = None,
     sources: dict[str, str] | None = None,
     shard: tuple[int, int] | None = None,
-    verdict: gate.Verdict | None = None,
-    order: Sequence[str] = (),
-    mode: Mode = "run",
     selection: SuiteSelection | None = None,
-    factors: Mapping[str, Factors] | None = None,
-    perturbed_block: bool = False,
-    perturb_max_delta: float | None = None,
 ) -> ResultsDocument:
-    """The results document of ``records``. Counts are per case verdict (a case
-    repeated five times counts once); ``verdict`` overrides the gate's own. ``order``
-    names the variants as configured (the first is the baseline); ``mode`` is ``run``,
-    or ``red-first`` for authoring runs, which trends leave out. ``selection`` is the
-    part of the suite the run selected; without it a run is taken for the whole suite
-    unless it is a shard. ``factors``: each variant's agent, model, arguments and
-    configuration (docs/variants.md), by name. ``perturb_max_delta``: the run perturbed
-    its prompts (docs/perturbation.md), and a drop of more points flags a class."""
-    # A run that did not finish is never PASS, the whole of it nor any variant.
-    unfinished = () if complete else (tuple(incomplete_reasons) or ("incomplete",))
-    report = gate.evaluate(
-        list(records),
-        min_pass_rate,
-        order=order,
-        incomplete=unfinished,
-        red_first=mode == "red-first",
-        factors=factors,
-        perturbed_block=perturbed_block,
-    )
+    """The results document of the gate's ``report`` (:func:`gate.decide
+    <pytest_evalcases.results.gate.decide>`): its records, its verdict and the policy it
+    was decided under. Counts are per case verdict (a case repeated five times counts
+    once). ``sources`` names each variant's configuration; the mode is ``red-first``
+    for authoring runs, which trends leave out, else ``run``. ``selection`` is the part
+    of the suite the run selected; without it a run is taken for the whole suite unless
+    it is a shard (:func:`complete_suite`)."""
+    records = report.records
+    policy = report.policy
     broken = len(report.broken_files)
-    final = verdict or report.verdict
     variants = tuple(
         VariantEntry(
             name=v.name,
@@ -195,11 +159,9 @@ def document(
             counts=_counts(v.cases, broken),
             checks_passed=v.checks_passed,
             checks_total=v.checks_total,
-            verdict=gate.variant_verdict(
-                v, min_pass_rate, broken, unfinished, red_first=mode == "red-first"
-            ).status,
+            verdict=report.variant_verdicts[v.name].status,
             cases=tuple(_case_entry(c) for c in v.cases),
-            factors=(factors or {}).get(v.name),
+            factors=report.factors.get(v.name),
             usage=usage(r for r in records if r.variant == v.name and r.kind != "file"),
         )
         for v in report.variants
@@ -223,30 +185,36 @@ def document(
         duration=round((finished - started).total_seconds(), 3) if finished else None,
         complete=complete,
         incomplete_reasons=tuple(incomplete_reasons),
-        mode=mode,
+        mode="red-first" if policy.red_first else "run",
         counts=_counts([c for v in report.variants for c in v.cases], broken),
         checks_passed=sum(v.checks_passed for v in report.variants),
         checks_total=sum(v.checks_total for v in report.variants),
-        verdict=final.status,
-        verdict_reason=final.reason,
-        min_pass_rate=min_pass_rate,
+        verdict=report.verdict.status,
+        verdict_reason=report.verdict.reason,
+        min_pass_rate=policy.min_pass_rate,
         shard=f"{shard[0]}/{shard[1]}" if shard else None,
         usage=usage(records),
         pins=pins or {},
         variants=variants,
         comparisons=comparisons,
         cases=tuple(records),
-        complete_suite=complete and (selection.whole if selection is not None else not shard),
+        complete_suite=complete_suite(complete, selection, shard),
         selection=selection,
-        perturbation=_perturbation(records, perturb_max_delta),
+        perturbation=perturbation.to_dict(report.perturbation, policy.perturb_max_delta)
+        if policy.perturb_max_delta is not None
+        else None,
+        baseline=report.baseline.to_dict() if report.baseline is not None else None,
+        policy=policy,
     )
 
 
-def _perturbation(records: Iterable[RunRecord], max_delta: float | None) -> dict[str, Any] | None:
-    """The ``perturbation`` object of a run of ``--eval-perturb``; ``None`` otherwise."""
-    if max_delta is None:
-        return None
-    return perturbation.to_dict(perturbation.scores(records, max_delta), max_delta)
+def complete_suite(
+    complete: bool, selection: SuiteSelection | None, shard: tuple[int, int] | None = None
+) -> bool:
+    """Whether a run covered the whole suite (its file's ``complete_suite``): it ran to
+    its end and selected every run of the suite (docs/results.md, "Runs of part of the
+    suite"); without a ``selection``, unless it is a ``shard``."""
+    return complete and (selection.whole if selection is not None else not shard)
 
 
 def dumps(doc: ResultsDocument | dict[str, Any], redact: Redactor | None = None) -> str:
@@ -736,6 +704,26 @@ def _read_selection(f: _Fields) -> SuiteSelection:
     )
 
 
+def _read_policy(f: _Fields) -> GatePolicy:
+    given = f.data.get("baseline")
+    baseline = None
+    if given is not None:
+        b = _Fields(given, f.path("baseline"))
+        baseline = BaselinePolicy(
+            file=b.text("file"), tolerance=b.number("tolerance", defaults.BASELINE_TOLERANCE)
+        )
+    return GatePolicy(
+        min_pass_rate=f.number("min_pass_rate", defaults.MIN_PASS_RATE),
+        red_first=f.flag("red_first", False),
+        skill_limits=SkillLimits(
+            f.number_or_none("skill_min_recall"), f.number_or_none("skill_max_false_trigger")
+        ),
+        perturbed_block=f.flag("perturb_blocking", False),
+        perturb_max_delta=f.number_or_none("perturb_max_delta"),
+        baseline=baseline,
+    )
+
+
 def _read_usage(f: _Fields) -> Usage:
     return Usage(
         runs_with_tokens=f.integer("runs_with_tokens"),
@@ -758,6 +746,7 @@ def from_dict(data: Any) -> ResultsDocument:
     complete = f.flag("complete", True)
     shard = f.text_or_none("shard")
     selection = f.data.get("selection")
+    policy = f.data.get("policy")
     return ResultsDocument(
         format=f.integer("format", FORMAT),
         date=f.text("date"),
@@ -793,4 +782,5 @@ def from_dict(data: Any) -> ResultsDocument:
         else None,
         regraded_from=f.text_or_none("regraded_from"),
         perturbation=f.mapping("perturbation") if f.data.get("perturbation") is not None else None,
+        policy=_read_policy(_Fields(policy, "policy")) if policy is not None else None,
     )

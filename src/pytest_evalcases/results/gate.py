@@ -1,62 +1,32 @@
-"""The verdict: per-case outcomes from run records, per-variant summaries, the gate
-policy and the exit status (docs/reference.md)."""
+"""The verdict: per-variant summaries of the case outcomes, the gate (:func:`decide`)
+and the exit status (docs/reference.md)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import TYPE_CHECKING
 
-from pytest_evalcases.kinds import SEVERITIES, CaseOutcome, Severity, Status
+from pytest_evalcases.kinds import SEVERITIES, Severity, Status
+from pytest_evalcases.results import perturbation, skills
 from pytest_evalcases.results.factors import Factors, differing
+from pytest_evalcases.results.outcomes import BLOCKING, CaseVerdict, case_verdicts
 from pytest_evalcases.results.perturbation import ClassScore
+from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.results.stats import mcnemar_exact, wilson
+from pytest_evalcases.results.stats import mcnemar_exact
 from pytest_evalcases.text import plural
+
+if TYPE_CHECKING:
+    # A session without --eval-baseline never reads one (docs/results.md, "The
+    # baseline gate"): the comparison comes in made, by whoever compared.
+    from pytest_evalcases.results.baseline import BaselineResult
 
 EXIT_PASS = 0
 EXIT_BLOCKED = 1
 EXIT_INCONCLUSIVE = 2
 _RANK = {"PASS": 0, "INCONCLUSIVE": 1, "BLOCKED": 2}
-#: The severities whose failures block; advisory ones are reported and never do.
-BLOCKING: tuple[Severity, ...] = ("critical", "normal")
-
-
-@dataclass(frozen=True)
-class CaseVerdict:
-    """A case's verdict in one variant, over its repetitions."""
-
-    case_id: str
-    variant: str
-    severity: Severity
-    outcome: CaseOutcome
-    runs: int
-    #: Runs that reached a verdict (passed, failed or xfailed).
-    graded_runs: int
-    passes: int
-    errors: int
-    min_pass_rate: float
-    checks_passed: int
-    checks_total: int
-    #: check id -> passed in every graded run
-    checks: dict[str, bool]
-    #: A failed case's failure, as severe as its most severe failed run's (a task
-    #: directory whose LOW checks alone failed: ``advisory``); ``None`` unless it failed.
-    failure_severity: Severity | None = None
-
-    @property
-    def counted_severity(self) -> Severity:
-        """The severity the gate counts the case under: its failure's when it failed,
-        else its own (docs/case-format.md, "Task-directory format")."""
-        return self.failure_severity or self.severity
-
-    @property
-    def pass_rate(self) -> float | None:
-        return self.passes / self.graded_runs if self.graded_runs else None
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson(self.passes, self.graded_runs)
 
 
 @dataclass(frozen=True)
@@ -161,55 +131,12 @@ class GateReport:
     factors: Mapping[str, Factors] = field(default_factory=dict)
     #: ``--eval-perturb``: originals against perturbed runs, per class (docs/perturbation.md).
     perturbation: tuple[ClassScore, ...] = ()
-
-
-def case_verdicts(records: Iterable[RunRecord]) -> dict[str, list[CaseVerdict]]:
-    """Group run records into case verdicts, by variant in order of appearance."""
-    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
-    for record in records:
-        groups[(record.variant, record.case_id)].append(record)
-    by_variant: dict[str, list[CaseVerdict]] = defaultdict(list)
-    for (variant, case_id), runs in groups.items():
-        by_variant[variant].append(_verdict(case_id, variant, runs))
-    return dict(by_variant)
-
-
-def _verdict(case_id: str, variant: str, runs: list[RunRecord]) -> CaseVerdict:
-    graded = [r for r in runs if r.reached_verdict]
-    passes = sum(1 for r in graded if r.outcome == "passed")
-    errors = sum(1 for r in runs if r.outcome == "error")
-    min_rate = runs[0].min_pass_rate
-    outcome: CaseOutcome
-    if graded:
-        outcome = "passed" if passes / len(graded) >= min_rate - 1e-9 else "failed"
-    else:
-        outcome = "error" if errors else "skipped"
-    failed_runs = [r.failed_as for r in graded if r.outcome != "passed"]
-    failure = (
-        min(failed_runs, key=SEVERITIES.index) if outcome == "failed" and failed_runs else None
-    )
-    checks: dict[str, bool] = {}
-    passed_checks = total_checks = 0
-    for r in graded:
-        for check in r.checks:
-            checks[check.id] = checks.get(check.id, True) and check.passed
-            passed_checks += check.passed
-            total_checks += 1
-    return CaseVerdict(
-        case_id=case_id,
-        variant=variant,
-        severity=runs[0].severity,
-        outcome=outcome,
-        runs=len(runs),
-        graded_runs=len(graded),
-        passes=passes,
-        errors=errors,
-        min_pass_rate=min_rate,
-        checks_passed=passed_checks,
-        checks_total=total_checks,
-        checks=checks,
-        failure_severity=failure,
-    )
+    #: What the verdict was decided by, besides the records.
+    policy: GatePolicy = field(default_factory=GatePolicy)
+    #: Each variant's own verdict by name, as the results file's ``variants`` say it.
+    variant_verdicts: Mapping[str, Verdict] = field(default_factory=dict)
+    #: ``--eval-baseline``: the run compared with the baseline; ``None`` without one.
+    baseline: BaselineResult | None = None
 
 
 def compare(
@@ -343,59 +270,109 @@ def _variant_verdict(
     return Verdict("PASS")
 
 
-def evaluate(
-    records: list[RunRecord],
-    min_pass_rate: float,
-    order: Sequence[str] = (),
+def decide(
+    records: Sequence[RunRecord],
+    policy: GatePolicy | None = None,
     *,
-    incomplete: Sequence[str] = (),
-    red_first: bool = False,
+    order: Sequence[str] = (),
     factors: Mapping[str, Factors] | None = None,
-    perturbed_block: bool = False,
+    incomplete: Sequence[str] = (),
+    started: bool = True,
+    baseline: BaselineResult | None = None,
 ) -> GateReport:
-    """Aggregate every record of the session into the gate report.
+    """The gate: every record of a run, decided under ``policy`` (the defaults without
+    one) into the report whose ``verdict`` the exit status follows. The one place a
+    verdict is made, for a session and for ``evalcases merge`` alike.
 
     ``order``: the variant names as configured, the baseline first; under xdist records
     arrive in any order, so the order of appearance cannot say which is the baseline.
-    ``incomplete``: why the run did not finish (interrupted, a worker crashed), if it
-    did not: such a run is never PASS. ``red_first``: the outcomes are those of
-    ``--eval-red-first`` (see :func:`variant_verdict`). ``factors``: what each variant
-    is made of, by name, for the comparisons to say what they are about.
-    ``perturbed_block``: perturbed runs (``--eval-perturb``) count as runs of their case;
-    without it they count in nothing here, being advisory (docs/perturbation.md).
+    ``factors``: what each variant is made of, by name, for the comparisons to say what
+    they are about. ``incomplete``: why the run did not finish (interrupted, a worker
+    crashed), if it did not: such a run is never PASS, nor, when ``started`` (a case
+    began) without a record, "nothing was graded". ``baseline``: the run compared with
+    the baseline file that ``policy.baseline`` names (:func:`baseline.check_run
+    <pytest_evalcases.results.baseline.check_run>`); with the policy's perturbation
+    blocking, perturbed runs (``--eval-perturb``) count as runs of their case, and
+    otherwise in nothing here, being advisory (docs/perturbation.md).
     """
+    policy = policy or GatePolicy()
+    red_first = policy.red_first
     broken = [r for r in records if r.kind == "file"]
-    runs = [r for r in records if r.kind != "file" and (perturbed_block or r.perturbation is None)]
+    runs = [
+        r
+        for r in records
+        if r.kind != "file" and (policy.perturbed_block or r.perturbation is None)
+    ]
     by_variant = case_verdicts(runs)
     rank = {name: i for i, name in enumerate(order)}
     names = sorted(by_variant, key=lambda name: rank.get(name, len(rank)))
     variants = [VariantSummary(name, by_variant[name]) for name in names]
     comparisons = [compare(variants[0], v, factors) for v in variants[1:]]
     verdicts = [
-        (v.name, variant_verdict(v, min_pass_rate, len(broken), red_first=red_first))
+        (v.name, variant_verdict(v, policy.min_pass_rate, len(broken), red_first=red_first))
         for v in variants
     ]
-    if not verdicts:
-        verdict = (
-            Verdict("INCONCLUSIVE", f"{plural(len(broken), 'case file')} could not be loaded")
-            if broken
-            else Verdict("NONE", "nothing was graded")
-        )
-    else:
-        graded = [(n, v) for n, v in verdicts if v.status != "NONE"]
-        if not graded:
-            verdict = Verdict("NONE", "nothing was graded")
-        else:
-            name, worst = max(graded, key=lambda nv: _RANK[nv[1].status])
-            reason = worst.reason
-            if len(variants) > 1 and reason:
-                reason = f"{name}: {reason}"
-            verdict = Verdict(worst.status, reason)
-    verdict = unfinished(verdict, incomplete)
-    repeated = any(c.runs > 1 for v in variants for c in v.cases)
+    verdict = unfinished(_worst(verdicts, len(broken)), incomplete)
+    if not records and started and incomplete:
+        # Cut short in its first case: nothing was graded, and the run did not finish
+        # either; never "nothing was graded", which exits as pytest does.
+        verdict = Verdict("INCONCLUSIVE", "run incomplete: " + "; ".join(incomplete))
+    shortfalls = skills.shortfalls(skills.scores(records), policy.skill_limits)
+    if shortfalls:
+        # A skill's trigger scores falling short block (docs/skills.md, "Trigger scores").
+        verdict = _blocked(verdict, "; ".join(shortfalls))
+    notes: list[str] = []
+    if baseline is not None:
+        if baseline.blocked:
+            verdict = _blocked(verdict, "baseline: " + "; ".join(baseline.reasons))
+        notes += baseline.lines()
+    elif red_first and policy.baseline is not None:
+        # An authoring run's outcomes are inverted: compared with a baseline, every
+        # case would count the wrong way round (docs/results.md, "The baseline gate").
+        name = PurePath(policy.baseline.file).name
+        notes.append(f"baseline {name}: not compared with a red-first run")
+    max_delta = policy.perturb_max_delta
     return GateReport(
-        variants, comparisons, broken, verdict, repeated, records, factors=dict(factors or {})
+        variants,
+        comparisons,
+        broken,
+        verdict,
+        repeated=any(c.runs > 1 for v in variants for c in v.cases),
+        records=list(records),
+        notes=notes,
+        factors=dict(factors or {}),
+        perturbation=tuple(perturbation.scores(records, max_delta))
+        if max_delta is not None
+        else (),
+        policy=policy,
+        variant_verdicts={name: unfinished(v, incomplete) for name, v in verdicts},
+        baseline=baseline,
     )
+
+
+def _worst(verdicts: Sequence[tuple[str, Verdict]], broken: int) -> Verdict:
+    """The run's verdict: its worst variant's, named when there are several."""
+    if not verdicts:
+        if broken:
+            return Verdict("INCONCLUSIVE", f"{plural(broken, 'case file')} could not be loaded")
+        return Verdict("NONE", "nothing was graded")
+    graded = [(n, v) for n, v in verdicts if v.status != "NONE"]
+    if not graded:
+        return Verdict("NONE", "nothing was graded")
+    name, worst = max(graded, key=lambda nv: _RANK[nv[1].status])
+    reason = worst.reason
+    if len(verdicts) > 1 and reason:
+        reason = f"{name}: {reason}"
+    return Verdict(worst.status, reason)
+
+
+def _blocked(verdict: Verdict, reason: str) -> Verdict:
+    """``verdict`` BLOCKED for ``reason`` too; nothing graded stays so."""
+    if verdict.status == "NONE":
+        return verdict
+    if verdict.status == "BLOCKED" and verdict.reason:
+        reason = f"{verdict.reason}; {reason}"
+    return Verdict("BLOCKED", reason)
 
 
 def severities_present(summary: VariantSummary) -> list[Severity]:

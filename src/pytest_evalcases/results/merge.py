@@ -2,14 +2,15 @@
 
 The run records are concatenated and everything else is recomputed from them as
 pytest would have for one unsharded run: counts, per-variant summaries, the verdict
-(:func:`pytest_evalcases.results.gate.evaluate`). The merged file is the whole suite
-when the files together ran every case and run of one suite that each collected
-whole (:func:`_selection`). ``evalcases merge`` (``cli/merge.py``) writes the result
-and exits with the merged verdict.
+(:func:`pytest_evalcases.results.gate.decide`, under the policy the files stored). The
+merged file is the whole suite when the files together ran every case and run of one
+suite that each collected whole (:func:`_selection`). ``evalcases merge``
+(``cli/merge.py``) writes the result and exits with the merged verdict.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import replace
@@ -18,22 +19,28 @@ from pathlib import Path
 from typing import Any
 
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.results import baseline, gate
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.document import MergedFrom, ResultsDocument, SuiteSelection
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.policy import GatePolicy, differences
 from pytest_evalcases.results.record import RunRecord
 
 #: Pins that name sets of files: shards hold different subsets, merged as a union.
 _UNION_PINS = ("case_files", "fixtures")
 
 
-def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> ResultsDocument:
+def merge(
+    docs: Sequence[ResultsDocument], names: Sequence[str] = (), root: Path | None = None
+) -> ResultsDocument:
     """One results document from several; duplicate runs are kept once.
 
     The variants keep the order of the inputs' ``variants`` lists (the first file's
     first variant is the baseline), whatever order the runs come in; the mode is
-    carried, and files of different modes are a :class:`UsageError` (``names``, the
-    files' names, make its message).
+    carried, and files of different modes, or of different gate policies, are a
+    :class:`UsageError` (``names``, the files' names, make its message). The verdict is
+    decided under the files' policy; a baseline it names is read relative to ``root``
+    (the current directory without one), where the paths in ``docs`` are relative to.
     """
     if not docs:
         raise UsageError("merge needs at least one results file")
@@ -63,9 +70,8 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
                 continue
             seen.add(key)
             records.append(record)
-    rates = {doc.min_pass_rate for doc in docs}
-    if len(rates) > 1:
-        warnings.append(f"files differ in min_pass_rate {sorted(rates)}; used the first")
+    labels = list(names) or [f"file {i + 1}" for i in range(len(docs))]
+    policy = _policy(docs, labels, warnings)
     dates = [d for d in (resultsfile.parse_date(doc.date) for doc in docs) if d]
     ends = [d for d in (resultsfile.parse_date(doc.finished) for doc in docs) if d]
     order: list[str] = []
@@ -78,23 +84,43 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
                 sources[v.name] = v.source
             if v.factors is not None:
                 factors.setdefault(v.name, v.factors)
-    merged = resultsfile.document(
+    pins = _merge_pins([doc.pins for doc in docs], warnings)
+    selection = _selection(docs, records, warnings)
+    complete = all(doc.complete for doc in docs)
+    reasons = [r for doc in docs for r in doc.incomplete_reasons]
+    missing = _missing_shards([doc.shard for doc in docs])
+    compared = None
+    if policy.baseline is not None and not policy.red_first:
+        # The baseline the shards were gated on, compared with all their runs together
+        # as with one unsharded run's (docs/results.md, "Shards and evalcases merge").
+        path = (root or Path()) / policy.baseline.file
+        compared = baseline.check_run(
+            resultsfile.load_baseline(path),
+            records,
+            whole=resultsfile.complete_suite(complete, selection) and not missing,
+            pins=pins,
+            tolerance=policy.baseline.tolerance,
+            label=_display(path),
+        )
+    report = gate.decide(
         records,
-        docs[0].min_pass_rate,
+        policy,
+        order=order,
+        factors=factors,
+        # A run that did not finish is never PASS, the whole of it nor any variant.
+        incomplete=() if complete else (tuple(reasons) or ("incomplete",)),
+        baseline=compared,
+    )
+    merged = resultsfile.document(
+        report,
         started=min(dates) if dates else datetime.now(timezone.utc),
         finished=max(ends) if ends else None,
-        complete=all(doc.complete for doc in docs),
-        incomplete_reasons=[r for doc in docs for r in doc.incomplete_reasons],
-        pins=_merge_pins([doc.pins for doc in docs], warnings),
+        complete=complete,
+        incomplete_reasons=reasons,
+        pins=pins,
         sources=sources,
-        order=order,
-        mode=docs[0].mode,
-        selection=_selection(docs, records, warnings),
-        factors=factors,
-        **_perturbation(docs),
+        selection=selection,
     )
-    reasons = list(merged.incomplete_reasons)
-    missing = _missing_shards([doc.shard for doc in docs])
     if missing:
         # The suite did not run whole: say so wherever the merged file goes.
         reasons.append(f"shards not merged: {', '.join(missing)}")
@@ -107,6 +133,36 @@ def merge(docs: Sequence[ResultsDocument], names: Sequence[str] = ()) -> Results
         incomplete_reasons=tuple(reasons),
         merged_from=tuple(MergedFrom(doc.date, doc.shard, doc.complete) for doc in docs),
         merge_warnings=tuple(warnings),
+    )
+
+
+def _policy(
+    docs: Sequence[ResultsDocument], labels: Sequence[str], warnings: list[str]
+) -> GatePolicy:
+    """The policy the files were gated under, which the merged verdict is decided by:
+    the one the files store, which must be the same in each (a :class:`UsageError`
+    naming two files and what differs otherwise). Files written before the policy was
+    stored are merged under what they say of it: the first file's ``min_pass_rate``,
+    and the perturbation plan their pins name."""
+    given = [(label, doc.policy) for label, doc in zip(labels, docs, strict=True) if doc.policy]
+    for label, other in given[1:]:
+        first_label, first = given[0]
+        differ = differences(first, other)
+        if differ:
+            key, a, b = differ[0]
+            raise UsageError(
+                "cannot merge results files gated under different policies: "
+                f"{first_label} and {label} differ in {key} ({json.dumps(a)} and {json.dumps(b)})"
+            )
+    if given:
+        return given[0][1]
+    rates = {doc.min_pass_rate for doc in docs}
+    if len(rates) > 1:
+        warnings.append(f"files differ in min_pass_rate {sorted(rates)}; used the first")
+    return GatePolicy(
+        min_pass_rate=docs[0].min_pass_rate,
+        red_first=docs[0].is_red_first,
+        **_perturbation(docs),
     )
 
 
@@ -125,7 +181,10 @@ def rebase(doc: ResultsDocument, source: Path, target: Path) -> ResultsDocument:
             return (source / path).as_posix()
 
     cases = tuple(replace(r, recording=moved(r.recording)) for r in doc.cases)
-    return doc.with_changes(cases=cases, regraded_from=moved(doc.regraded_from))
+    given = doc.policy
+    if given is not None and given.baseline is not None:
+        given = given.with_baseline_file(moved(given.baseline.file) or given.baseline.file)
+    return doc.with_changes(cases=cases, regraded_from=moved(doc.regraded_from), policy=given)
 
 
 def _selection(
@@ -187,9 +246,10 @@ def _merge_pins(pins: Sequence[dict[str, Any]], warnings: list[str]) -> dict[str
 
 
 def _perturbation(docs: Sequence[ResultsDocument]) -> dict[str, Any]:
-    """The perturbation plan the files ran under (docs/perturbation.md): whether its
-    perturbed runs block, and the threshold that flags a class, so that the merged file
-    scores the classes over every shard's runs as each file did over its own."""
+    """The perturbation plan files without a stored policy ran under
+    (docs/perturbation.md): whether its perturbed runs block, and the threshold that
+    flags a class, so that the merged file scores the classes over every shard's runs
+    as each file did over its own."""
     plans = [d.pins.get("perturbation") for d in docs]
     deltas: list[float] = []
     for doc in docs:
@@ -227,3 +287,10 @@ def summary(doc: ResultsDocument, files: int) -> str:
         f"merged {files} files: {doc.counts.passed}/{doc.counts.total} cases passed, "
         f"eval gate: {doc.verdict}{reason}"
     )
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)

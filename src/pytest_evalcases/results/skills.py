@@ -10,13 +10,11 @@ Errored and skipped runs reached no verdict and do not count. Ini
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_evalcases.kinds import GRADED
-from pytest_evalcases.results.gate import GateReport, Verdict
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.stats import wilson
 
@@ -115,15 +113,3 @@ def shortfalls(found: Iterable[TriggerScore], limits: SkillLimits) -> list[str]:
                 f"eval_skill_max_false_trigger {cap:.0%}"
             )
     return out
-
-
-def apply(report: GateReport, limits: SkillLimits) -> GateReport:
-    """``report``, BLOCKED when a skill's trigger scores fall short of ``limits``."""
-    verdict = report.verdict
-    found = shortfalls(scores(report.records), limits)
-    if not found or verdict.status == "NONE":
-        return report
-    reason = "; ".join(found)
-    if verdict.status == "BLOCKED" and verdict.reason:
-        reason = f"{verdict.reason}; {reason}"
-    return dataclasses.replace(report, verdict=Verdict("BLOCKED", reason))

@@ -23,7 +23,7 @@ from pathlib import Path
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import CaseOutcome
 from pytest_evalcases.results import files as resultsfile
-from pytest_evalcases.results import gate
+from pytest_evalcases.results import outcomes
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.record import RunRecord
 
@@ -217,7 +217,7 @@ def compute(docs: Sequence[ResultsDocument]) -> Trend:
     for doc in docs:
         records = [r for r in doc.cases if r.kind != "file"]
         verdicts = {v.name: v.verdict for v in doc.variants}
-        for variant, cases in gate.case_verdicts(records).items():
+        for variant, cases in outcomes.case_verdicts(records).items():
             runs = [r for r in records if r.variant == variant]
             key = _series_key(doc, variant, runs)
             line = series.setdefault(key, Series(key))

@@ -1,7 +1,7 @@
 """Money (docs/budget.md): a case's limits per run (``max_cost``, ``max_tokens``),
 graded as implicit checks, and the session's budget (``--eval-budget``), which no
-agent run may be started beyond. Plain Python: the pytest side is
-:mod:`pytest_evalcases.plugin.budget`.
+agent run may be started beyond, and what the summary says of it. Plain Python: the
+pytest side is :mod:`pytest_evalcases.plugin.budget`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases.errors import RunError
-from pytest_evalcases.kinds import Spent
+from pytest_evalcases.kinds import ErrorKind, Spent
 from pytest_evalcases.results.record import CheckRecord
+from pytest_evalcases.text import plural
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import AgentResult
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
 MAX_COST = "max_cost"
 MAX_TOKENS = "max_tokens"
 #: The error kind of a limit that the agent's output cannot show (docs/agents.md).
-NO_USAGE = "no-usage"
+NO_USAGE: ErrorKind = "no-usage"
 #: The error kind of a run that ``--eval-budget`` did not start (docs/agents.md).
-BUDGET = "budget"
+BUDGET: ErrorKind = "budget"
 
 
 def limit_checks(case: LoadedCase, agent: str, result: AgentResult) -> list[CheckRecord]:
@@ -59,12 +60,11 @@ def limit_checks(case: LoadedCase, agent: str, result: AgentResult) -> list[Chec
     return checks
 
 
-def runaway_checks(case: LoadedCase, error: RunError) -> list[CheckRecord]:
-    """The limits of ``case`` that a run ending in ``error`` is known to have gone over,
-    as failed checks: an agent stopped at its turn limit after spending more than the
-    case allows is a regression, not an error (docs/budget.md). Empty when it stayed
-    within them, or when the agent did not say what it spent."""
-    spent = error.spent
+def runaway_checks(case: LoadedCase, error: RunError, spent: Spent | None) -> list[CheckRecord]:
+    """The limits of ``case`` that a run ending in ``error`` after spending ``spent`` is
+    known to have gone over, as failed checks: an agent stopped at its turn limit after
+    spending more than the case allows is a regression, not an error (docs/budget.md).
+    Empty when it stayed within them, or when the agent did not say what it spent."""
     if spent is None:
         return []
     after = f" (and then it ended without a verdict: {error.kind})"
@@ -101,10 +101,7 @@ class BudgetSpent(RunError):
     """A run that ``--eval-budget`` did not start: it made no attempt."""
 
     kind = BUDGET
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.attempts = 0
+    attempted = False
 
 
 def not_started(kind: str | None, attempts: int) -> bool:
@@ -302,3 +299,36 @@ class SpendFile:
     def remove(self) -> None:
         for path in (self.path, self.path.with_name(self.path.name + ".part")):
             path.unlink(missing_ok=True)
+
+
+def summary_lines(
+    limit: float,
+    spend: Spend,
+    refused: int,
+    unpriced_agents: set[str],
+    token_price: float | None = None,
+) -> list[str]:
+    """What the summary says of the budget: what it counted, the runs it did not start,
+    and once, the runs it could not count. ``token_price``: runs that reported tokens
+    only were priced at it (USD per million tokens)."""
+    counted = spend.priced_at(token_price)
+    said = [f"budget: {usd(counted.usd)} of {usd(limit)} spent by {plural(counted.priced, 'run')}"]
+    if counted.priced > spend.priced:
+        said[0] += (
+            f" ({plural(counted.priced - spend.priced, 'run')} priced by their "
+            f"{spend.unpriced_tokens:,} tokens at {usd(token_price or 0)} per million)"
+        )
+    if refused:
+        said[0] += f"; {plural(refused, 'run')} not started"
+    spend = counted
+    uncounted = spend.unpriced + spend.unreported
+    if uncounted:
+        agents = ", ".join(sorted(unpriced_agents))
+        tokens = (
+            f" (their {spend.unpriced_tokens:,} tokens are not priced)" if spend.unpriced else ""
+        )
+        said.append(
+            f"budget: {plural(uncounted, 'run')} of {agents} reported no cost{tokens}: the budget "
+            "does not count them (docs/budget.md)"
+        )
+    return said

@@ -31,9 +31,10 @@ from typing import TypeVar
 
 from pytest_evalcases import process
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.kinds import ErrorKind
 
 #: The error kind of a check that ran out of time (docs/agents.md, "Failures and errors").
-CHECK_TIMEOUT = "check-timeout"
+CHECK_TIMEOUT: ErrorKind = "check-timeout"
 
 T = TypeVar("T")
 #: Where a pattern matched: ``(start, end)``, or ``None``.

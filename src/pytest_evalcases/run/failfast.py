@@ -17,9 +17,9 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pytest_evalcases.agents.base import Agent, model_api
-from pytest_evalcases.agents.preflight import requirements_of
+from pytest_evalcases.agents.base import Agent
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.kinds import ErrorKind
 
 #: An error of this kind stops the runs that share its agent and credentials.
 STOPPING = frozenset({"authentication"})
@@ -35,16 +35,14 @@ class Unreachable(RunError):
 class NotStarted(RunError):
     """A run not started after an earlier one's failure: it made no attempt."""
 
-    def __init__(self, message: str, *, kind: str) -> None:
-        super().__init__(message, kind=kind)
-        self.attempts = 0
+    attempted = False
 
 
 @dataclass(frozen=True)
 class Stop:
     """Why the runs of one agent and credentials are not started any more."""
 
-    kind: str
+    kind: ErrorKind
     #: The first error's message, first line.
     reason: str
 
@@ -54,8 +52,8 @@ def identity(agent: Agent, env: Mapping[str, str]) -> str | None:
     reaches and a hash of the credential variables its driver names (never a key).
     ``None`` for an agent whose driver names neither (a command of the user's own): its
     credentials are unknown, so one run's failure says nothing of the next."""
-    api = model_api(agent, env)
-    requirements = requirements_of(agent)
+    api = agent.model_api(env)
+    requirements = agent.requirements
     credentials = requirements.credentials if requirements is not None else None
     if api is None and credentials is None:
         return None

@@ -63,24 +63,6 @@ class KeepPlace:
     #: for it: an entry of an earlier run is replaced too, or removed at the end.
     replaces: bool = False
 
-    def to_dict(self) -> dict[str, object]:
-        """Plain values, for xdist's workers."""
-        return {
-            "root": str(self.root),
-            "directory": str(self.directory),
-            "max_bytes": self.max_bytes,
-            "replaces": self.replaces,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> KeepPlace:
-        return cls(
-            root=Path(str(data["root"])),
-            directory=Path(str(data["directory"])),
-            max_bytes=int(str(data["max_bytes"])),
-            replaces=bool(data["replaces"]),
-        )
-
 
 @dataclass(frozen=True)
 class Kept:
@@ -103,6 +85,15 @@ def entry_name(
     if repetition is not None:
         parts.append(f"r{repetition}")
     return ".".join(p for p in parts if p)
+
+
+def repetition_of(name: str, case_id: str, variant_name: str) -> int:
+    """The repetition of a run from its name beside the results file (``case.r2``: 2;
+    ``case``: 0), as :func:`entry_name` made it."""
+    found = re.search(r"\.r(\d+)$", name)
+    if found and entry_name(case_id, variant_name, int(found.group(1))) == name:
+        return int(found.group(1))
+    return 0
 
 
 def keep(workspace: Path, name: str, place: KeepPlace, redact: Redactor) -> Kept:

@@ -20,9 +20,11 @@ from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.kinds import ErrorKind, error_kind
+from pytest_evalcases.recording.recorded import RecordedSession
 from pytest_evalcases.run import artifacts
-from pytest_evalcases.run.recorded import RecordedSession
-from pytest_evalcases.run.runner import RunContext, RunReport, case_env, refusal_error
+from pytest_evalcases.run.grading import refusal_error
+from pytest_evalcases.run.runner import RunContext, RunReport, case_env
 from pytest_evalcases.run.workspace import Variant, populate
 
 #: The built-in check types that start no process: a regrade of a case with no other
@@ -45,9 +47,9 @@ _IN_PROCESS = (
 )
 
 #: The error kind of a run with nothing stored to regrade or replay.
-MISSING = "replay-missing"
+MISSING: ErrorKind = "replay-missing"
 #: The error kind of a stored run that does not read back.
-CORRUPT = "replay-corrupt"
+CORRUPT: ErrorKind = "replay-corrupt"
 
 
 def regrade(
@@ -60,52 +62,50 @@ def regrade(
     results_root: Path | None,
 ) -> RunReport:
     """The verdict of the current checks on the stored run of ``case`` (``variant``,
-    ``repetition``) in ``source``. A run with nothing stored is a ``replay-missing``
-    :class:`RunError` naming the results file; a run whose agent ended in an error
-    raises that error again. ``results_root`` is the directory of the results file
-    being written: the report's ``recording`` is relative to it."""
+    ``repetition``) in ``source``, or the error that leaves it without one: a run with
+    nothing stored is a ``replay-missing`` error naming the results file, and a run
+    whose agent ended in an error reports that error again. ``results_root`` is the
+    directory of the results file being written: the report's ``recording`` is
+    relative to it."""
     began = time.monotonic()
     found = source.find(case.id, variant.name, repetition)
     where = f"case {case.id}" + (f", variant {variant.name}" if variant.name else "")
     where += f", repetition {repetition}"
     if found is None:
-        raise RunError(f"{source.path} has no run of {where} to regrade", kind=MISSING)
+        missing = f"{source.path} has no run of {where} to regrade"
+        return RunReport.failed(RunError(missing, kind=MISSING))
     if found.directory is None:
-        raise RunError(
-            f"{source.path}: the run of {where} was not recorded (recording: null)",
-            kind=MISSING,
-        )
+        missing = f"{source.path}: the run of {where} was not recorded (recording: null)"
+        return RunReport.failed(RunError(missing, kind=MISSING))
     try:
         stored = artifacts.load(found.directory)
     except artifacts.CorruptRecording as exc:
-        raise _failed(RunError(f"stored run unreadable: {exc}", kind=CORRUPT), began) from None
+        return _failed(RunError(f"stored run unreadable: {exc}", kind=CORRUPT), began)
     if stored is None:
-        raise RunError(
+        missing = (
             f"{source.path}: the run of {where} stored no {artifacts.RUN_FILE} in "
-            f"{found.directory} (recorded before regrade existed?)",
-            kind=MISSING,
+            f"{found.directory} (recorded before regrade existed?)"
         )
+        return RunReport.failed(RunError(missing, kind=MISSING))
     recording = _relative(found.directory, results_root)
     if stored.error is not None:
         kind, message = stored.error
-        error = RunError(f"{message} (from the recording {found.directory})", kind=kind)
-        error.recording = recording
-        raise _failed(error, began)
+        error = RunError(f"{message} (from the recording {found.directory})", kind=error_kind(kind))
+        return _failed(error, began, recording=recording)
     workspace = new_workspace()
     try:
         populate(workspace, case.fixture, variant.overlays)
         artifacts.restore(stored, workspace)
     except artifacts.CorruptRecording as exc:
         error = RunError(f"stored run unreadable: {exc}", kind=CORRUPT)
-        error.workspace = str(workspace)
-        raise _failed(error, began) from None
+        return _failed(error, began, workspace=workspace)
     except RunError as exc:
-        exc.workspace = str(workspace)
-        raise _failed(exc, began) from None
+        return _failed(exc, began, workspace=workspace)
     result = stored.result
     if result is None:
         path = found.directory / artifacts.RUN_FILE
-        raise _failed(RunError(f"{path}: neither an answer nor an error", kind=CORRUPT), began)
+        error = RunError(f"{path}: neither an answer nor an error", kind=CORRUPT)
+        return _failed(error, began)
     check_ctx = CheckContext(
         workspace=workspace,
         fixture=case.fixture,
@@ -123,11 +123,9 @@ def regrade(
         if refused is not None:
             raise refused
     except RunError as exc:
-        exc.workspace = str(workspace)
-        exc.recording = recording
-        raise _failed(exc, began) from None
+        return _failed(exc, began, workspace=workspace, recording=recording)
     return RunReport(
-        checks=checks,
+        checks=tuple(checks),
         # No agent ran: the run reports no tokens and no cost of its own, and what the
         # stored run reported is kept apart, so that it is never counted twice.
         agent=replace(result, usage=Usage(), cost_usd=None),
@@ -145,9 +143,16 @@ def starts_processes(case: LoadedCase) -> bool:
     return not all(isinstance(check, _IN_PROCESS) for check in case.checks)
 
 
-def _failed(error: RunError, began: float) -> RunError:
-    error.duration = time.monotonic() - began
-    return error
+def _failed(
+    error: RunError, began: float, *, workspace: Path | None = None, recording: str | None = None
+) -> RunReport:
+    """The report of a regrade that ``error`` left without a verdict."""
+    return RunReport(
+        error=error,
+        workspace=workspace,
+        duration=time.monotonic() - began,
+        recording=recording,
+    )
 
 
 def _relative(directory: Path, root: Path | None) -> str | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -53,17 +54,21 @@ class Backoff:
         self._lock = threading.Lock()
         self._row = 0
         self.resume_at = 0.0
+        # The errors counted already (the errors themselves are immutable).
+        self._counted: weakref.WeakSet[RunError] = weakref.WeakSet()
 
     def record(self, error: BaseException | None) -> float:
-        """Count how a run ended; the pause it starts (0 when none)."""
+        """Count how a run ended; the pause it starts (0 when none). An error counts
+        once: the scheduler and the runner's retry both see the error of a run made
+        ahead."""
         with self._lock:
             if not isinstance(error, RunError):
                 if error is None:
                     self._row = 0
                 return 0.0
-            if error.kind != "rate-limit" or error.backed_off:
+            if error.kind != "rate-limit" or error in self._counted:
                 return 0.0
-            error.backed_off = True
+            self._counted.add(error)
             self._row += 1
             if error.retry_after is not None:
                 pause = min(max(error.retry_after, 0.0), self.longest)
@@ -103,11 +108,14 @@ class Scheduler(Generic[T]):
         concurrency: int,
         *,
         backoff: Backoff | None = None,
+        failure: Callable[[T], BaseException | None] = lambda result: None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         self.concurrency = concurrency
         self.backoff = backoff or Backoff()
+        #: The error a job's result says it ended in (a run's), for the back-off.
+        self.failure = failure
         self._lock = threading.Condition()
         self._jobs: dict[Hashable, _Job[T]] = {}
         self._queue: deque[Hashable] = deque()
@@ -148,6 +156,8 @@ class Scheduler(Generic[T]):
                     self._lock.wait(wait)
                 if self._stopped:
                     raise Cancelled("the session stopped before this run started")
+            # The pause over, a job that finished meanwhile may have started this one.
+            if not job.started:
                 self._queue.remove(key)
                 self._start(key, job)
         # Waiting outside the lock; a Ctrl-C lands here (Event.wait is interruptible).
@@ -246,7 +256,10 @@ class Scheduler(Generic[T]):
                 job.result = job.work()
         except BaseException as exc:  # handed to the taker as it is
             job.error = exc
-        self.backoff.record(job.error)
+        ended = job.error
+        if ended is None and job.result is not None:
+            ended = self.failure(job.result)
+        self.backoff.record(ended)
         with self._lock:
             self._running -= 1
             job.done.set()

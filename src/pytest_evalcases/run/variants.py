@@ -1,4 +1,7 @@
-"""Configuration variants for A/B runs: ``--eval-config NAME=SOURCE`` (docs/variants.md).
+"""Configuration variants for A/B runs: ``--eval-config NAME=SOURCE`` and
+``--eval-variant NAME=KEY:VALUE,...`` (docs/variants.md), and the session's variants
+they give, or its graded directories give (:func:`session_variants`), each with its
+agent (:func:`variant_agents`).
 
 A SOURCE is turned into the overlays that :func:`~pytest_evalcases.run.workspace.populate`
 lays over every workspace of the variant:
@@ -19,6 +22,7 @@ git is asked once, not once per run. Plain Python: the pytest layer turns
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
@@ -29,11 +33,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases import defaults, git
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.process import ProcessResult
 from pytest_evalcases.run.workspace import Overlay, Variant
+
+if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import AgentSettings
 
 #: The ini option ``eval_config_files``: what counts as agent configuration.
 DEFAULT_CONFIG_FILES = defaults.CONFIG_FILES
@@ -257,6 +265,108 @@ def build_variants(
             )
         )
     return tuple(variants)
+
+
+@dataclass(frozen=True)
+class GradedDir:
+    """A directory to grade instead of running an agent, as ``--eval-workspace
+    [NAME=]DIR`` or a line of ``eval_workspaces`` gave it."""
+
+    #: ``""`` when no name was given: the directory's own name is used.
+    name: str
+    path: Path
+    #: Where it was given, for error messages.
+    origin: str
+
+
+def session_variants(
+    specs: Sequence[VariantSpec],
+    graded: Sequence[GradedDir],
+    *,
+    config_root: Path,
+    invocation_dir: Path,
+    cache_dir: Callable[[], Path],
+    patterns: Iterable[str] | None = None,
+) -> tuple[Variant, ...]:
+    """The session's variants: the ``specs`` given, else one per ``graded`` directory,
+    else one with the working tree's configuration files as they are now, since
+    workspaces live outside the repository and the agent would otherwise see none of
+    it. ``cache_dir`` makes the directory the configurations are extracted to, once per
+    process (controller and each xdist worker)."""
+    if not specs and graded:
+        return _graded_variants(graded)
+    if not specs:
+        if not config_files(config_root, patterns):
+            return (Variant(),)
+        specs = [VariantSpec("", WORKING_TREE)]
+    return build_variants(
+        specs,
+        config_root=config_root,
+        invocation_dir=invocation_dir,
+        cache_dir=cache_dir(),
+        patterns=patterns,
+    )
+
+
+def _graded_variants(graded: Sequence[GradedDir]) -> tuple[Variant, ...]:
+    variants: list[Variant] = []
+    for given in graded:
+        name = given.name.strip() or given.path.name
+        if not given.path.is_dir():
+            raise UsageError(f"{given.origin}: directory {given.path} does not exist")
+        if any(v.name == name for v in variants):
+            raise UsageError(f"{given.origin}: the name {name!r} is given twice; use NAME=DIR")
+        variants.append(Variant(name=name, graded_dir=given.path.resolve(), source=str(given.path)))
+    if len(variants) == 1 and not graded[0].name:
+        variants = [Variant(graded_dir=variants[0].graded_dir, source=variants[0].source)]
+    return tuple(variants)
+
+
+def variant_agents(
+    session: AgentSettings | None, variants: Sequence[Variant]
+) -> dict[str, AgentSettings | None]:
+    """Each variant's agent settings: the session's, with what the variant changes
+    (docs/variants.md); ``None`` for a variant that runs no agent."""
+    from pytest_evalcases.agents import known_agents
+
+    found: dict[str, AgentSettings | None] = {}
+    for v in variants:
+        if v.graded_dir is not None:
+            found[v.name] = None
+            continue
+        name = v.agent or (session.name if session is not None else "")
+        if not name:
+            if v.model or v.args is not None:
+                key = "model" if v.model else "args"
+                raise UsageError(
+                    f"--eval-variant {v.name}: {key}: given, but no agent to run: add "
+                    "agent:NAME to the variant, or --eval-agent / eval_agent"
+                )
+            found[v.name] = None
+            continue
+        assert session is not None  # built whenever a variant names a factor
+        if v.agent and v.agent not in known_agents():
+            raise UsageError(
+                f"--eval-variant {v.name}: unknown agent {v.agent!r}; "
+                f"known: {', '.join(known_agents())}"
+            )
+        if name == "command" and not session.command:
+            raise UsageError(
+                f"--eval-variant {v.name}: agent:command needs --eval-agent-command "
+                "(or eval_agent_command)"
+            )
+        changes: dict[str, Any] = {"name": name}
+        if v.model:
+            changes["model"] = v.model
+        elif v.agent and v.agent != session.name:
+            # --eval-model names a model of the session's agent, not of this one.
+            changes["model"] = None
+        if v.args is not None:
+            changes["args"] = v.args
+        elif v.agent and v.agent != session.name:
+            changes["args"] = ()
+        found[v.name] = dataclasses.replace(session, **changes)
+    return found
 
 
 def _overlays(

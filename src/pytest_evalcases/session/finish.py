@@ -14,22 +14,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_evalcases import defaults
 from pytest_evalcases.agents import preflight
+from pytest_evalcases.agents.base import Agent
 from pytest_evalcases.errors import EvalcasesError, UsageError
 from pytest_evalcases.results import baseline
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.session import pins
-from pytest_evalcases.session.state import EvalSession
+from pytest_evalcases.session.state import EvalSession, relative_path
 
 
 def finish(state: EvalSession, invocation_dir: Path) -> None:
     """Compare with the baseline and write the results file, when eval items ran (or
     began, in a run that did not finish).
 
-    Sets ``state.baseline_result`` (which the verdict then follows) and
-    ``state.results_line`` (what the summary says about the file).
+    Sets ``state.baseline_result``, decides the gate (:meth:`EvalSession.report`) and
+    sets ``state.results_line`` (what the summary says about the file).
     """
     records = state.records
     if not resultsfile.executed(records) and not (state.cases_started and state.incomplete):
@@ -55,47 +55,36 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         perturbation=settings.perturb.pins() if settings.perturb is not None else None,
         machine_config=tuple(f for files in state.machine_config().values() for f in files),
     )
+    collected = pins.collect(inputs, records)
+    complete = not state.incomplete
+    if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:
+        state.baseline_result = baseline.check_run(
+            state.baseline_doc,
+            records,
+            whole=resultsfile.complete_suite(complete, state.selection, options.shard),
+            pins=collected,
+            tolerance=options.tolerance,
+            label=_display(options.baseline),
+        )
     doc = resultsfile.document(
-        records,
-        settings.min_pass_rate,
+        # The gate decides once, here, for the file, the summary and the exit status.
+        state.report(),
         started=state.started,
         finished=datetime.now(timezone.utc),
-        complete=not state.incomplete,
+        complete=complete,
         incomplete_reasons=state.incomplete,
-        pins=pins.collect(inputs, records),
+        pins=collected,
         sources={v.name: v.source for v in settings.variants},
         shard=options.shard,
-        order=[v.name for v in settings.variants],
-        mode="red-first" if settings.red_first else "run",
         selection=state.selection,
-        factors=state.factors(),
-        perturbed_block=settings.perturb is not None and settings.perturb.blocking,
-        perturb_max_delta=settings.perturb.max_delta if settings.perturb is not None else None,
     )
-    if settings.skill_limits.active or not records:
-        # A skill's trigger scores falling short block (docs/skills.md, "Trigger scores");
-        # a run cut short in its first case is INCONCLUSIVE, not "nothing was graded".
-        verdict = state.report().verdict
-        doc = doc.with_changes(verdict=verdict.status, verdict_reason=verdict.reason)
-    if state.baseline_doc is not None and options.baseline is not None and not settings.red_first:
-        state.baseline_result = baseline.check(
-            state.baseline_doc, doc, options.tolerance, label=_display(options.baseline)
-        )
-        verdict = state.report().verdict
-        doc = doc.with_changes(
-            verdict=verdict.status,
-            verdict_reason=verdict.reason,
-            baseline=state.baseline_result.to_dict(),
-        )
-    if not options.save:
+    target = settings.results_file(state.started)
+    if target is None:
         return
-    if options.save_path is not None:
-        target, replace = options.save_path, True
-    else:
-        directory = options.results_dir or settings.rootdir / defaults.RESULTS_DIR
-        target, replace = directory / f"{resultsfile.file_stem(state.started)}.json", False
+    # --eval-save names the file: an earlier run's is replaced.
+    replace = options.save_path is not None
     if settings.regrade is not None:
-        doc = doc.with_changes(regraded_from=_relative(settings.regrade, target.parent))
+        doc = doc.with_changes(regraded_from=relative_path(settings.regrade.path, target.parent))
     try:
         written = resultsfile.write(doc, target, replace=replace, redact=state.redact)
     except (OSError, EvalcasesError) as exc:
@@ -118,7 +107,7 @@ def _forget_recordings(state: EvalSession) -> None:
     runs' directories in ``<stem>.runs/``, then that directory when nothing else is in
     it (an earlier run's, for a replaced ``--eval-save`` file, stays). No run of it can
     be read back without its results file (docs/results.md, "The results file")."""
-    place = state.record_place
+    place = state.settings.record
     if place is None:
         return
     for record in state.records:
@@ -142,7 +131,7 @@ def sweep_recordings(state: EvalSession) -> None:
     with the items they held), or that were cut short before their item reported. The
     results file is the index of its ``.runs`` directory (docs/replay.md). Called once
     every worker and every run started ahead has stopped."""
-    place = state.record_place
+    place = state.settings.record
     if place is None or state.results_file is None or not place.directory.is_dir():
         return
     listed = {r.recording for r in state.records if r.recording}
@@ -168,8 +157,9 @@ def _status(doc: ResultsDocument) -> str:
 
 def _agent_args(state: EvalSession) -> tuple[str, ...]:
     """The arguments the agent ran with, the driver's default permissions included."""
-    given = state.settings.agent.args if state.settings.agent else ()
-    return tuple(getattr(state.agent, "args", given))
+    if state.agent is not None:
+        return state.agent.args
+    return state.settings.agent.args if state.settings.agent else ()
 
 
 def _agent_name(state: EvalSession) -> str | None:
@@ -196,12 +186,14 @@ def _variant_agents(state: EvalSession) -> dict[str, dict[str, Any]]:
             "agent": given.name,
             "agent_version": versions[id(agent)],
             "model": given.model,
-            "args": list(getattr(agent, "args", given.args)),
+            "args": list(agent.args),
         }
     return found
 
 
-def _version(state: EvalSession, variant: str | None = None, agent: Any = None) -> str | None:
+def _version(
+    state: EvalSession, variant: str | None = None, agent: Agent | None = None
+) -> str | None:
     """The agent's version as the preflight read it (of ``variant``'s agent, else the
     session's); asked now when no preflight ran (graded directories need no agent),
     except where ``--version`` says nothing."""
@@ -211,7 +203,7 @@ def _version(state: EvalSession, variant: str | None = None, agent: Any = None) 
     agent = agent if agent is not None else state.agent
     if agent is None:
         return None
-    found = preflight.requirements_of(agent)
+    found = agent.requirements
     if found is not None and not found.version:
         return None
     program = preflight.program_of(agent, state.settings.rootdir)
@@ -220,14 +212,6 @@ def _version(state: EvalSession, variant: str | None = None, agent: Any = None) 
     return preflight.read_version(
         program, os.environ, state.settings.rootdir, preflight.VERSION_TIMEOUT
     )
-
-
-def _relative(path: Path, start: Path) -> str:
-    """``path`` relative to ``start``, with ``/`` between the parts."""
-    try:
-        return Path(os.path.relpath(path, start)).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def _absolute(base: Path, path: str) -> Path:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_evalcases.cases.parsecache import CaseEntry
-from pytest_evalcases.errors import CaseFileError, RunError
-from pytest_evalcases.kinds import Outcome, Spent, total_spent
+from pytest_evalcases.errors import CaseFileError
+from pytest_evalcases.kinds import Outcome, Spent
 from pytest_evalcases.report.messages import case_file_message
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant
@@ -32,7 +32,7 @@ def run_record(
     variant: Variant,
     repetition: int,
     outcome: Outcome,
-    result: RunReport | RunError | None,
+    result: RunReport | None,
     *,
     redact: Callable[[str], str],
     file: str,
@@ -42,8 +42,8 @@ def run_record(
     """One run of ``entry`` as a record, with ``outcome`` as the controller counts it.
 
     ``case`` is the validated case, or the error of its file that stopped loading after
-    collection; ``result`` is the run's report, the error that left it without a
-    verdict, or ``None`` when it did not run. Secrets quoted in check messages and
+    collection; ``result`` is the run's report (its verdict, or the error that left it
+    without one), or ``None`` when it did not run. Secrets quoted in check messages and
     errors are redacted here, before any report, file or terminal sees them.
     """
     rec = RunRecord(
@@ -67,16 +67,17 @@ def run_record(
     rec.min_pass_rate = case.min_pass_rate
     if case.fixture is not None:
         rec.fixture = str(case.fixture)
-    if isinstance(result, RunError):
-        rec.error_kind = result.kind
-        rec.error = redact(str(result))
-        rec.workspace = result.workspace
+    if result is not None and result.error is not None:
+        error = result.error
+        rec.error_kind = error.kind
+        rec.error = redact(str(error))
+        rec.workspace = str(result.workspace) if result.workspace is not None else None
         rec.attempts = result.attempts
         rec.duration = result.duration
         rec.recording = result.recording
-        rec.permission_denials = [redact(denied) for denied in result.denials]
+        rec.permission_denials = [redact(denied) for denied in error.denials]
         _replayed(rec, result.replayed)
-        _spent(rec, total_spent(result.spends or (result.spent,)))
+        _spent(rec, result.spent)
     elif result is not None:
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         if outcome in ("failed", "xfailed"):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.session import shard
-from pytest_evalcases.session.state import Settings
+from pytest_evalcases.session.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_evalcases.session.changed import ChangedFiles

@@ -1,106 +1,56 @@
-"""Session state: the settings of a run, the cases seen at collection, and the
-records that reports carry back to the controller. One object, kept in
+"""Session state: the run's settings (:mod:`.settings`), the cases seen at collection,
+and the records that reports carry back to the controller. One object, kept in
 ``config.stash`` by the plugin."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_evalcases import defaults
 from pytest_evalcases.cases.discovery import Discovery
-from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.results import gate, perturbation, skills
-from pytest_evalcases.results.files import ResultsSettings
-from pytest_evalcases.run.perturb import PerturbPlan
+from pytest_evalcases.results import gate
+from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.sandbox import Sandbox, choose
+from pytest_evalcases.session.settings import Settings
 
 if TYPE_CHECKING:
     # Imported where they are used, so that a pytest run without eval cases does not
     # pay for them: the check registry and the runner (pydantic) when a case file is
     # first loaded, the agent's side when an agent is named, the baseline with
     # --eval-baseline.
-    from pytest_evalcases.agents.base import Agent, AgentSettings
+    from pytest_evalcases.agents.base import Agent
     from pytest_evalcases.agents.preflight import Checked
     from pytest_evalcases.cases.parsecache import ParseCache
     from pytest_evalcases.cases.registry import CheckRegistry
+    from pytest_evalcases.recording.recorder import Recorder
+    from pytest_evalcases.recording.source import ReplaySource
     from pytest_evalcases.results import baseline
     from pytest_evalcases.results.document import ResultsDocument, SuiteSelection
     from pytest_evalcases.results.factors import Factors
     from pytest_evalcases.results.record import RunRecord
     from pytest_evalcases.run.failfast import Stops
-    from pytest_evalcases.run.keep import KeepPlace
-    from pytest_evalcases.run.recorded import RecordedSession
-    from pytest_evalcases.run.recording import Recorder, RecordPlace
-    from pytest_evalcases.run.replay import ReplayPlan, ReplaySource
     from pytest_evalcases.run.runner import RunContext
     from pytest_evalcases.run.scheduler import Backoff
-    from pytest_evalcases.session.changed import ChangedFiles
 
 
 #: The reason in ``incomplete_reasons`` of a run cut short by Ctrl-C or a signal.
 INTERRUPTED = "interrupted"
 
 
-@dataclass(frozen=True)
-class SandboxSettings:
-    """``eval_sandbox`` and its companions, as given (docs/sandbox.md)."""
-
-    mode: SandboxMode = defaults.SANDBOX
-    network: SandboxNetwork = defaults.SANDBOX_NETWORK
-    read_only: tuple[Path, ...] = ()
-    writable: tuple[Path, ...] = ()
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Every option and ini value that shapes collection and runs."""
-
-    rootdir: Path
-    #: The session's agent (``--eval-agent``, ``--eval-model``, ``eval_agent_args``).
-    agent: AgentSettings | None = None
-    #: Each variant's agent, by variant name: the session's with what ``--eval-variant``
-    #: changes (docs/variants.md); a variant not named here runs the session's.
-    agents: Mapping[str, AgentSettings | None] = field(default_factory=dict)
-    timeout: float = defaults.TIMEOUT
-    min_pass_rate: float = defaults.MIN_PASS_RATE
-    #: ``eval_skill_min_recall`` / ``eval_skill_max_false_trigger`` (docs/skills.md).
-    skill_limits: skills.SkillLimits = field(default_factory=skills.SkillLimits)
-    retries: int = 0
-    transcript: bool = False
-    #: ``eval_agent_home``: a fresh agent home per run, or the operator's own.
-    agent_home: AgentHome = defaults.AGENT_HOME
-    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
-    variants: tuple[Variant, ...] = (Variant(),)
-    repeat: int = 1
-    #: ``--eval-concurrency``: agent runs at the same time in this process.
-    concurrency: int = defaults.CONCURRENCY
-    eval_paths: tuple[Path, ...] = ()
-    ignore: tuple[Path, ...] = ()
-    tags: frozenset[str] = frozenset()
-    defends: tuple[str, ...] = ()
-    config_root: Path | None = None
-    keep_workspaces: bool = True
-    #: --eval-red-first: a case that passes is the failure (it tests nothing).
-    red_first: bool = False
-    #: --eval-changed: the files changed since the ref; only cases defending one run.
-    changed: ChangedFiles | None = None
-    #: --eval-lint: lint the collected case files in the same run.
-    lint: bool = False
-    results: ResultsSettings = field(default_factory=ResultsSettings)
-    #: --eval-regrade: the results file whose stored runs are graded again, no agent run.
-    regrade: Path | None = None
-    #: --eval-perturb: perturbed runs of every case's prompt (docs/perturbation.md).
-    perturb: PerturbPlan | None = None
-    #: ``eval_redact_env``: more variables whose values are secrets (docs/results.md).
-    redact_env: tuple[str, ...] = ()
+def relative_path(path: Path, start: Path) -> str:
+    """``path`` relative to ``start``, with ``/`` between the parts."""
+    try:
+        return Path(os.path.relpath(path, start)).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 @dataclass
@@ -141,13 +91,6 @@ class EvalSession:
     results_file: Path | None = None
     #: Where this process makes the workspaces of its runs.
     workspaces: WorkspaceDirs = field(default_factory=WorkspaceDirs)
-    #: Where the workspaces of failed and errored runs are kept; ``None``: in
-    #: ``workspaces``, as pytest's temporary directory keeps them.
-    keep: KeepPlace | None = None
-    #: Where live runs record their model traffic (``eval_record``); ``None``: nowhere.
-    record_place: RecordPlace | None = None
-    #: ``--eval-replay`` / ``--eval-reuse``: the results file runs replay from.
-    replay_plan: ReplayPlan | None = None
     #: The agent as the preflight found it (its version); ``None`` when none ran.
     preflight: Checked | None = None
     #: Each variant's agent, by variant name, where the variants run different agents,
@@ -162,8 +105,10 @@ class EvalSession:
     #: What part of the suite the run selected, once collection said (under xdist, as
     #: a worker reported it); ``None`` before.
     selection: SuiteSelection | None = None
-    #: ``--eval-regrade``: the stored runs of the results file it regrades.
-    regrading: RecordedSession | None = None
+    #: The gate's report (:meth:`report`) and what it was decided on: the number of
+    #: records, why the run is incomplete, whether a case began, the baseline
+    #: comparison; ``None`` before.
+    decided: tuple[tuple[object, ...], gate.GateReport] | None = None
 
     @functools.cached_property
     def discovery(self) -> Discovery:
@@ -226,20 +171,20 @@ class EvalSession:
         """The recorder of this process's live runs; its proxy starts with the first
         run that needs it (docs/replay.md, "Recording"). A session that replays has one
         also when it records nothing: its proxy answers from the recordings."""
-        if self.record_place is None and self.replay_plan is None:
+        if self.settings.record is None and self.settings.replay is None:
             return None
-        from pytest_evalcases.run.recording import Recorder
+        from pytest_evalcases.recording.recorder import Recorder
 
-        return Recorder(self.record_place, self.redact)
+        return Recorder(self.settings.record, self.redact)
 
     @functools.cached_property
     def replay_source(self) -> ReplaySource | None:
         """The recordings this process's runs replay (docs/replay.md, "Replay")."""
-        if self.replay_plan is None:
+        if self.settings.replay is None:
             return None
-        from pytest_evalcases.run.replay import ReplaySource
+        from pytest_evalcases.recording.source import ReplaySource
 
-        return ReplaySource(self.replay_plan, self.redact)
+        return ReplaySource(self.settings.replay, self.redact)
 
     def stop_recording(self) -> None:
         """Stop the recording proxy, when a run started it."""
@@ -295,6 +240,7 @@ class EvalSession:
 
         sandbox = self.sandbox if sandboxed else Sandbox(reason="no check starts a process")
         results = self.settings.results
+        record = self.settings.record
         return RunContext(
             registry=self.registry,
             agent=self.agent if variant is None else self.agent_for(variant),
@@ -304,13 +250,15 @@ class EvalSession:
             agent_home=self.settings.agent_home,
             sandbox=sandbox,
             # Watched around agent runs only: a regrade runs none (and starts no git).
-            repository=None if sandbox.contained or self.regrading is not None else self.repository,
+            repository=None
+            if sandbox.contained or self.settings.regrade is not None
+            else self.repository,
             session_paths=tuple(
                 p
                 for p in (
                     results.results_dir,
                     results.save_path,
-                    self.record_place.directory if self.record_place is not None else None,
+                    record.directory if record is not None else None,
                 )
                 if p is not None
             ),
@@ -338,60 +286,64 @@ class EvalSession:
         return (
             variant.graded_dir is None
             and self.agent_for(variant) is None
-            and self.regrading is None
+            and self.settings.regrade is None
         )
 
     @property
     def results_root(self) -> Path | None:
         """The directory of the results file this session writes; ``None`` without one."""
-        results = self.settings.results
-        if not results.save:
-            return None
-        if results.save_path is not None:
-            return results.save_path.parent
-        return results.results_dir or self.settings.rootdir / defaults.RESULTS_DIR
+        written = self.settings.results_file(self.started)
+        return written.parent if written is not None else None
+
+    def policy(self) -> GatePolicy:
+        """The gate policy of the settings (docs/results.md, "The gate policy"), its
+        baseline's file relative to the directory of the results file."""
+        s = self.settings
+        plan = s.perturb
+        given = s.results.baseline
+        root = self.results_root
+        return GatePolicy(
+            min_pass_rate=s.min_pass_rate,
+            red_first=s.red_first,
+            skill_limits=s.skill_limits,
+            perturbed_block=plan is not None and plan.blocking,
+            perturb_max_delta=plan.max_delta if plan is not None else None,
+            baseline=BaselinePolicy(
+                relative_path(given, root) if root is not None else given.as_posix(),
+                s.results.tolerance,
+            )
+            if given is not None
+            else None,
+        )
 
     def report(self) -> gate.GateReport:
-        order = [v.name for v in self.settings.variants]
-        report = gate.evaluate(
-            self.records,
-            self.settings.min_pass_rate,
-            order,
-            incomplete=self.incomplete,
-            red_first=self.settings.red_first,
-            factors=self.factors(),
-            perturbed_block=self._perturbed_block,
+        """The gate's report of the session (:func:`gate.decide
+        <pytest_evalcases.results.gate.decide>`), decided once when first asked for
+        (once every record arrived and the run was compared with its baseline), and
+        again only if a record, an interrupt or the comparison came after. Its verdict
+        is the results file's, the summary's and the exit status's; never PASS, though,
+        when the results file could not be written (``unsaved``)."""
+        inputs = (
+            len(self.records),
+            tuple(self.incomplete),
+            self.cases_started,
+            self.baseline_result,
         )
-        if not self.records and self.cases_started and self.incomplete:
-            # Cut short in its first case: nothing was graded, and the run did not
-            # finish either; never "nothing was graded", which exits as pytest does.
-            reason = "run incomplete: " + "; ".join(self.incomplete)
-            report = dataclasses.replace(report, verdict=gate.Verdict("INCONCLUSIVE", reason))
-        plan = self.settings.perturb
-        if plan is not None:
-            found = tuple(perturbation.scores(self.records, plan.max_delta))
-            report = dataclasses.replace(report, perturbation=found)
-        if self.settings.skill_limits.active:
-            report = skills.apply(report, self.settings.skill_limits)
-        if self.baseline_result is not None:
-            from pytest_evalcases.results import baseline
-
-            report = baseline.apply(report, self.baseline_result)
-        elif self.settings.red_first and self.settings.results.baseline is not None:
-            # An authoring run's outcomes are inverted: compared with a baseline, every
-            # case would count the wrong way round (docs/results.md, "The baseline gate").
-            note = (
-                f"baseline {self.settings.results.baseline.name}: not compared with a red-first run"
+        if self.decided is None or self.decided[0] != inputs:
+            report = gate.decide(
+                self.records,
+                self.policy(),
+                order=[v.name for v in self.settings.variants],
+                factors=self.factors(),
+                incomplete=tuple(self.incomplete),
+                started=self.cases_started,
+                baseline=self.baseline_result,
             )
-            report = dataclasses.replace(report, notes=[*report.notes, note])
+            self.decided = (inputs, report)
+        report = self.decided[1]
         if self.unsaved:
             report = dataclasses.replace(report, verdict=gate.unsaved(report.verdict, self.unsaved))
         return report
-
-    @property
-    def _perturbed_block(self) -> bool:
-        plan = self.settings.perturb
-        return plan is not None and plan.blocking
 
     def exit_status(self, pytest_status: int) -> int:
         """The run's exit status: the gate's, never hiding a failure pytest saw (a

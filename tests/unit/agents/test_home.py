@@ -10,7 +10,7 @@ import pytest
 
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
-from pytest_evalcases.run.runner import agent_home
+from pytest_evalcases.run.agenthome import agent_home
 
 
 def files(root: Path) -> list[str]:
@@ -60,7 +60,7 @@ def test_a_fresh_home_holds_only_the_credentials(
     root = tmp_path / "run"
     root.mkdir()
 
-    variables = make_agent(AgentSettings(name=agent)).isolate(root, {"HOME": str(home)})  # type: ignore[attr-defined]
+    variables = make_agent(AgentSettings(name=agent)).isolate(root, {"HOME": str(home)})
 
     assert list(variables) == [variable]
     fresh = Path(variables[variable])
@@ -77,7 +77,7 @@ def test_a_fresh_home_holds_only_the_credentials(
 def test_gemini_keeps_only_the_operators_auth_choice(tmp_path: Path) -> None:
     home = operator_home(tmp_path)
 
-    variables = make_agent(AgentSettings(name="gemini")).isolate(tmp_path, {"HOME": str(home)})  # type: ignore[attr-defined]
+    variables = make_agent(AgentSettings(name="gemini")).isolate(tmp_path, {"HOME": str(home)})
 
     settings = json.loads(
         (Path(variables["GEMINI_CLI_HOME"]) / ".gemini/settings.json").read_text()
@@ -90,7 +90,7 @@ def test_gemini_selects_api_key_auth_when_a_key_is_set_and_nothing_is_chosen(
 ) -> None:
     env = {"HOME": str(tmp_path / "empty"), "GEMINI_API_KEY": "k"}
 
-    variables = make_agent(AgentSettings(name="gemini")).isolate(tmp_path / "run", env)  # type: ignore[attr-defined]
+    variables = make_agent(AgentSettings(name="gemini")).isolate(tmp_path / "run", env)
 
     settings = json.loads(
         (Path(variables["GEMINI_CLI_HOME"]) / ".gemini/settings.json").read_text()
@@ -104,7 +104,7 @@ def test_the_cli_variable_names_the_real_home_to_copy_from(tmp_path: Path) -> No
     (elsewhere / "auth.json").write_text("{}")
     env = {"HOME": str(tmp_path / "nothing-here"), "CODEX_HOME": str(elsewhere)}
 
-    variables = make_agent(AgentSettings(name="codex")).isolate(tmp_path / "run", env)  # type: ignore[attr-defined]
+    variables = make_agent(AgentSettings(name="codex")).isolate(tmp_path / "run", env)
 
     assert files(Path(variables["CODEX_HOME"])) == ["auth.json"]
 

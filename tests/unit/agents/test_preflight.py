@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.agents import make_agent, preflight
-from pytest_evalcases.agents.base import AgentResult, AgentSettings, Invocation, RunRequest
+from pytest_evalcases.agents.base import (
+    AgentResult,
+    AgentSettings,
+    Invocation,
+    RunRequest,
+    adapt,
+)
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.process import ProcessResult
 from tests.helpers.agents import FAKES
@@ -255,8 +261,9 @@ class ThirdParty:
 
 
 def test_a_third_party_agent_gets_the_program_check_and_the_version_only(tmp_path: Path) -> None:
-    found = ThirdParty(("gemini", "-p"))
-    missing = ThirdParty(("not-there",))
+    # Adapted as make_agent adapts what a registered factory makes.
+    found = adapt(ThirdParty(("gemini", "-p")), AgentSettings("mine"))
+    missing = adapt(ThirdParty(("not-there",)), AgentSettings("mine"))
 
     checked = preflight.check(found, preflight.Needs(runs=1), env_of(tmp_path), tmp_path)
     with pytest.raises(UsageError) as info:
@@ -311,7 +318,7 @@ def test_machine_files_lists_what_exists_of_the_machine_wide_configuration(
 
 def test_the_built_in_agents_name_their_machine_wide_configuration() -> None:
     def defaults(name: str) -> list[str]:
-        requirements = preflight.requirements_of(make_agent(AgentSettings(name=name)))
+        requirements = make_agent(AgentSettings(name=name)).requirements
         assert requirements is not None
         return [default for _, default in requirements.machine_config]
 

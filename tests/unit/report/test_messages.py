@@ -109,12 +109,11 @@ def test_failure_text_of_a_graded_directory() -> None:
 
 def test_error_text() -> None:
     error = RunError("agent said s3cret", kind="crash")
-    error.workspace = "/tmp/ws1"
 
-    assert messages.error_text("case x (normal)", error, redact) == (
+    assert messages.error_text("case x (normal)", error, Path("/tmp/ws1"), redact) == (
         "case x (normal): no verdict (crash)\nagent said [REDACTED]\nworkspace kept: /tmp/ws1"
     )
-    assert messages.error_text("h", RunError("e"), redact) == "h: no verdict (error)\ne"
+    assert messages.error_text("h", RunError("e"), None, redact) == "h: no verdict (error)\ne"
 
 
 def test_advisory_and_red_first_texts() -> None:

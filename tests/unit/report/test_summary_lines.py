@@ -5,6 +5,7 @@ from __future__ import annotations
 from pytest_evalcases.report import summary
 from pytest_evalcases.results import gate
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.policy import GatePolicy
 
 from ..results.records import run
 
@@ -18,7 +19,7 @@ def test_one_variant_with_repeats_lists_each_case_with_its_interval() -> None:
         run("beta", "failed", repetition=1),
     ]
 
-    lines = summary.lines(gate.evaluate(records, 0.9))
+    lines = summary.lines(gate.decide(records, GatePolicy(0.9)))
 
     assert lines == [
         "suite: 1/2 cases passed · Score: 2/4 (50%) · 0 errors · normal 1/2",
@@ -34,8 +35,8 @@ def test_two_variants_compare_and_nothing_graded_says_why() -> None:
         run("alpha", "failed", "pr"),
     ]
 
-    lines = summary.lines(gate.evaluate(records, 0.9, order=["main", "pr"]))
-    empty = summary.lines(gate.evaluate([], 0.9), "no agent configured")
+    lines = summary.lines(gate.decide(records, GatePolicy(0.9), order=["main", "pr"]))
+    empty = summary.lines(gate.decide([], GatePolicy(0.9)), "no agent configured")
 
     assert lines[2:] == [
         "pr vs main: 1 check regressed, 0 improved; cases 1 regressed, 0 improved "
@@ -62,7 +63,7 @@ def test_with_hundreds_of_repeated_cases_the_worst_are_listed_and_the_rest_count
             outcome = "failed" if rep < failing else "passed"
             records.append(run(f"case-{i:03}", outcome, repetition=rep, min_pass_rate=rate))
 
-    report = gate.evaluate(records, 0.9)
+    report = gate.decide(records, GatePolicy(0.9))
     lines = summary.lines(report)
     every = summary.lines(report, every_case=True)
 
@@ -89,7 +90,7 @@ def test_the_count_of_the_cases_not_listed_says_how_they_did() -> None:
             outcome = "failed" if rep == 0 else "passed"
             records.append(run(f"c{i:02}", outcome, repetition=rep, min_pass_rate=rate))
 
-    lines = summary.lines(gate.evaluate(records, 0.9))
+    lines = summary.lines(gate.decide(records, GatePolicy(0.9)))
 
     assert lines[-2] == (
         "  … 4 more cases: 2 failed, 2 passed but not every run (pytest -v lists every case)"
@@ -106,7 +107,7 @@ def test_each_variant_says_the_tokens_and_cost_its_runs_reported() -> None:
         run("gamma", "skipped", "pr", checks=[]),
     ]
 
-    lines = summary.lines(gate.evaluate(records, 0.9, order=["main", "pr"]))
+    lines = summary.lines(gate.decide(records, GatePolicy(0.9), order=["main", "pr"]))
 
     assert lines[1] == "  tokens 3,500 (1,750 per run) · cost $0.0400 ($0.0200 per run)"
     assert lines[3] == ("  tokens 600 (600 per run; 1 of 2 runs reported it) · cost not reported")
@@ -129,7 +130,7 @@ def test_a_replaying_session_says_how_its_runs_went_and_what_it_saved() -> None:
         "replay: 2 runs replayed in full, 1 in part, 1 live, 1 diverged · "
         "saved 3,520 tokens, $0.0350"
     )
-    assert line in summary.lines(gate.evaluate(records, 0.9))
+    assert line in summary.lines(gate.decide(records, GatePolicy(0.9)))
     assert summary.replay_line([run("a", "passed")]) == ""
 
 

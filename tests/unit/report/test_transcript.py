@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.report import conversation, transcript
-from pytest_evalcases.report.conversation import RecordingError
 from pytest_evalcases.results.record import RunRecord
 
 SAMPLES = Path(__file__).parents[2] / "recordings"
@@ -240,48 +239,6 @@ def test_a_recording_of_no_known_api_is_listed_as_stored(tmp_path: Path) -> None
     assert "#0 POST /v1/chat/completions → 200 OK\n  request\n" in text
     assert '        "content": "hello"\n' in text
     assert '  response\n    {"choices": [{"message": {"content": "hi there"}}]}\n' in text
-
-
-@pytest.mark.parametrize(
-    ("content", "said"),
-    [
-        (
-            b'{"format": "pytest-evalcases exchange", "version": 1}\n{"seq": 0,\n',
-            ":2: not a JSON object",
-        ),
-        (b'{"seq": 0, "request": {}}\n', ":1: not a recorded exchange (no header line)"),
-        (
-            b'{"format": "pytest-evalcases exchange", "version": 99}\n',
-            ":1: recording format version 99",
-        ),
-        (b'{"format": "pytest-evalcases exchange", "version": 1}\n[1]\n', ":2: not a JSON object"),
-        (
-            b'{"format": "pytest-evalcases exchange", "version": 1}\n'
-            b'{"seq": "x", "request": {}, "response": {}}\n',
-            ": not a recording this version reads: ",
-        ),
-    ],
-)
-def test_a_corrupt_recording_names_its_file_and_line(
-    tmp_path: Path, content: bytes, said: str
-) -> None:
-    path = tmp_path / "exchange.jsonl"
-    path.write_bytes(content)
-
-    with pytest.raises(RecordingError) as caught:
-        conversation.read(path)
-
-    assert str(caught.value).startswith(f"{path}{said}")
-
-
-def test_a_corrupt_compressed_recording_names_its_file(tmp_path: Path) -> None:
-    path = tmp_path / "exchange.jsonl.gz"
-    path.write_bytes(gzip.compress(b'{"format": "pytest-evalcases exchange"}\n')[:-6])
-
-    with pytest.raises(RecordingError, match="not a complete gzip file") as caught:
-        conversation.read(path)
-
-    assert str(caught.value).startswith(f"{path}: ")
 
 
 def test_a_side_question_on_the_whole_conversation_is_not_a_turn(tmp_path: Path) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.record import CheckRecord, RunRecord
+from tests.helpers.results import document
 
 STARTED = datetime(2026, 12, 1, 9, 30, tzinfo=timezone.utc)
 FINISHED = datetime(2026, 12, 1, 9, 31, 2, 500000, tzinfo=timezone.utc)
@@ -30,4 +30,4 @@ def run(case: str, outcome: str, variant: str = "", **kw: Any) -> RunRecord:
 
 
 def doc(records: list[RunRecord], **kw: Any) -> ResultsDocument:
-    return resultsfile.document(records, 0.9, started=kw.pop("started", STARTED), **kw)
+    return document(records, started=kw.pop("started", STARTED), **kw)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from pytest_evalcases.results import baseline, gate
 from pytest_evalcases.results.document import SuiteSelection
+from pytest_evalcases.results.policy import GatePolicy
 
 from .records import doc, run
 
@@ -55,21 +54,18 @@ def test_tokens_above_1_3_times_the_baseline_block_and_pins_are_reported() -> No
     assert result.to_dict()["tokens_mean"] == [100.0, 200.0]
 
 
-def test_apply_blocks_a_passing_gate_report_and_adds_the_lines() -> None:
-    before = doc([run("alpha", "passed"), run("beta", "passed")])
-    after_records = [run("alpha", "passed"), run("beta", "failed")]
-    report = gate.evaluate(after_records, 0.0)
-    report = dataclasses.replace(report, verdict=gate.Verdict("PASS"))
+def test_the_gate_blocks_a_run_that_passes_by_itself_where_the_baseline_blocks() -> None:
+    before = doc([run("alpha", "passed", tokens_in=100), run("beta", "passed", tokens_in=100)])
+    after = [run("alpha", "passed", tokens_in=200), run("beta", "passed", tokens_in=200)]
 
-    applied = baseline.apply(report, baseline.check(before, doc(after_records), 60.0))
+    report = gate.decide(after, GatePolicy(0.9), baseline=baseline.check(before, doc(after)))
 
-    assert applied.verdict == gate.Verdict(
-        "BLOCKED", "baseline: 1 case passed in the baseline and fails now: beta"
+    assert report.verdict == gate.Verdict(
+        "BLOCKED", "baseline: mean tokens per run 200 exceeds 1.3x the baseline's 100"
     )
-    assert applied.notes == [
-        "baseline baseline: pass rate (critical and normal) 100.0% -> 50.0%; 1 regressed, "
+    assert report.notes == [
+        "baseline baseline: pass rate (critical and normal) 100.0% -> 100.0%; 0 regressed, "
         "0 improved",
-        "  regressed since baseline: beta",
     ]
 
 

@@ -121,6 +121,15 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
         "verdict": "BLOCKED",
         "verdict_reason": "main: 1 normal case failed: beta",
         "min_pass_rate": 0.9,
+        "policy": {
+            "min_pass_rate": 0.9,
+            "red_first": False,
+            "skill_min_recall": None,
+            "skill_max_false_trigger": None,
+            "perturb_blocking": False,
+            "perturb_max_delta": None,
+            "baseline": None,
+        },
         "shard": None,
         "usage": {
             "runs_with_tokens": 2,

@@ -12,6 +12,7 @@ from pytest_evalcases.results import baseline, gate
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.factors import Factors, differing, label
 from pytest_evalcases.results.merge import merge
+from pytest_evalcases.results.policy import GatePolicy
 
 from .records import doc, run
 
@@ -75,7 +76,7 @@ def test_the_summary_describes_an_agent_matrix_and_labels_its_comparisons() -> N
         run("alpha", "passed", "cc", tokens_in=100, tokens_out=10, cost_usd=0.5),
         run("alpha", "failed", "cx", tokens_in=80, tokens_out=8),
     ]
-    report = gate.evaluate(records, 0.9, ["cc", "cx"], factors={"cc": CC, "cx": CX})
+    report = gate.decide(records, GatePolicy(0.9), order=["cc", "cx"], factors={"cc": CC, "cx": CX})
 
     out = summary.lines(report)
 
@@ -90,7 +91,7 @@ def test_variants_of_configuration_only_are_not_described_again() -> None:
     records = [run("alpha", "passed", "main"), run("alpha", "failed", "pr")]
     factors = {"main": Factors("claude", config="git:main"), "pr": Factors("claude")}
 
-    out = summary.lines(gate.evaluate(records, 0.9, ["main", "pr"], factors=factors))
+    out = summary.lines(gate.decide(records, GatePolicy(), order=["main", "pr"], factors=factors))
 
     assert out[0].startswith("main: 1/1")
     assert out[2].startswith("pr vs main (config): 1 check regressed")
@@ -104,7 +105,7 @@ def test_a_case_skipped_on_one_agent_counts_in_no_comparison() -> None:
         run("plain", "passed", "cx"),
     ]
 
-    report = gate.evaluate(records, 0.9, ["cc", "cx"], factors={"cc": CC, "cx": CX})
+    report = gate.decide(records, GatePolicy(0.9), order=["cc", "cx"], factors={"cc": CC, "cx": CX})
 
     cmp = report.comparisons[0]
     assert (cmp.regressed_cases, cmp.improved_cases, cmp.b, cmp.c) == ([], [], 0, 0)

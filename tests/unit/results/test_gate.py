@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pytest_evalcases.report import summary
 from pytest_evalcases.results import gate
+from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.results.record import RunRecord
 from tests.helpers.results import rec
 
 
 def verdict(records: list[RunRecord], min_rate: float = 0.9) -> gate.Verdict:
-    return gate.evaluate(records, min_rate).verdict
+    return gate.decide(records, GatePolicy(min_rate)).verdict
 
 
 def test_pass() -> None:
@@ -36,7 +37,7 @@ def test_advisory_failures_never_block_whatever_the_suite_size() -> None:
     assert verdict([*three, *many], min_rate=1.0).status == "PASS"
     assert verdict([rec("adv", "xfailed", "advisory")]).status == "PASS"
     assert verdict([*three, rec("e", "error", checks=[])]).status == "INCONCLUSIVE"
-    report = gate.evaluate([*three, rec("ok", "passed", "critical")], 0.9)
+    report = gate.decide([*three, rec("ok", "passed", "critical")], GatePolicy(0.9))
     assert report.verdict.status == "PASS"
     # Reported: the variant counts them, and the results file's pass rate has them.
     assert report.variants[0].pass_rate == 0.25
@@ -67,7 +68,7 @@ def test_a_failure_counts_as_severe_as_its_failed_checks() -> None:
     assert verdict([low]).status == "PASS"
     assert verdict([low, *others]).status == "PASS"
     assert verdict([medium, *others]).reason == "1 normal case failed: task"
-    report = gate.evaluate([low, rec("ok", "passed", "critical")], 0.5)
+    report = gate.decide([low, rec("ok", "passed", "critical")], GatePolicy(0.5))
     assert report.variants[0].cases[0].failure_severity == "advisory"
     assert summary.lines(report)[0].endswith("critical 1/1, advisory 0/1")
     # A file written before `failure_severity` existed: the case's own severity.
@@ -100,7 +101,7 @@ def test_worst_variant_decides_and_regressions_are_named() -> None:
         rec("svc", "passed", "critical", "main", checks=checks_ok),
         rec("svc", "failed", "critical", "pr", checks=checks_bad),
     ]
-    report = gate.evaluate(records, 0.9)
+    report = gate.decide(records, GatePolicy(0.9))
     assert report.verdict.status == "BLOCKED"
     assert report.verdict.reason == "pr: 1 critical case failed: svc"
     (cmp,) = report.comparisons
@@ -118,7 +119,7 @@ def test_repeats_follow_min_pass_rate_and_leave_errors_out() -> None:
     runs = [rec("r", "passed", repetition=i, min_pass_rate=0.6) for i in range(3)]
     runs += [rec("r", "failed", repetition=3, min_pass_rate=0.6)]
     runs += [rec("r", "error", repetition=4, min_pass_rate=0.6, checks=[])]
-    report = gate.evaluate(runs, 0.9)
+    report = gate.decide(runs, GatePolicy(0.9))
     (case,) = report.variants[0].cases
     assert (case.outcome, case.passes, case.graded_runs, case.errors) == ("passed", 3, 4, 1)
     assert report.verdict.status == "PASS"
@@ -128,7 +129,7 @@ def test_repeats_follow_min_pass_rate_and_leave_errors_out() -> None:
         for line in lines
     )
     all_errored = [rec("e", "error", repetition=i, checks=[]) for i in range(3)]
-    assert gate.evaluate(all_errored, 0.9).variants[0].cases[0].outcome == "error"
+    assert gate.decide(all_errored, GatePolicy(0.9)).variants[0].cases[0].outcome == "error"
 
 
 def test_summary_scores_checks() -> None:
@@ -139,7 +140,7 @@ def test_summary_scores_checks() -> None:
 
 def test_a_run_that_did_not_finish_is_never_a_pass() -> None:
     passed = [rec("a", "passed")]
-    v = gate.evaluate(passed, 0.9, incomplete=["interrupted"]).verdict
+    v = gate.decide(passed, GatePolicy(), incomplete=["interrupted"]).verdict
     assert (v.status, v.reason, v.exit_code) == (
         "INCONCLUSIVE",
         "run incomplete: interrupted",
@@ -147,9 +148,9 @@ def test_a_run_that_did_not_finish_is_never_a_pass() -> None:
     )
     # What blocks still blocks; nothing graded stays nothing graded.
     failed = [rec("a", "failed")]
-    assert gate.evaluate(failed, 0.9, incomplete=["interrupted"]).verdict.status == "BLOCKED"
+    assert gate.decide(failed, GatePolicy(), incomplete=["interrupted"]).verdict.status == "BLOCKED"
     skipped = [rec("q", "skipped", checks=[])]
-    assert gate.evaluate(skipped, 0.9, incomplete=["interrupted"]).verdict.status == "NONE"
+    assert gate.decide(skipped, GatePolicy(), incomplete=["interrupted"]).verdict.status == "NONE"
 
 
 def test_the_mcnemar_p_value_counts_cases_not_runs() -> None:
@@ -163,7 +164,7 @@ def test_the_mcnemar_p_value_counts_cases_not_runs() -> None:
             for variant, outcome in (("base", "passed"), ("pr", "failed"))
             for r in range(repeats)
         ]
-        return gate.evaluate(records, 0.9, order=["base", "pr"]).comparisons[0]
+        return gate.decide(records, GatePolicy(0.9), order=["base", "pr"]).comparisons[0]
 
     assert (comparison(2, 1).b, comparison(2, 1).p_value) == (2, 0.5)
     assert (comparison(2, 3).b, comparison(2, 3).p_value) == (2, 0.5)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_evalcases.errors import UsageError
+from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.merge import merge, summary
+from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
 
 from .records import STARTED, doc, run
 
@@ -77,3 +81,35 @@ def test_the_summary_line_names_the_counts_and_the_verdict() -> None:
     assert summary(merged, 2) == (
         "merged 2 files: 1/2 cases passed, eval gate: BLOCKED (1 normal case failed: beta)"
     )
+
+
+def test_files_written_before_the_policy_merge_under_the_first_min_pass_rate() -> None:
+    runs = [run("alpha", "passed", "main"), run("beta", "passed", "main")]
+    first = _shard(1, runs[:1]).with_changes(policy=None)
+    second = _shard(2, runs[1:]).with_changes(policy=None, min_pass_rate=0.5)
+
+    merged = merge([first, second])
+
+    assert merged.policy == GatePolicy(0.9)
+    assert merged.merge_warnings == ("files differ in min_pass_rate [0.5, 0.9]; used the first",)
+
+
+def test_the_baseline_of_the_policy_is_read_from_the_files_directory(tmp_path: Path) -> None:
+    resultsfile.write(doc([run("alpha", "passed"), run("beta", "passed")]), tmp_path / "b.json")
+    policy = GatePolicy(baseline=BaselinePolicy("b.json", 3.0))
+    shards = [
+        doc([run(case, outcome)], shard=(k, 2)).with_changes(policy=policy)
+        for k, case, outcome in ((1, "alpha", "passed"), (2, "beta", "failed"))
+    ]
+
+    merged = merge(shards, root=tmp_path)
+    with pytest.raises(resultsfile.ResultsFileError, match=r"elsewhere/b\.json"):
+        merge(shards, root=tmp_path / "elsewhere")
+
+    assert merged.verdict_reason == (
+        "1 normal case failed: beta; baseline: pass rate (critical and normal) 50.0% dropped "
+        "more than 3 points below the baseline's 100.0%; "
+        "1 case passed in the baseline and fails now: beta"
+    )
+    # Two shards that cover the suite: compared as the whole suite, not on common cases.
+    assert (merged.baseline or {})["compared_on"] is None

@@ -14,6 +14,7 @@ from pytest_evalcases.report.summary import perturbation_lines
 from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results.perturbation import ClassScore, scores, to_dict
 from pytest_evalcases.results.record import RunRecord
+from tests.helpers.results import document
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -145,8 +146,8 @@ def test_the_documented_example() -> None:
 def test_the_results_file_keeps_it_and_reads_it_back(tmp_path: Path) -> None:
     records = [run("a", "passed"), run("a", "xfailed", "case-0"), run("a", "passed", "case-1")]
     started = datetime(2026, 12, 2, tzinfo=timezone.utc)
-    written = resultsfile.document(records, 0.9, started=started, perturb_max_delta=15.0)
-    plain = resultsfile.document(records[:1], 0.9, started=started)
+    written = document(records, 0.9, started=started, perturb_max_delta=15.0)
+    plain = document(records[:1], 0.9, started=started)
 
     path = resultsfile.write(written, tmp_path / "r.json")
 
@@ -156,12 +157,12 @@ def test_the_results_file_keeps_it_and_reads_it_back(tmp_path: Path) -> None:
     assert "perturbation" not in plain.to_dict()
     # Perturbed runs are advisory by default: the verdict is the originals'.
     assert (written.counts.passed, written.counts.total, written.verdict) == (1, 1, "PASS")
-    blocking = resultsfile.document(records, 0.9, started=started, perturbed_block=True)
+    blocking = document(records, 0.9, started=started, perturbed_block=True)
     assert blocking.verdict == "BLOCKED"
 
 
 def test_a_perturbation_that_is_not_text_is_a_clear_error(tmp_path: Path) -> None:
-    written = resultsfile.document([run("a", "passed", "typo-0")], 0.9, started=datetime.now())
+    written = document([run("a", "passed", "typo-0")], 0.9, started=datetime.now())
     data = written.to_dict()
     data["cases"][0]["perturbation"] = 3
     path = tmp_path / "r.json"
@@ -176,7 +177,7 @@ def test_merged_shards_score_the_classes_over_every_shards_runs_and_keep_blockin
 
     started = datetime(2026, 12, 2, tzinfo=timezone.utc)
     plan = {"perturbation": {"classes": ["case"], "n": 1, "seed": 0, "blocking": True}}
-    first = resultsfile.document(
+    first = document(
         [run("a", "passed"), run("a", "failed", "case-0")],
         0.9,
         started=started,
@@ -185,7 +186,7 @@ def test_merged_shards_score_the_classes_over_every_shards_runs_and_keep_blockin
         perturb_max_delta=15.0,
         perturbed_block=True,
     )
-    second = resultsfile.document(
+    second = document(
         [run("b", "passed"), run("b", "passed", "case-0")],
         0.9,
         started=started,

@@ -85,22 +85,20 @@ def test_a_run_without_a_verdict_fails_only_the_limits_it_is_known_to_exceed(
 ) -> None:
     case = load(tmp_path, max_cost="0.5", max_tokens="1000")
 
-    def stopped(spent: Spent | None) -> RunError:
-        error = RunError("claude stopped at its turn limit", kind="max-turns")
-        error.spent = spent
-        return error
+    def stopped(spent: Spent | None) -> tuple[RunError, Spent | None]:
+        return RunError("claude stopped at its turn limit", kind="max-turns"), spent
 
-    (cost,) = budget.runaway_checks(case, stopped(Spent(10, 10, 0.75)))
+    (cost,) = budget.runaway_checks(case, *stopped(Spent(10, 10, 0.75)))
     assert (cost.id, cost.passed) == ("max_cost", False)
     assert cost.message == (
         "the run cost $0.75; the limit is $0.50 (and then it ended without a verdict: max-turns)"
     )
-    both = budget.runaway_checks(case, stopped(Spent(900, 200, 0.75)))
+    both = budget.runaway_checks(case, *stopped(Spent(900, 200, 0.75)))
     assert [c.id for c in both] == ["max_cost", "max_tokens"]
-    assert budget.runaway_checks(case, stopped(Spent(900, 100, 0.5))) == []
-    assert budget.runaway_checks(case, stopped(Spent(None, None, None))) == []
-    assert budget.runaway_checks(case, stopped(None)) == []
-    assert budget.runaway_checks(load(tmp_path), stopped(Spent(10**6, 0, 99.0))) == []
+    assert budget.runaway_checks(case, *stopped(Spent(900, 100, 0.5))) == []
+    assert budget.runaway_checks(case, *stopped(Spent(None, None, None))) == []
+    assert budget.runaway_checks(case, *stopped(None)) == []
+    assert budget.runaway_checks(load(tmp_path), *stopped(Spent(10**6, 0, 99.0))) == []
 
 
 def test_what_attempts_spent_adds_up_and_what_none_reported_stays_unknown() -> None:
@@ -154,7 +152,7 @@ def test_the_first_run_starts_and_the_mean_prices_the_next() -> None:
     account.finished(ran(0.5, 10, 1).spent)
     with pytest.raises(budget.BudgetSpent) as info:
         account.admit()
-    assert (info.value.kind, info.value.attempts) == ("budget", 0)
+    assert (info.value.kind, info.value.attempted) == ("budget", False)
     assert str(info.value).startswith(
         "budget of $1.20 spent after 2 of 8 runs: they reported $1.00, and the next is "
         "expected to cost $0.50"

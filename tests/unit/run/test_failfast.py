@@ -15,10 +15,11 @@ from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.agents.claude import ClaudeAgent
 from pytest_evalcases.agents.command import CommandAgent
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.recording.channel import Failure
+from pytest_evalcases.recording.proxy import Proxy
 from pytest_evalcases.run.failfast import Stops, Unreachable, identity
-from pytest_evalcases.run.proxy import Failure, Proxy
 from tests.helpers.model_server import Reply, model_server
-from tests.unit.run.test_recording import BOUND, post
+from tests.unit.recording.test_proxy import BOUND, post
 
 KEY = "sk-ant-Zq7xK2pW9mR4"
 

@@ -314,3 +314,12 @@ def test_scrub_opens_a_directory_the_agent_closed_before_it_searches_it() -> Non
         assert (ws / "closed" / "env.txt").read_text() == "DB_PASSWORD=[REDACTED]\n"
     finally:
         keep.remove_tree(root)
+
+
+@pytest.mark.parametrize(
+    ("name", "repetition"),
+    [("a", 0), ("a.r0", 0), ("a.r3", 3), ("a.strict.r1", 1), ("a.r1x", 0)],
+)
+def test_a_runs_repetition_from_its_name(name: str, repetition: int) -> None:
+    variant = "strict" if "strict" in name else ""
+    assert keep.repetition_of(name, "a", variant) == repetition

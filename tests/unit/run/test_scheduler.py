@@ -153,8 +153,7 @@ def _gone(pid: int) -> bool:
 def test_a_rate_limit_holds_back_the_next_start_for_the_delay_it_named() -> None:
     probe = Probe()
     probe.release.set()
-    limited = AgentError("429 too many requests", kind="rate-limit")
-    limited.retry_after = 0.6
+    limited = AgentError("429 too many requests", kind="rate-limit", retry_after=0.6)
     scheduler: Scheduler[str] = Scheduler(1)
     scheduler.offer("a", probe.job("a", hold=False, fail=limited))
     scheduler.offer("b", probe.job("b", hold=False))
@@ -174,9 +173,7 @@ class Clock:
 
 
 def rate_limit(after: float | None = None) -> RunError:
-    error = RunError("rate limited", kind="rate-limit")
-    error.retry_after = after
-    return error
+    return RunError("rate limited", kind="rate-limit", retry_after=after)
 
 
 def test_backoff_doubles_in_a_row_up_to_the_longest_and_resets_after_a_run() -> None:

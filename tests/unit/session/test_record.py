@@ -35,7 +35,7 @@ def redact(text: str) -> str:
     return text.replace("s3cret", "[REDACTED]")
 
 
-def build(case: LoadedCase | CaseFileError, result: RunReport | RunError | None) -> RunRecord:
+def build(case: LoadedCase | CaseFileError, result: RunReport | None) -> RunRecord:
     return run_record(
         ENTRY,
         case,
@@ -112,10 +112,8 @@ def test_a_run_without_usage_has_no_model() -> None:
 
 def test_a_run_error_gives_its_kind_message_workspace_and_attempts() -> None:
     error = RunError("token s3cret refused", kind="authentication")
-    error.workspace = "/tmp/ws3"
-    error.attempts = 3
 
-    record = build(CASE, error)
+    record = build(CASE, RunReport(error=error, workspace=Path("/tmp/ws3"), attempts=3))
 
     assert (record.error_kind, record.error, record.workspace, record.attempts) == (
         "authentication",

@@ -10,7 +10,7 @@ from pytest_evalcases.results.files import ResultsSettings
 from pytest_evalcases.session import shard
 from pytest_evalcases.session.changed import ChangedFiles
 from pytest_evalcases.session.selection import Selection, suite_selection
-from pytest_evalcases.session.state import Settings
+from pytest_evalcases.session.settings import Settings
 
 
 def entry(case_id: str, defends: str = "AGENTS.md", tags: tuple[str, ...] = ()) -> CaseEntry:

@@ -1,10 +1,14 @@
-"""The session object's verdict and exit status after an interrupt."""
+"""The session object's verdict and exit status: decided once, and after an interrupt."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_evalcases.session.state import EvalSession, Settings
+from pytest_evalcases.results.files import ResultsSettings
+from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
+from pytest_evalcases.results.skills import SkillLimits
+from pytest_evalcases.session.settings import Settings
+from pytest_evalcases.session.state import EvalSession
 from tests.helpers.results import rec
 
 
@@ -25,3 +29,31 @@ def test_an_interrupt_recorded_as_it_arrived_outweighs_what_pytest_says(tmp_path
     assert session.exit_status(1) == 2
     # pytest's own status other than 0 and 1 stands, as ever.
     assert session.exit_status(4) == 4
+
+
+def test_the_gate_decides_once_for_every_reader_and_the_policy_is_the_settings(
+    tmp_path: Path,
+) -> None:
+    limits = SkillLimits(min_recall=0.8)
+    session = EvalSession(
+        settings=Settings(
+            rootdir=tmp_path,
+            min_pass_rate=0.5,
+            skill_limits=limits,
+            results=ResultsSettings(baseline=tmp_path / "base" / "b.json", tolerance=2.0),
+        ),
+        agent=None,
+    )
+    session.records.append(rec("a", "failed", severity="advisory"))
+
+    first = session.report()
+
+    # The summary, the HTML report and the exit status read the same decision.
+    assert session.report() is first
+    assert session.exit_status(0) == 0
+    # Relative to the results directory (evals/results), where the file goes.
+    assert first.policy == GatePolicy(
+        0.5, skill_limits=limits, baseline=BaselinePolicy("../../base/b.json", 2.0)
+    )
+    session.records.append(rec("b", "failed"))
+    assert session.report().verdict.status == "BLOCKED"

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from pytest_evalcases.recording import format as recording
+from pytest_evalcases.recording.format import RecordPlace
+from pytest_evalcases.recording.proxy import Proxy, http_proxy
+from pytest_evalcases.recording.recorder import Recorder
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.run import recording
-from pytest_evalcases.run.proxy import Proxy, http_proxy
-from pytest_evalcases.run.recording import Recorder, RecordPlace
 
 #: Seconds any read of these tests waits at most: a proxy that held a stream back fails
 #: the test with a timeout instead of hanging it.
@@ -198,16 +199,17 @@ def test_credentials_are_never_stored_and_secrets_are_redacted(
         "Vd8nR3tK6yQ1",
     ):
         assert secret not in stored
-    header, entry = recording.read(tmp_path / relative / recording.EXCHANGE)
+    found = recording.read(tmp_path / relative / recording.EXCHANGE)
+    header, (entry,) = found.header, found.exchanges
     assert header["version"] == recording.FORMAT_VERSION
     assert header["exchanges"] == 1
-    names = [name for name, _ in entry["request"]["headers"]]
+    names = [name for name, _ in entry.request.headers]
     assert "anthropic-version" in names
     assert not {"x-api-key", "authorization", "cookie", "x-goog-api-key"} & set(names)
-    assert "set-cookie" not in [name for name, _ in entry["response"]["headers"]]
-    assert entry["request"]["path"] == "/v1/models/x:generate?key=&alt=sse"
-    assert "[REDACTED]" in entry["request"]["body"]
-    assert entry["response"]["status"] == 201
+    assert "set-cookie" not in [name for name, _ in entry.response.headers]
+    assert entry.path == "/v1/models/x:generate?key=&alt=sse"
+    assert "[REDACTED]" in (entry.request.text or "")
+    assert entry.status == 201
 
 
 def test_two_runs_at_once_are_kept_apart(api: Upstream, proxy: Proxy) -> None:
@@ -322,11 +324,10 @@ def test_a_large_recording_is_compressed_and_a_huge_one_bounded(
     exchange = recording.exchange_file(tmp_path / relative)
     assert exchange is not None
     assert exchange.name == "exchange.jsonl.gz"
-    header, *entries = recording.read(exchange)
-    assert header["truncated"] is True
+    found = recording.read(exchange)
+    assert found.header["truncated"] is True
     # Each exchange is about 12 kB of bodies: two fit within the limit.
-    assert ["body" in e["request"] for e in entries] == [True, True, False]
-    assert entries[2]["request"]["body_omitted"] == 6_000
+    assert [e.request.omitted for e in found.exchanges] == [None, None, 6_000]
     assert not (place.directory / "big" / "exchange.jsonl").exists()
 
 

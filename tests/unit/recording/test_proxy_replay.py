@@ -11,10 +11,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from pytest_evalcases.recording import format as recording
+from pytest_evalcases.recording.channel import Channel
+from pytest_evalcases.recording.format import Exchange, Message
+from pytest_evalcases.recording.normalise import Places
+from pytest_evalcases.recording.proxy import Proxy
+from pytest_evalcases.recording.replay import Recording, Replay
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.run import recording
-from pytest_evalcases.run.proxy import Channel, Proxy
-from pytest_evalcases.run.replay import Places, RecordedExchange, Recording, Replay
 from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 
 
@@ -49,15 +52,17 @@ def body(prompt: str, workspace: str = "/tmp/then") -> str:
 def recorded(*prompts: str) -> Recording:
     """A recording of one request per prompt, each answered ``recorded answer N``."""
     exchanges = tuple(
-        RecordedExchange(
-            seq,
+        Exchange(
             "POST",
             "/v1/messages",
-            body(prompt),
+            Message((), body(prompt).encode()),
             200,
             "OK",
-            (("content-type", "text/event-stream"), ("transfer-encoding", "chunked")),
-            f"data: recorded answer {seq}\n\n".encode(),
+            Message(
+                (("content-type", "text/event-stream"), ("transfer-encoding", "chunked")),
+                f"data: recorded answer {seq}\n\n".encode(),
+            ),
+            seq=seq,
         )
         for seq, prompt in enumerate(prompts)
     )

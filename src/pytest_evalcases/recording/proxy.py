@@ -6,9 +6,9 @@ and a free port. Each run gets a path of its own below it (``/r/<token>/``, a
 :class:`Channel`), so that runs at the same time (``--eval-concurrency``) are kept apart.
 A request is forwarded to the channel's API below the API's own path, and the response
 streamed back chunk by chunk as it arrives. What is stored of it, and where, is
-:mod:`pytest_evalcases.run.recording`'s.
+:mod:`pytest_evalcases.recording.format`'s.
 
-A channel given a recording (a :class:`~pytest_evalcases.run.replay.Replay`) answers
+A channel given a recording (a :class:`~pytest_evalcases.recording.replay.Replay`) answers
 from it instead (docs/replay.md, "Replay", "Reuse"): a request that matches a recorded one
 gets the recorded response and never reaches the API. One that does not ends the replay:
 refused with a ``400`` the CLI does not retry (``--eval-replay``), or forwarded, with all
@@ -32,18 +32,15 @@ import re
 import secrets
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_evalcases import defaults
-from pytest_evalcases.run.recording import is_credential_header
-from pytest_evalcases.run.replay import Divergence, RecordedExchange
-
-if TYPE_CHECKING:
-    from pytest_evalcases.run.replay import Replay
+from pytest_evalcases.recording.channel import Channel, Failure, Slot, quoted, status_line
+from pytest_evalcases.recording.format import Exchange, Message
+from pytest_evalcases.recording.replay import Divergence, Replay
 
 #: Headers of one connection, not of the exchange (RFC 9110, 7.6.1): never forwarded.
 _HOP_BY_HOP = frozenset(
@@ -59,184 +56,11 @@ _HOP_BY_HOP = frozenset(
 )
 #: A run's prefix on the proxy, ``/r/<token>``, and its token.
 _PREFIX = re.compile(r"/r/([0-9a-f]+)(?=[/?]|$)")
-#: Seconds a run's end waits for the proxy to write down a request still under way.
-SETTLE_SECONDS = 2.0
 #: Bytes read from the API before they are passed on: a streamed event is forwarded as
 #: soon as it arrives, never held until the response is complete.
 _CHUNK = 64 * 1024
 #: Statuses by which the API refuses the credentials: the run ends at once.
 REFUSED = frozenset({401, 403})
-#: Characters of the API's words quoted in an error.
-_QUOTED = 300
-
-
-@dataclass(frozen=True)
-class Failure:
-    """What ends a run at once: the API refused its credentials (``authentication``) or
-    could not be reached (``server``), in the upstream's own words."""
-
-    kind: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Message:
-    """One request or response as it crossed the proxy, credentials and all (they are
-    left out when it is written)."""
-
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One request the CLI sent and what the API answered."""
-
-    method: str
-    #: The request's path and query below the run's prefix (``/v1/messages?beta=true``).
-    path: str
-    request: Message
-    status: int
-    reason: str
-    response: Message
-    #: Why the API could not be reached or the response was cut; empty when it was not.
-    error: str = ""
-    #: On a replaying channel, where the response came from: ``replay`` (the
-    #: recording) or ``live`` (the API); empty on a channel that only records.
-    source: str = ""
-
-
-@dataclass
-class _Slot:
-    """One request under way, in the place its start gave it: what arrived of the
-    response so far, and the whole exchange once it is over."""
-
-    method: str
-    path: str
-    request: Message
-    status: int = 0
-    reason: str = ""
-    headers: tuple[tuple[str, str], ...] = ()
-    received: list[bytes] = field(default_factory=list)
-    exchange: Exchange | None = None
-    source: str = ""
-
-    def snapshot(self) -> Exchange:
-        if self.exchange is not None:
-            return self.exchange
-        body = b"".join(list(self.received))
-        return Exchange(
-            self.method,
-            self.path,
-            self.request,
-            self.status,
-            self.reason,
-            Message(self.headers, body),
-            "the run ended before the response did",
-            self.source,
-        )
-
-
-@dataclass
-class Channel:
-    """One run's path below the proxy and what crossed it, in the order the requests
-    were sent."""
-
-    token: str
-    #: Where requests go: the API's base URL (``https://api.anthropic.com``).
-    upstream: str
-    #: The base URL the CLI is given: the proxy's address and the run's prefix.
-    url: str
-    #: The HTTP proxy (``host:port``) that requests to the upstream go through, as the
-    #: run's environment names one (``HTTPS_PROXY``); ``None``: straight there.
-    via: str | None = None
-    #: The recording that answers the run's requests; ``None``: all go to the API.
-    replay: Replay | None = None
-    #: With a recording: forward what does not match (``--eval-reuse``) rather than
-    #: refuse it (``--eval-replay``).
-    reuse: bool = False
-    #: The first request the recording had no answer to (it and all after it went to
-    #: the API under reuse, were refused under replay); ``None`` while all matched.
-    diverged: Divergence | None = None
-    #: The first upstream failure that ends the run; ``None`` while there is none.
-    failure: Failure | None = None
-    _slots: list[_Slot] = field(default_factory=list)
-    _pending: int = 0
-    _changed: threading.Condition = field(default_factory=threading.Condition)
-    _on_failure: Callable[[Failure], None] | None = None
-
-    def on_failure(self, callback: Callable[[Failure], None] | None) -> None:
-        """Call ``callback`` (from the proxy's thread) on the channel's first failure,
-        at once if it failed already; ``None``: call nothing any more."""
-        with self._changed:
-            self._on_failure = callback
-            failed = self.failure
-        if callback is not None and failed is not None:
-            callback(failed)
-
-    def fail(self, failure: Failure) -> None:
-        """Note ``failure`` (the first is kept) and tell whoever listens."""
-        with self._changed:
-            if self.failure is not None:
-                return
-            self.failure = failure
-            callback = self._on_failure
-        if callback is not None:
-            callback(failure)
-
-    def last_error(self) -> str:
-        """The API's last error in the run, quoted (an exchange that failed, or a
-        status of 400 or more); ``""`` when there was none."""
-        with self._changed:
-            done = [slot.exchange for slot in self._slots if slot.exchange is not None]
-        for exchange in reversed(done):
-            if exchange.error:
-                return exchange.error
-            if exchange.status >= 400:
-                words = quoted(exchange.response.body, exchange.request)
-                return f"{_status(exchange)}: {words}".rstrip(": ")
-        return ""
-
-    @contextlib.contextmanager
-    def request(self, method: str, path: str, message: Message) -> Iterator[_Slot]:
-        """One request, given its place now; :meth:`recorded` waits for its end."""
-        slot = _Slot(method, path, message)
-        with self._changed:
-            self._slots.append(slot)
-            self._pending += 1
-        try:
-            yield slot
-        finally:
-            with self._changed:
-                self._pending -= 1
-                self._changed.notify_all()
-
-    def answer(self, slot: _Slot) -> RecordedExchange | Divergence | None:
-        """The recorded answer to ``slot``'s request; a divergence when there is none
-        (the first of the run is kept); ``None`` when the request goes to the API: the
-        channel replays nothing, or went live at an earlier divergence."""
-        with self._changed:
-            replay, diverged = self.replay, self.diverged
-        if replay is None or (diverged is not None and self.reuse):
-            return None
-        if diverged is not None:
-            return diverged
-        found = replay.answer(slot.method, slot.path, slot.request.body)
-        if isinstance(found, Divergence):
-            with self._changed:
-                if self.diverged is None:
-                    self.diverged = found
-            return None if self.reuse else found
-        return found
-
-    def recorded(self, wait: float = SETTLE_SECONDS) -> list[Exchange]:
-        """The exchanges so far, in order. Waits up to ``wait`` seconds for requests
-        still under way: the CLI may read its last response before the proxy has
-        written it down. A response still streaming after that (the run was stopped)
-        is recorded as far as it came."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._pending == 0, wait)
-            return [slot.snapshot() for slot in self._slots]
 
 
 class Proxy:
@@ -347,7 +171,7 @@ class _Relay(BaseHTTPRequestHandler):
         with channel.request(self.command, path, request) as slot:
             self._record(channel, slot)
 
-    def _record(self, channel: Channel, slot: _Slot) -> None:
+    def _record(self, channel: Channel, slot: Slot) -> None:
         if self.headers.get("upgrade"):
             # A WebSocket cannot be recorded as requests and responses: the CLI falls
             # back to HTTPS (Codex does).
@@ -358,7 +182,7 @@ class _Relay(BaseHTTPRequestHandler):
         if isinstance(found, Divergence):
             self._diverged(slot, found.message)
             return
-        if isinstance(found, RecordedExchange):
+        if isinstance(found, Exchange):
             self._replay(slot, found)
             return
         if channel.replay is not None or channel.reuse:
@@ -381,11 +205,11 @@ class _Relay(BaseHTTPRequestHandler):
             with contextlib.suppress(OSError):
                 self._refuse(502, f"the recording proxy could not reach {channel.upstream}")
 
-    def _replay(self, slot: _Slot, found: RecordedExchange) -> None:
+    def _replay(self, slot: Slot, found: Exchange) -> None:
         """Send the recorded response at once, as the API sent it (its framing aside)."""
         headers = tuple(
             (name, value)
-            for name, value in found.headers
+            for name, value in found.response.headers
             if name.lower() not in _HOP_BY_HOP and name.lower() != "content-length"
         )
         bodiless = self.command == "HEAD" or found.status in (204, 304) or found.status < 200
@@ -393,10 +217,10 @@ class _Relay(BaseHTTPRequestHandler):
         for name, value in headers:
             self.send_header(name, value)
         if not bodiless:
-            self.send_header("Content-Length", str(len(found.response)))
+            self.send_header("Content-Length", str(len(found.response.body)))
         self.end_headers()
         if not bodiless:
-            self.wfile.write(found.response)
+            self.wfile.write(found.response.body)
         self.wfile.flush()
         slot.exchange = Exchange(
             slot.method,
@@ -404,11 +228,11 @@ class _Relay(BaseHTTPRequestHandler):
             slot.request,
             found.status,
             found.reason,
-            Message(headers, found.response),
+            Message(headers, found.response.body),
             source="replay",
         )
 
-    def _diverged(self, slot: _Slot, message: str) -> None:
+    def _diverged(self, slot: Slot, message: str) -> None:
         """Refuse a request the recording has no answer to, with a status the CLIs do
         not retry, and close the connection: the run is over (``--eval-replay``)."""
         self.close_connection = True
@@ -442,7 +266,7 @@ class _Relay(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         return self.rfile.read(length) if length > 0 else b""
 
-    def _forward(self, channel: Channel, slot: _Slot) -> None:
+    def _forward(self, channel: Channel, slot: Slot) -> None:
         request = slot.request
         target = urlsplit(channel.upstream)
         connection_type = (
@@ -488,11 +312,11 @@ class _Relay(BaseHTTPRequestHandler):
                 Failure(
                     "authentication",
                     f"the model API at {channel.upstream} refused the run's credentials: "
-                    f"{_status(exchange)}: {words}".rstrip(": "),
+                    f"{status_line(exchange)}: {words}".rstrip(": "),
                 )
             )
 
-    def _stream(self, slot: _Slot, response: http.client.HTTPResponse) -> None:
+    def _stream(self, slot: Slot, response: http.client.HTTPResponse) -> None:
         headers = tuple(response.getheaders())
         slot.status, slot.reason, slot.headers = response.status, response.reason, headers
         length = response.getheader("content-length")
@@ -575,42 +399,7 @@ class _Unreachable(Exception):
     """The API could not be reached (the cause says why)."""
 
 
-def _status(exchange: Exchange) -> str:
-    """``401 Unauthorized``, or the status alone when the API gave no reason."""
-    return f"{exchange.status} {exchange.reason}".strip()
-
-
-def quoted(body: bytes, request: Message) -> str:
-    """The API's words in an error ``body``: the ``message`` of its JSON error (the
-    Anthropic, OpenAI and Gemini APIs' shape), else the text, shortened; the request's
-    credentials, should the API echo one, left out."""
-    text = body.decode("utf-8", "replace")
-    with contextlib.suppress(ValueError):
-        text = _error_message(json.loads(text)) or text
-    words = " ".join(text.split())
-    for name, value in request.headers:
-        if is_credential_header(name):
-            for secret in {value.strip(), *value.split()}:
-                if len(secret) >= 8:
-                    words = words.replace(secret, "[credential]")
-    return words if len(words) <= _QUOTED else words[: _QUOTED - 1] + "…"
-
-
-def _error_message(doc: Any) -> str:
-    if isinstance(doc, list) and doc:
-        return _error_message(doc[0])
-    if not isinstance(doc, dict):
-        return ""
-    error = doc.get("error")
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    if isinstance(error, str):
-        return error
-    message = doc.get("message")
-    return message if isinstance(message, str) else ""
-
-
-def _failed(slot: _Slot, status: int, error: str) -> Exchange:
+def _failed(slot: Slot, status: int, error: str) -> Exchange:
     return Exchange(
         slot.method, slot.path, slot.request, status, "", Message((), b""), error, slot.source
     )

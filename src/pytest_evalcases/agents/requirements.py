@@ -1,0 +1,51 @@
+"""What an agent CLI needs before it can run a case: its program, its login, its
+machine-wide configuration. Each driver declares its :class:`Requirements`
+(``Agent.requirements``); the preflight (:mod:`pytest_evalcases.agents.preflight`)
+checks them once per session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_evalcases.agents import home
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Where an agent CLI finds its login; any one of them is enough."""
+
+    #: Environment variables holding a key or a token.
+    variables: tuple[str, ...]
+    #: The CLI's user-level directory; a login is one of its credential files.
+    home: home.Home
+    #: The files of it that prove a login, when not all its credential files do.
+    login_files: tuple[str, ...] = ()
+    #: Variables that choose another provider with credentials of its own (a cloud
+    #: platform): when one is set, nothing is checked.
+    providers: tuple[str, ...] = ()
+    #: A bare run ignores the login files and reads only these (Claude Code's ``--bare``);
+    #: empty when bare runs log in as the others do.
+    bare_variables: tuple[str, ...] = ()
+    #: On macOS the login may be in the keychain, which the check cannot see.
+    keychain: bool = False
+    #: Agent arguments that bring a provider of the user's own, with its own credentials
+    #: (a Codex ``-c model_provider=...``, ``--oss``): when one is given, nothing is checked.
+    provider_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What an agent CLI needs before it can run a case."""
+
+    #: The command that installs the program (``npm install -g ...``).
+    install: str = ""
+    #: Where the program's name comes from, when the user chose it, and how to correct it.
+    program_from: str = ""
+    fix: str = ""
+    credentials: Credentials | None = None
+    #: Whether ``PROGRAM --version`` says the agent's version (not an interpreter's).
+    version: bool = True
+    #: The machine-wide configuration the CLI reads on every run, whatever its home and
+    #: workspace (an administrator's policy): pairs of an environment variable that
+    #: moves it (``""``: none) and the default file or directory.
+    machine_config: tuple[tuple[str, str], ...] = ()

@@ -1,0 +1,159 @@
+"""The Anthropic Messages API, as Claude Code speaks it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage
+from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events, json_or_text, text_of
+
+
+class Anthropic(Parser):
+    """The Anthropic Messages API (``POST /v1/messages``)."""
+
+    name = "anthropic"
+    system_key = "system"
+    messages_key = "messages"
+
+    def given_messages(self, body: Any) -> list[Any]:
+        return as_list(as_dict(body).get("messages"))
+
+    def texts(self, message: Any) -> tuple[str, ...]:
+        content = as_dict(message).get("content")
+        if isinstance(content, str):
+            return (content,)
+        return tuple(
+            str(b["text"]) if b.get("type") == "text" else text_of(b.get("content"))
+            for b in map(as_dict, as_list(content))
+            if b.get("type") in ("text", "tool_result")
+        )
+
+    def helper(self, body: Any) -> bool:
+        body = as_dict(body)
+        return as_int(body.get("max_tokens")) == 1 or bool(
+            as_dict(body.get("output_config")).get("format")
+        )
+
+    def kind(self, body: Any) -> str:
+        body = as_dict(body)
+        if as_int(body.get("max_tokens")) == 1:
+            return "quota check"
+        schema = as_dict(as_dict(as_dict(body.get("output_config")).get("format")).get("schema"))
+        if schema:
+            return "structured answer: " + ", ".join(as_dict(schema.get("properties")))
+        return "other conversation"
+
+    def thread(self, body: Any) -> str:
+        messages = as_list(as_dict(body).get("messages"))
+        return text_of(as_dict(messages[0]).get("content")) if messages else ""
+
+    def system(self, body: Any) -> str:
+        system = as_dict(body).get("system")
+        texts = (
+            [system]
+            if isinstance(system, str)
+            else [str(as_dict(b).get("text", "")) for b in as_list(system)]
+        )
+        # Claude Code's first system block is a billing header, not instructions.
+        return "\n\n".join(t for t in texts if t and not t.startswith("x-anthropic-billing-header"))
+
+    def tools(self, body: Any) -> tuple[str, ...]:
+        return tuple(str(as_dict(t).get("name", "")) for t in as_list(as_dict(body).get("tools")))
+
+    def user_texts(self, body: Any) -> list[str]:
+        for message in reversed(as_list(as_dict(body).get("messages"))):
+            message = as_dict(message)
+            if message.get("role") != "user":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                return [content]
+            texts = [
+                str(as_dict(b).get("text", ""))
+                for b in as_list(content)
+                if as_dict(b).get("type") == "text"
+            ]
+            if texts:
+                return texts
+        return []
+
+    def results(self, body: Any) -> list[ToolResult]:
+        return [
+            ToolResult(
+                str(b.get("tool_use_id", "")), text_of(b.get("content")), bool(b.get("is_error"))
+            )
+            for m in as_list(as_dict(body).get("messages"))
+            for b in map(as_dict, as_list(as_dict(m).get("content")))
+            if b.get("type") == "tool_result"
+        ]
+
+    def response(self, text: str) -> Answer:
+        model, stop = "", ""
+        blocks: dict[int, dict[str, Any]] = {}
+        usage: dict[str, int] = {}
+        errors: list[str] = []
+        stopped = False
+        streamed = False
+        for event in map(as_dict, events(text)):
+            kind = event.get("type")
+            if kind == "message":
+                # An answer that was not streamed.
+                model = str(event.get("model", ""))
+                stop = str(event.get("stop_reason") or "")
+                for i, block in enumerate(as_list(event.get("content"))):
+                    blocks[i] = {**as_dict(block), "json": ""}
+                usage.update({k: as_int(v) for k, v in as_dict(event.get("usage")).items()})
+                stopped = True
+            elif kind == "message_start":
+                streamed = True
+                message = as_dict(event.get("message"))
+                model = str(message.get("model", ""))
+                usage.update({k: as_int(v) for k, v in as_dict(message.get("usage")).items()})
+            elif kind == "content_block_start":
+                block = dict(as_dict(event.get("content_block")))
+                block["json"] = ""
+                blocks[as_int(event.get("index"))] = block
+            elif kind == "content_block_delta":
+                block = blocks.setdefault(as_int(event.get("index")), {"type": "text", "json": ""})
+                delta = as_dict(event.get("delta"))
+                if delta.get("type") == "text_delta":
+                    block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
+                elif delta.get("type") == "input_json_delta":
+                    block["json"] += str(delta.get("partial_json", ""))
+                elif delta.get("type") == "thinking_delta":
+                    block["thinking"] = str(block.get("thinking", "")) + str(
+                        delta.get("thinking", "")
+                    )
+            elif kind == "message_delta":
+                stop = str(as_dict(event.get("delta")).get("stop_reason") or stop)
+                # The delta's counts are the message's so far: they replace the start's.
+                usage.update({k: as_int(v) for k, v in as_dict(event.get("usage")).items()})
+            elif kind == "message_stop":
+                stopped = True
+            elif kind == "error":
+                error = as_dict(event.get("error"))
+                errors.append(f"error event: {error.get('type', '')}: {error.get('message', '')}")
+        if streamed and not stopped and not errors:
+            errors.append("the stream ended before message_stop")
+        texts, calls, thinking = [], [], 0
+        for _, block in sorted(blocks.items()):
+            kind = block.get("type")
+            if kind == "text":
+                texts.append(str(block.get("text", "")))
+            elif kind in ("tool_use", "server_tool_use"):
+                given = json_or_text(block["json"]) if block["json"] else block.get("input", {})
+                calls.append(ToolCall(str(block.get("name", "")), given, str(block.get("id", ""))))
+            elif kind in ("thinking", "redacted_thinking"):
+                thinking += len(str(block.get("thinking", block.get("data", ""))))
+        spent = Usage(
+            usage.get("input_tokens", 0),
+            usage.get("output_tokens", 0),
+            usage.get("cache_read_input_tokens", 0),
+            usage.get("cache_creation_input_tokens", 0),
+            known=bool(usage),
+        )
+        # As Claude Code counts them: the cache's reads and writes apart.
+        tokens = spent.input + spent.output
+        return Answer(
+            model, tuple(texts), tuple(calls), thinking, spent, stop, tuple(errors), tokens
+        )

@@ -1,0 +1,135 @@
+"""The Gemini API, as Gemini CLI speaks it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage
+from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events
+
+
+class Gemini(Parser):
+    """The Gemini API (``POST …/models/<model>:streamGenerateContent``)."""
+
+    name = "gemini"
+    system_key = "systemInstruction"
+    messages_key = "contents"
+
+    def from_model(self, message: Any) -> bool:
+        return as_dict(message).get("role") == "model"
+
+    def texts(self, message: Any) -> tuple[str, ...]:
+        said = []
+        for part in map(as_dict, as_list(as_dict(message).get("parts"))):
+            if isinstance(part.get("text"), str):
+                said.append(part["text"])
+            elif "functionResponse" in part:
+                answer = as_dict(part["functionResponse"]).get("response")
+                said.append(json.dumps(answer, ensure_ascii=False))
+        return tuple(said)
+
+    def helper(self, body: Any) -> bool:
+        config = as_dict(as_dict(body).get("generationConfig"))
+        return bool(config.get("responseJsonSchema") or config.get("responseSchema"))
+
+    def kind(self, body: Any) -> str:
+        config = as_dict(as_dict(body).get("generationConfig"))
+        schema = as_dict(config.get("responseJsonSchema") or config.get("responseSchema"))
+        if schema:
+            return "structured answer: " + ", ".join(as_dict(schema.get("properties")))
+        return "other conversation"
+
+    def model(self, path: str, body: Any) -> str:
+        route = path.partition("?")[0]
+        return route.rpartition("/models/")[2].partition(":")[0]
+
+    def system(self, body: Any) -> str:
+        system = as_dict(as_dict(body).get("systemInstruction"))
+        return "\n\n".join(str(as_dict(p).get("text", "")) for p in as_list(system.get("parts")))
+
+    def tools(self, body: Any) -> tuple[str, ...]:
+        return tuple(
+            str(as_dict(f).get("name", ""))
+            for t in as_list(as_dict(body).get("tools"))
+            for f in as_list(as_dict(t).get("functionDeclarations"))
+        )
+
+    def _user_parts(self, body: Any) -> list[list[Any]]:
+        return [
+            as_list(as_dict(c).get("parts"))
+            for c in as_list(as_dict(body).get("contents"))
+            if as_dict(c).get("role", "user") == "user"
+        ]
+
+    def thread(self, body: Any) -> str:
+        users = self._user_parts(body)
+        return "\n".join(str(as_dict(p).get("text", "")) for p in users[0]) if users else ""
+
+    def user_texts(self, body: Any) -> list[str]:
+        for parts in reversed(self._user_parts(body)):
+            texts = [str(as_dict(p)["text"]) for p in parts if "text" in as_dict(p)]
+            if texts:
+                return texts
+        return []
+
+    def results(self, body: Any) -> list[ToolResult]:
+        out = []
+        for parts in self._user_parts(body):
+            for part in map(as_dict, parts):
+                answer = as_dict(part.get("functionResponse"))
+                if not answer:
+                    continue
+                response = answer.get("response")
+                output = as_dict(response).get("output", as_dict(response).get("error", response))
+                text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+                failed = "error" in as_dict(response) and "output" not in as_dict(response)
+                out.append(
+                    ToolResult(str(answer.get("id") or answer.get("name", "")), text, failed)
+                )
+        return out
+
+    def response(self, text: str) -> Answer:
+        model, stop = "", ""
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        thinking = 0
+        usage: dict[str, Any] = {}
+        errors: list[str] = []
+        for chunk in map(as_dict, events(text)):
+            if chunk.get("error"):
+                error = as_dict(chunk.get("error"))
+                errors.append(
+                    f"error: {error.get('status', '')} {error.get('message', '')}".strip()
+                )
+            model = str(chunk.get("modelVersion") or model)
+            usage = as_dict(chunk.get("usageMetadata")) or usage
+            for candidate in map(as_dict, as_list(chunk.get("candidates"))[:1]):
+                stop = str(candidate.get("finishReason") or stop)
+                for part in map(as_dict, as_list(as_dict(candidate.get("content")).get("parts"))):
+                    if part.get("thought"):
+                        thinking += len(str(part.get("text", "")))
+                    elif "text" in part:
+                        if texts and not calls:
+                            texts[-1] += str(part["text"])
+                        else:
+                            texts.append(str(part["text"]))
+                    elif "functionCall" in part:
+                        call = as_dict(part["functionCall"])
+                        calls.append(
+                            ToolCall(
+                                str(call.get("name", "")),
+                                call.get("args", {}),
+                                str(call.get("id") or ""),
+                            )
+                        )
+        cached = as_int(usage.get("cachedContentTokenCount"))
+        prompt = as_int(usage.get("promptTokenCount"))
+        candidates = as_int(usage.get("candidatesTokenCount"))
+        thoughts = as_int(usage.get("thoughtsTokenCount"))
+        spent = Usage(prompt - cached, candidates + thoughts, cached, known=bool(usage))
+        # As Gemini CLI counts them: the cached input included, the thoughts not.
+        tokens = prompt + candidates
+        return Answer(
+            model, tuple(texts), tuple(calls), thinking, spent, stop, tuple(errors), tokens
+        )
