@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results import gate, merge
+from pytest_evalcases.results import reader as resultsfile
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

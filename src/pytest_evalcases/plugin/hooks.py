@@ -147,7 +147,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(authoring.ChangedHooks(settings.changed), "evalcases-changed")
     baseline = settings.results.baseline
     if baseline is not None and not is_worker(config):
-        from pytest_evalcases.results import files as resultsfile
+        from pytest_evalcases.results import reader as resultsfile
 
         try:
             state.baseline_doc = resultsfile.load_baseline(baseline)
@@ -177,7 +177,7 @@ def _regrading(path: Path) -> RecordedSession:
     """The stored runs of ``--eval-regrade``'s results file; a :class:`UsageError`
     names the file when it is not one."""
     from pytest_evalcases.recording.recorded import load_session
-    from pytest_evalcases.results.files import ResultsFileError
+    from pytest_evalcases.results.reader import ResultsFileError
 
     try:
         return load_session(path)

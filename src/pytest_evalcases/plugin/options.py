@@ -30,7 +30,7 @@ from pytest_evalcases.kinds import (
 )
 from pytest_evalcases.recording.format import SUFFIX as RECORDING_SUFFIX
 from pytest_evalcases.recording.format import RecordPlace
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results.skills import SkillLimits
 from pytest_evalcases.run import keep, variants
 from pytest_evalcases.run.keep import KeepPlace

@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.results import baseline, gate
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results.document import MergedFrom, ResultsDocument, SuiteSelection
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.policy import GatePolicy, differences

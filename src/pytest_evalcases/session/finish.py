@@ -18,7 +18,7 @@ from pytest_evalcases import defaults
 from pytest_evalcases.agents import preflight
 from pytest_evalcases.errors import EvalcasesError, UsageError
 from pytest_evalcases.results import baseline
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.session import pins
 from pytest_evalcases.session.state import EvalSession, relative_path

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.record import CheckRecord
 

@@ -9,7 +9,7 @@ import pytest
 from pytest_evalcases.report import summary
 from pytest_evalcases.report.compare import lines as compare_lines
 from pytest_evalcases.results import baseline, gate
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results.factors import Factors, differing, label
 from pytest_evalcases.results.merge import merge
 from pytest_evalcases.results.policy import GatePolicy

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.merge import merge, summary
 from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.report.summary import perturbation_lines
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results.perturbation import ClassScore, scores, to_dict
 from pytest_evalcases.results.record import RunRecord
 from tests.helpers.results import document

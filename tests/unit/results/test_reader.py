@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results.document import SuiteSelection
 
 from .records import STARTED, doc, run

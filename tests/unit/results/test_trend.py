@@ -8,7 +8,7 @@ import pytest
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.report import trend as report
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results import trend
 
 from .records import STARTED, doc, run
