@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.results import gate
-from pytest_evalcases.results import reader as resultsfile
+from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.policy import GatePolicy

@@ -30,7 +30,8 @@ from pytest_evalcases.kinds import (
 )
 from pytest_evalcases.recording.format import SUFFIX as RECORDING_SUFFIX
 from pytest_evalcases.recording.format import RecordPlace
-from pytest_evalcases.results import reader as resultsfile
+from pytest_evalcases.results import writer as resultsfile
+from pytest_evalcases.results.reader import ResultsFileError
 from pytest_evalcases.results.skills import SkillLimits
 from pytest_evalcases.run import keep, variants
 from pytest_evalcases.run.keep import KeepPlace
@@ -684,7 +685,7 @@ def _regrade(config: pytest.Config) -> Path | None:
 
     try:
         return newest_results_file(config.rootpath / config.getini("eval_results_dir"))
-    except resultsfile.ResultsFileError as exc:
+    except ResultsFileError as exc:
         raise UsageError(f"--eval-regrade: {exc}") from None
 
 
@@ -988,7 +989,7 @@ def replay_plan(
                 settings.results.results_dir or settings.rootdir / defaults.RESULTS_DIR
             )
         load_session(path)
-    except resultsfile.ResultsFileError as exc:
+    except ResultsFileError as exc:
         raise UsageError(f"{option}: {exc}") from None
     return ReplayPlan(mode="replay" if replay is not None else "reuse", results=path)
 

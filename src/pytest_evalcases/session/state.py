@@ -19,7 +19,7 @@ from pytest_evalcases.kinds import AgentHome, SandboxMode, SandboxNetwork
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.results import gate, skills
 from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
-from pytest_evalcases.results.reader import ResultsSettings
+from pytest_evalcases.results.writer import ResultsSettings
 from pytest_evalcases.run.perturb import PerturbPlan
 from pytest_evalcases.run.workspace import Variant, WorkspaceDirs
 from pytest_evalcases.sandbox import Sandbox, choose

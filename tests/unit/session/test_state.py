@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
-from pytest_evalcases.results.reader import ResultsSettings
 from pytest_evalcases.results.skills import SkillLimits
+from pytest_evalcases.results.writer import ResultsSettings
 from pytest_evalcases.session.state import EvalSession, Settings
 from tests.helpers.results import rec
 
