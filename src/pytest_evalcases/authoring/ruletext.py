@@ -46,12 +46,6 @@ def _topical(word: str) -> bool:
     return len(word) >= 4 and word not in _COMMON_WORDS and not word.isdigit()
 
 
-def _topic_words(text: str) -> set[str]:
-    """The words of ``text`` that can say what it is about, by their first
-    :data:`_STEM` letters."""
-    return {word[:_STEM] for word in words(text) if _topical(word)}
-
-
 def case_words(case: LoadedCase) -> dict[str, str]:
     """What the case tests, as words (by their first :data:`_STEM` letters, each with a
     word it stands for): those of its prompt, its description and its checks
