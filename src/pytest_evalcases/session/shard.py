@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_evalcases.results.files import ResultsFileError, load
+from pytest_evalcases.results.reader import ResultsFileError, load
 
 
 def parse(value: str) -> tuple[int, int]:
