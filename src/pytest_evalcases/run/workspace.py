@@ -157,12 +157,16 @@ INSTRUCTION_FILES = (
 def inherited_configuration(path: Path) -> str | None:
     """Why an agent working in ``path`` would read configuration from around it (a git
     repository it is in, an instruction file in a directory above it), or ``None``."""
-    repository = next((p for p in (path, *path.parents) if (p / ".git").exists()), None)
+    # Plain strings: a workspace is made for every run, and the Path objects of some
+    # forty look-ups cost more than the look-ups.
+    here = str(path)
+    parents = [str(parent) for parent in path.parents]
+    repository = next((p for p in (here, *parents) if os.path.exists(f"{p}/.git")), None)
     if repository is not None:
         return f"it is inside the git repository {repository}"
     # The workspace's own files are the case's: only the directories above it count.
-    above = (p / name for p in path.parents for name in INSTRUCTION_FILES)
-    found = next((file for file in above if file.is_file()), None)
+    above = (os.path.join(p, name) for p in parents for name in INSTRUCTION_FILES)
+    found = next((file for file in above if os.path.isfile(file)), None)
     return None if found is None else f"agents would also read {found}"
 
 
