@@ -169,6 +169,8 @@ def test_quotes_read_the_environment_once_and_again_when_it_changes(
     secret = "s3cr3t-value-0042"
     monkeypatch.delenv("EVALCASES_TEST_TOKEN", raising=False)
     first = environment_redactor()
+    # pytest sets this one for every phase of every test.
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_y (call)")
     assert environment_redactor() is first
     assert quote(f"found {secret}") == f"'found {secret}'"
 
