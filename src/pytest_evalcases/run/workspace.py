@@ -89,9 +89,14 @@ def snapshot(workspace: Path) -> dict[str, EntryState] | None:
     that many (docs/replay.md, "What else is stored")."""
     limit = defaults.WORKSPACE_MAX_ENTRIES
     state: dict[str, EntryState] = {}
-    for top, dirs, files in os.walk(workspace):
+    root = os.fspath(workspace)
+    # Each directory's path relative to the workspace, cut from the path the walk
+    # joined: ``os.path.relpath`` of every entry cost more than its ``lstat``.
+    cut = len(os.path.join(root, ""))
+    for top, dirs, files in os.walk(root):
         if len(state) + len(dirs) + len(files) > limit:
             return None
+        prefix = os.path.join(top[cut:], "") if len(top) > cut else ""
         for name in (*dirs, *files):
             path = os.path.join(top, name)
             try:
@@ -99,8 +104,7 @@ def snapshot(workspace: Path) -> dict[str, EntryState] | None:
                 target = os.readlink(path) if stat.S_ISLNK(st.st_mode) else ""
             except OSError:
                 continue
-            key = os.path.relpath(path, workspace)
-            state[key] = (st.st_mode, st.st_size, st.st_mtime_ns, target)
+            state[prefix + name] = (st.st_mode, st.st_size, st.st_mtime_ns, target)
     return state
 
 
