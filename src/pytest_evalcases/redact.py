@@ -257,6 +257,30 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     return Redactor(env)(text)
 
 
+#: The process environment's redactor, and the environment it was made from.
+_ENVIRONMENT: tuple[tuple[tuple[str, str], ...], Redactor] | None = None
+
+
+def environment_redactor() -> Redactor:
+    """A :class:`Redactor` of the process environment as it is now: made again only when
+    the environment changed. Every check quotes what it found through one, and reading
+    the environment's secrets cost a millisecond a quote, more than the check."""
+    global _ENVIRONMENT
+    # pytest names the running test in PYTEST_CURRENT_TEST, a new value every phase of
+    # every test: it counts only where it could hold a URL's password.
+    key = tuple(
+        (name, value)
+        for name, value in os.environ.items()
+        if name != "PYTEST_CURRENT_TEST" or "://" in value
+    )
+    cached = _ENVIRONMENT
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    redactor = Redactor()
+    _ENVIRONMENT = (key, redactor)
+    return redactor
+
+
 def shorten(
     text: str,
     limit: int,
@@ -272,7 +296,7 @@ def shorten(
     :data:`CUT_MARGIN` characters past the cut are read, so that a long answer costs no
     more than a short one. ``redactor`` defaults to the environment's.
     """
-    redactor = redactor or Redactor()
+    redactor = redactor or environment_redactor()
     window = limit + CUT_MARGIN
     if keep == "head":
         text = redactor(text[:window]) + ("…" if len(text) > window else "")

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results import gate
+from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.policy import GatePolicy

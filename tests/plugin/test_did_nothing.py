@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.results import files as resultsfile
-from pytest_evalcases.results.files import ResultsFileError
+from pytest_evalcases.results import reader as resultsfile
+from pytest_evalcases.results.reader import ResultsFileError
 from tests.helpers.sandbox import requires_bwrap
 from tests.helpers.suite import SuiteBuilder
 

@@ -47,7 +47,7 @@ for _ in range(600):
 CONFTEST = """
 import os, signal
 
-import pytest_evalcases.results.files as resultsfile
+import pytest_evalcases.results.writer as resultsfile
 
 SECOND = os.environ.get("SECOND")
 

@@ -71,7 +71,8 @@ RUNS_CASES = [
     "pytest_evalcases.session.selection",
     "pytest_evalcases.session.settings",
     "pytest_evalcases.session.state",
-    "pytest_evalcases.results.files",
+    "pytest_evalcases.results.reader",
+    "pytest_evalcases.results.writer",
     "pytest_evalcases.results.gate",
     *ONLY_WHEN_USED,
 ]

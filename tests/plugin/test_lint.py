@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 import textwrap
@@ -194,13 +193,6 @@ def test_prompt_quoting_the_rule_is_a_warning(
     assert (
         "'never add a co authored by trailer or any mention of an ai tool to a commit" in (lines[0])
     )
-
-
-def test_seven_shared_words_are_not_a_quote() -> None:
-    assert lint.quoted_run("please never add a co-authored-by trailer here", RULE) == []
-    assert lint.quoted_run("please never add a co-authored-by trailer or any", RULE) == [
-        *["never", "add", "a", "co", "authored", "by", "trailer", "or", "any"]
-    ]
 
 
 def test_prohibition_with_only_positive_checks_is_a_warning(
@@ -518,49 +510,6 @@ def test_case_files_that_are_not_regular_files_are_load_errors(project: Path) ->
         "(this one was not opened)",
     ]
     assert result.stderr.strip().endswith("5 case files checked: 4 errors, 1 warning")
-
-
-def test_a_prompt_pasting_a_long_rule_is_found_in_linear_time() -> None:
-    # Scanning the whole rule for every word added took minutes here (seconds for a
-    # prompt and a rule at their limits); the bound is the subprocess's timeout.
-    code = (
-        "import random\n"
-        "from pytest_evalcases.authoring.lint import quoted_run\n"
-        "random.seed(1)\n"
-        "rule = ' '.join(f'w{random.randrange(10**6)}' for _ in range(300_000))\n"
-        "print(len(quoted_run(rule[: len(rule) // 2], rule)))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
-
-    assert int(out.stdout) >= 150_000
-
-
-def test_the_quoted_run_is_the_one_a_scan_of_the_whole_rule_finds() -> None:
-    def scan(prompt: str, rule: str, minimum: int) -> list[str]:
-        """Each run grown while the whole rule holds it, from where the last one ended."""
-        ours, theirs = lint.words(prompt), lint.words(rule)
-        best: list[str] = []
-        i = 0
-        while i <= len(ours) - minimum:
-            j = i + minimum
-            if not any(theirs[k : k + minimum] == ours[i:j] for k in range(len(theirs))):
-                i += 1
-                continue
-            while j < len(ours) and any(
-                theirs[k : k + j + 1 - i] == ours[i : j + 1] for k in range(len(theirs))
-            ):
-                j += 1
-            best = ours[i:j] if j - i > len(best) else best
-            i = j
-        return best
-
-    random.seed(7)
-    for _ in range(500):
-        prompt = " ".join(random.choice("ab") for _ in range(random.randint(3, 30)))
-        rule = " ".join(random.choice("ab") for _ in range(random.randint(3, 40)))
-        assert lint.quoted_run(prompt, rule, 3) == scan(prompt, rule, 3), (prompt, rule)
 
 
 def test_missing_path_argument(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

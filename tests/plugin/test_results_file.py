@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.results.record import RunRecord
 from tests.helpers.interrupt import interrupted_pytest
 from tests.helpers.results import document, only_results, results_files, steer

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_evalcases import cli
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.session import shard
 from tests.helpers.agents import FAKES, SAMPLES, fake_credentials

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import writer as resultsfile
 from tests.helpers.model_server import ModelServer
 from tests.helpers.results import results_files
 from tests.plugin.test_recording import api  # noqa: F401  (a fixture)

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_evalcases import process
 from pytest_evalcases.agents.base import last_words
-from pytest_evalcases.redact import MARK, MIN_SECRET, Redactor, shorten
+from pytest_evalcases.redact import MARK, MIN_SECRET, Redactor, environment_redactor, shorten
 from pytest_evalcases.run.checks import quote
 
 PASSWORD = "p@ss\\w0rd\"Q'zz!9"
@@ -161,6 +161,25 @@ def test_quotes_and_tails_redact_before_they_cut_and_escape(
         assert not left_of(PASSWORD, text), where
         assert "p@ss" not in text, where
     assert said["quote"].startswith(f"'The password is {MARK}; xxx")
+
+
+def test_quotes_read_the_environment_once_and_again_when_it_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "s3cr3t-value-0042"
+    monkeypatch.delenv("EVALCASES_TEST_TOKEN", raising=False)
+    first = environment_redactor()
+    # pytest sets this one for every phase of every test.
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_y (call)")
+    assert environment_redactor() is first
+    assert quote(f"found {secret}") == f"'found {secret}'"
+
+    monkeypatch.setenv("EVALCASES_TEST_TOKEN", secret)
+    assert environment_redactor() is not first
+    assert quote(f"found {secret}") == f"'found {MARK}'"
+
+    monkeypatch.delenv("EVALCASES_TEST_TOKEN")
+    assert quote(f"found {secret}") == f"'found {secret}'"
 
 
 def test_a_urls_password_is_redacted_and_its_scheme_user_and_host_stay() -> None:

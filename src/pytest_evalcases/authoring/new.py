@@ -19,7 +19,7 @@ from typing import Any
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.cases.rootdir import CONFIG_FILES, find_config, pytest_settings, results_dir
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results.gitignore import ignore_hint
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -358,6 +358,6 @@ def _config_hint(value: str, directory: Path, found: tuple[Path, dict[str, Any]]
 
 def results_hint(cwd: Path) -> str:
     """A note to ignore the results directory in git, when ``cwd`` is in a git work
-    tree that does not (:func:`pytest_evalcases.results.files.ignore_hint`)."""
+    tree that does not (:func:`pytest_evalcases.results.gitignore.ignore_hint`)."""
     here = cwd.resolve()
-    return resultsfile.ignore_hint(here / results_dir(here), here)
+    return ignore_hint(here / results_dir(here), here)

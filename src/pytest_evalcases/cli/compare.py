@@ -14,7 +14,7 @@ from pathlib import Path
 from pytest_evalcases import defaults
 from pytest_evalcases.report import compare
 from pytest_evalcases.results import baseline
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader as resultsfile
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

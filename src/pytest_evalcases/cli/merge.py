@@ -11,8 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results import gate, merge
+from pytest_evalcases.results import writer as resultsfile
+from pytest_evalcases.results.reader import load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     # Paths in the files are relative to their directories: made relative to the merged
     # file's (the current directory's, for standard output).
     target = (args.output.parent if args.output is not None else Path()).absolute()
-    docs = [merge.rebase(resultsfile.load(p), p.parent.absolute(), target) for p in args.files]
+    docs = [merge.rebase(load(p), p.parent.absolute(), target) for p in args.files]
     doc = merge.merge(docs, [str(path) for path in args.files], target)
     for warning in doc.merge_warnings or ():
         print(f"evalcases merge: warning: {warning}", file=sys.stderr)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.run import keep
 from pytest_evalcases.session.state import EvalSession
 

@@ -131,7 +131,7 @@ def start(config: pytest.Config) -> None:
         config.pluginmanager.register(authoring.ChangedHooks(settings.changed), "evalcases-changed")
     baseline = settings.results.baseline
     if baseline is not None and not is_worker(config):
-        from pytest_evalcases.results import files as resultsfile
+        from pytest_evalcases.results import reader as resultsfile
 
         try:
             state.baseline_doc = resultsfile.load_baseline(baseline)

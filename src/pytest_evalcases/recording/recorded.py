@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_evalcases.results.files import ResultsFileError, load, read_dir
+from pytest_evalcases.results.reader import ResultsFileError, load, read_dir
 from pytest_evalcases.results.record import RunRecord
 
 #: What ``--eval-replay`` / ``--eval-regrade`` given without a file mean.

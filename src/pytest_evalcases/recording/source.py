@@ -13,7 +13,7 @@ from typing import Literal
 from pytest_evalcases.recording.format import RecordingError
 from pytest_evalcases.recording.recorded import RecordedSession, load_session
 from pytest_evalcases.recording.replay import Recording, read_recording
-from pytest_evalcases.results.files import ResultsFileError
+from pytest_evalcases.results.reader import ResultsFileError
 
 Mode = Literal["replay", "reuse"]
 

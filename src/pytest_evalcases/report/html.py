@@ -30,8 +30,8 @@ from pytest_evalcases.report.summary import (
 )
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.results.factors import label
-from pytest_evalcases.results.files import Headline, read_headlines
 from pytest_evalcases.results.gate import GateReport
+from pytest_evalcases.results.headlines import Headline, read_headlines
 from pytest_evalcases.results.outcomes import CaseVerdict
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import plural, ratio

@@ -19,7 +19,7 @@ from pytest_evalcases.errors import EvalcasesError
 from pytest_evalcases.recording import format as recording
 from pytest_evalcases.recording.recorded import RecordedRun, load_session
 from pytest_evalcases.report import conversation, transcript
-from pytest_evalcases.results.files import load
+from pytest_evalcases.results.reader import load
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.artifacts import RUN_FILE
 

@@ -1,8 +1,8 @@
 """The results document, typed (docs/results.md describes every key).
 
 :class:`ResultsDocument` is what a results file holds: built from the run records by
-:func:`pytest_evalcases.results.files.document`, read back by
-:func:`pytest_evalcases.results.files.load`. :meth:`ResultsDocument.to_dict` writes the
+:func:`pytest_evalcases.results.writer.document`, read back by
+:func:`pytest_evalcases.results.reader.load`. :meth:`ResultsDocument.to_dict` writes the
 JSON keys in the documented order; the Python names differ only where a key would be
 ambiguous (a case verdict's ``graded`` is :attr:`CaseEntry.graded_runs`).
 """

@@ -20,10 +20,11 @@ from typing import Any
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.results import baseline, gate
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.results.document import MergedFrom, ResultsDocument, SuiteSelection
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.policy import GatePolicy, differences
+from pytest_evalcases.results.reader import load_baseline
 from pytest_evalcases.results.record import RunRecord
 
 #: Pins that name sets of files: shards hold different subsets, merged as a union.
@@ -95,7 +96,7 @@ def merge(
         # as with one unsharded run's (docs/results.md, "Shards and evalcases merge").
         path = (root or Path()) / policy.baseline.file
         compared = baseline.check_run(
-            resultsfile.load_baseline(path),
+            load_baseline(path),
             records,
             whole=resultsfile.complete_suite(complete, selection) and not missing,
             pins=pins,

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import CaseOutcome
-from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results import outcomes
+from pytest_evalcases.results import reader as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.record import RunRecord
 

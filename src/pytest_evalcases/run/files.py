@@ -44,19 +44,25 @@ def inside(root: Path, rel: str, what: str = "path") -> Path:
     """``root / rel`` with its symlinks resolved; one that ends outside ``root`` is a
     :class:`PathEscapeError` naming ``what`` and ``rel``. A symlink loop resolves to
     itself (and is no file)."""
-    top = Path(os.path.realpath(root))
-    target = Path(os.path.realpath(root / rel))
-    if target != top and top not in target.parents:
+    top = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(top, rel))
+    if not _below(target, top):
         raise PathEscapeError(
             f"{what} {rel!r} resolves outside the workspace (to {target}); not read"
         )
-    return target
+    return Path(target)
+
+
+def _below(path: str, top: str) -> bool:
+    """Whether the resolved ``path`` is the resolved ``top`` or below it (strings: every
+    check resolves its paths, and ``Path.parents`` cost more than the resolving)."""
+    return path == top or path.startswith(top if top.endswith(os.sep) else top + os.sep)
 
 
 def link_out(root: Path, rel: str) -> LinkOut | None:
     """The first symlink on the way to ``rel`` (up to its first wildcard) that resolves
     outside ``root``, as a :class:`LinkOut`; ``None`` when there is none."""
-    top = Path(os.path.realpath(root))
+    top = os.path.realpath(root)
     parts = [p for p in rel.split("/") if p not in ("", ".")]
     for end in range(1, len(parts) + 1):
         if glob.has_magic(parts[end - 1]):
@@ -64,9 +70,9 @@ def link_out(root: Path, rel: str) -> LinkOut | None:
         shown = "/".join(parts[:end])
         if not os.path.islink(root / shown):
             continue
-        target = Path(os.path.realpath(root / shown))
-        if target != top and top not in target.parents:
-            return LinkOut(shown, str(target))
+        target = os.path.realpath(root / shown)
+        if not _below(target, top):
+            return LinkOut(shown, target)
     return None
 
 

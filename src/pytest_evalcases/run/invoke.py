@@ -98,7 +98,8 @@ def _run_agent(
     populated = snapshot(workspace) if storing else None
     if case.setup:
         _run_setup(case.setup, workspace, env, ctx, limit)
-    started = snapshot(workspace)
+    # Without a setup nothing changed since the fixture was populated: no second walk.
+    started = snapshot(workspace) if case.setup or populated is None else populated
     own = case.timeout or ctx.default_timeout
     timeout = _within(limit, own)
     hint = TIMEOUT_HINT

@@ -89,9 +89,14 @@ def snapshot(workspace: Path) -> dict[str, EntryState] | None:
     that many (docs/replay.md, "What else is stored")."""
     limit = defaults.WORKSPACE_MAX_ENTRIES
     state: dict[str, EntryState] = {}
-    for top, dirs, files in os.walk(workspace):
+    root = os.fspath(workspace)
+    # Each directory's path relative to the workspace, cut from the path the walk
+    # joined: ``os.path.relpath`` of every entry cost more than its ``lstat``.
+    cut = len(os.path.join(root, ""))
+    for top, dirs, files in os.walk(root):
         if len(state) + len(dirs) + len(files) > limit:
             return None
+        prefix = os.path.join(top[cut:], "") if len(top) > cut else ""
         for name in (*dirs, *files):
             path = os.path.join(top, name)
             try:
@@ -99,8 +104,7 @@ def snapshot(workspace: Path) -> dict[str, EntryState] | None:
                 target = os.readlink(path) if stat.S_ISLNK(st.st_mode) else ""
             except OSError:
                 continue
-            key = os.path.relpath(path, workspace)
-            state[key] = (st.st_mode, st.st_size, st.st_mtime_ns, target)
+            state[prefix + name] = (st.st_mode, st.st_size, st.st_mtime_ns, target)
     return state
 
 
@@ -157,12 +161,16 @@ INSTRUCTION_FILES = (
 def inherited_configuration(path: Path) -> str | None:
     """Why an agent working in ``path`` would read configuration from around it (a git
     repository it is in, an instruction file in a directory above it), or ``None``."""
-    repository = next((p for p in (path, *path.parents) if (p / ".git").exists()), None)
+    # Plain strings: a workspace is made for every run, and the Path objects of some
+    # forty look-ups cost more than the look-ups.
+    here = str(path)
+    parents = [str(parent) for parent in path.parents]
+    repository = next((p for p in (here, *parents) if os.path.exists(f"{p}/.git")), None)
     if repository is not None:
         return f"it is inside the git repository {repository}"
     # The workspace's own files are the case's: only the directories above it count.
-    above = (p / name for p in path.parents for name in INSTRUCTION_FILES)
-    found = next((file for file in above if file.is_file()), None)
+    above = (os.path.join(p, name) for p in parents for name in INSTRUCTION_FILES)
+    found = next((file for file in above if os.path.isfile(file)), None)
     return None if found is None else f"agents would also read {found}"
 
 

@@ -18,8 +18,9 @@ from pytest_evalcases.agents import preflight
 from pytest_evalcases.agents.base import Agent
 from pytest_evalcases.errors import EvalcasesError, UsageError
 from pytest_evalcases.results import baseline
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
+from pytest_evalcases.results.gitignore import ignore_hint
 from pytest_evalcases.session import pins
 from pytest_evalcases.session.state import EvalSession, relative_path
 
@@ -97,7 +98,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
     state.results_line = f"results: {_display(written)}{_status(doc)}"
     if options.save_path is None:
         # Once per session: the directory fills the working tree run after run.
-        hint = resultsfile.ignore_hint(written.parent, Path.cwd())
+        hint = ignore_hint(written.parent, Path.cwd())
         if hint:
             state.results_line += "\n" + hint
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.recording.format import SUFFIX as RECORDING_SUFFIX
 from pytest_evalcases.recording.format import RecordPlace
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import writer as resultsfile
+from pytest_evalcases.results.reader import ResultsFileError
 from pytest_evalcases.run import keep
 from pytest_evalcases.run.keep import KeepPlace
 from pytest_evalcases.session.given import Given, number
@@ -163,7 +164,7 @@ def regrade_file(given: Given, results_dir: Path) -> Path | None:
 
     try:
         return newest_results_file(results_dir)
-    except resultsfile.ResultsFileError as exc:
+    except ResultsFileError as exc:
         raise UsageError(f"--eval-regrade: {exc}") from None
 
 
@@ -174,7 +175,7 @@ def regrading(path: Path) -> RecordedSession:
 
     try:
         return load_session(path)
-    except resultsfile.ResultsFileError as exc:
+    except ResultsFileError as exc:
         raise UsageError(f"--eval-regrade: {exc}") from None
 
 
@@ -201,6 +202,6 @@ def replay_plan(given: Given, results_dir: Path, record: RecordPlace | None) -> 
     try:
         path = given.invocation_dir / chosen if chosen else newest_results_file(results_dir)
         load_session(path)
-    except resultsfile.ResultsFileError as exc:
+    except ResultsFileError as exc:
         raise UsageError(f"{option}: {exc}") from None
     return ReplayPlan(mode="replay" if replay is not None else "reuse", results=path)

@@ -25,8 +25,8 @@ from pytest_evalcases.kinds import (
     SandboxMode,
     SandboxNetwork,
 )
-from pytest_evalcases.results import files as resultsfile
 from pytest_evalcases.results import skills
+from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.run import variants
 from pytest_evalcases.run.perturb import PerturbPlan, parse_classes
 from pytest_evalcases.run.workspace import Variant

@@ -82,7 +82,7 @@ def recorded_durations(directory: Path) -> tuple[Path, dict[str, float]] | None:
     # Imported only here: every pytest session imports this module (``--eval-shard``
     # is declared with :func:`parse`); reading results files only where it is needed
     # keeps the start-up cost of the other sessions down.
-    from pytest_evalcases.results.files import ResultsFileError, load
+    from pytest_evalcases.results.reader import ResultsFileError, load
 
     try:
         paths = sorted((p for p in directory.glob("*.json") if p.is_file()), reverse=True)

@@ -131,41 +131,6 @@ def test_a_heading_says_what_the_passages_under_it_are_about(project: Path) -> N
     )
 
 
-def test_passages_are_paragraphs_and_list_items_under_their_heading() -> None:
-    rule = "Intro line\nwraps here.\n\n## Git\n\n- one\n  continued\n* two\n1. three\n\nlast\n"
-
-    assert list(lint.passages(rule)) == [
-        ("", "Intro line wraps here."),
-        ("Git", "one continued"),
-        ("Git", "two"),
-        ("Git", "three"),
-        ("Git", "last"),
-    ]
-
-
-def test_words_of_a_case_come_from_its_prompt_description_and_checks(project: Path) -> None:
-    path = case_file(
-        project,
-        "words",
-        """\
-        id: words
-        defends: AGENTS.md
-        description: Queries stay in repositories
-        prompt: List the orders.
-        checks:
-          - type: file_not_matches
-            path: src/shop/api.py
-            pattern: "(?i)\\\\bselect\\\\b"
-        """,
-    )
-    (case,) = lint.load_case_file(path, project / "evals", lint.default_registry())
-
-    # `\bselect\b` is `select`; words of fewer than four letters say nothing.
-    assert sorted(lint.case_words(case).values()) == [
-        *("list", "orders", "queries", "repositories", "select", "shop", "stay")
-    ]
-
-
 @pytest.mark.parametrize(
     ("prompt", "line", "says"),
     [("", 1, "no `prompt:`"), ('prompt: "  "\n', 3, "an empty `prompt:`")],

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases import cli
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import writer as resultsfile
 
 from ..results.records import STARTED, doc, run
 

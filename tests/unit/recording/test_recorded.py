@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.recording.recorded import load_session, newest_results_file
-from pytest_evalcases.results.files import ResultsFileError
+from pytest_evalcases.results.reader import ResultsFileError
 
 
 def _results(path: Path, date: str, cases: list[dict[str, object]]) -> Path:

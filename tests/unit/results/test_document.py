@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader, writer
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.record import CheckRecord
 
@@ -185,9 +185,9 @@ def test_a_document_read_back_is_the_document_written(tmp_path: Path) -> None:
         run("alpha", "failed", "pr", checks=[CheckRecord("c", "t", "d", False, "no")]),
     ]
     written = doc(records, finished=FINISHED, order=["main", "pr"], shard=(1, 2))
-    path = resultsfile.write(written, tmp_path / "r.json")
+    path = writer.write(written, tmp_path / "r.json")
 
-    assert resultsfile.load(path).to_dict() == written.to_dict()
+    assert reader.load(path).to_dict() == written.to_dict()
 
 
 def test_secrets_are_redacted_when_the_file_is_written(
@@ -196,7 +196,7 @@ def test_secrets_are_redacted_when_the_file_is_written(
     monkeypatch.setenv("MY_SERVICE_TOKEN", "hunter2-hunter2-hunter2")
     records = [run("alpha", "failed", error="saw hunter2-hunter2-hunter2 in the output")]
 
-    path = resultsfile.write(doc(records), tmp_path / "r.json")
+    path = writer.write(doc(records), tmp_path / "r.json")
 
     text = path.read_text("utf-8")
     assert "hunter2" not in text

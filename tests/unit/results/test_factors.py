@@ -8,8 +8,7 @@ import pytest
 
 from pytest_evalcases.report import summary
 from pytest_evalcases.report.compare import lines as compare_lines
-from pytest_evalcases.results import baseline, gate
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import baseline, gate, reader, writer
 from pytest_evalcases.results.factors import Factors, differing, label
 from pytest_evalcases.results.merge import merge
 from pytest_evalcases.results.policy import GatePolicy
@@ -50,22 +49,22 @@ def test_unknown_factors_say_nothing() -> None:
 
 def test_factors_survive_the_results_file(tmp_path: Path) -> None:
     records = [run("alpha", "passed", "cc"), run("alpha", "failed", "cx")]
-    written = resultsfile.write(
+    written = writer.write(
         doc(records, order=["cc", "cx"], factors={"cc": CC, "cx": CX_MINI}), tmp_path / "r.json"
     )
 
-    read = resultsfile.load(written)
+    read = reader.load(written)
 
     assert [v.factors for v in read.variants] == [CC, CX_MINI]
     assert read.comparisons[0].differ == ("agent", "model")
 
 
 def test_a_file_without_factors_reads_as_unknown(tmp_path: Path) -> None:
-    written = resultsfile.write(
+    written = writer.write(
         doc([run("alpha", "passed", "a"), run("alpha", "passed", "b")]), tmp_path / "r.json"
     )
 
-    read = resultsfile.load(written)
+    read = reader.load(written)
 
     assert [v.factors for v in read.variants] == [None, None]
     assert read.comparisons[0].differ is None

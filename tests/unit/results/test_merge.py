@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.errors import UsageError
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader, writer
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.merge import merge, summary
 from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
@@ -95,7 +95,7 @@ def test_files_written_before_the_policy_merge_under_the_first_min_pass_rate() -
 
 
 def test_the_baseline_of_the_policy_is_read_from_the_files_directory(tmp_path: Path) -> None:
-    resultsfile.write(doc([run("alpha", "passed"), run("beta", "passed")]), tmp_path / "b.json")
+    writer.write(doc([run("alpha", "passed"), run("beta", "passed")]), tmp_path / "b.json")
     policy = GatePolicy(baseline=BaselinePolicy("b.json", 3.0))
     shards = [
         doc([run(case, outcome)], shard=(k, 2)).with_changes(policy=policy)
@@ -103,7 +103,7 @@ def test_the_baseline_of_the_policy_is_read_from_the_files_directory(tmp_path: P
     ]
 
     merged = merge(shards, root=tmp_path)
-    with pytest.raises(resultsfile.ResultsFileError, match=r"elsewhere/b\.json"):
+    with pytest.raises(reader.ResultsFileError, match=r"elsewhere/b\.json"):
         merge(shards, root=tmp_path / "elsewhere")
 
     assert merged.verdict_reason == (

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.report.summary import perturbation_lines
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import reader, writer
 from pytest_evalcases.results.perturbation import ClassScore, scores, to_dict
 from pytest_evalcases.results.record import RunRecord
 from tests.helpers.results import document
@@ -149,11 +149,11 @@ def test_the_results_file_keeps_it_and_reads_it_back(tmp_path: Path) -> None:
     written = document(records, 0.9, started=started, perturb_max_delta=15.0)
     plain = document(records[:1], 0.9, started=started)
 
-    path = resultsfile.write(written, tmp_path / "r.json")
+    path = writer.write(written, tmp_path / "r.json")
 
     assert written.perturbation == to_dict(scores(records, 15.0), 15.0)
     assert list(written.to_dict())[-2:] == ["cases", "perturbation"]
-    assert resultsfile.load(path).to_dict() == written.to_dict()
+    assert reader.load(path).to_dict() == written.to_dict()
     assert "perturbation" not in plain.to_dict()
     # Perturbed runs are advisory by default: the verdict is the originals'.
     assert (written.counts.passed, written.counts.total, written.verdict) == (1, 1, "PASS")
@@ -168,8 +168,8 @@ def test_a_perturbation_that_is_not_text_is_a_clear_error(tmp_path: Path) -> Non
     path = tmp_path / "r.json"
     path.write_text(json.dumps(data), "utf-8")
 
-    with pytest.raises(resultsfile.ResultsFileError, match=r"r\.json.*cases\[0\]\.perturbation"):
-        resultsfile.load(path)
+    with pytest.raises(reader.ResultsFileError, match=r"r\.json.*cases\[0\]\.perturbation"):
+        reader.load(path)
 
 
 def test_merged_shards_score_the_classes_over_every_shards_runs_and_keep_blocking() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.results import files as resultsfile
+from pytest_evalcases.results import headlines, reader, writer
 from pytest_evalcases.results.document import SuiteSelection
 
 from .records import STARTED, doc, run
@@ -26,7 +26,7 @@ def _good() -> dict[str, Any]:
 def test_a_good_file_reads_into_the_typed_document(tmp_path: Path) -> None:
     path = _write(tmp_path / "r.json", _good())
 
-    loaded = resultsfile.load(path)
+    loaded = reader.load(path)
 
     assert (loaded.date, loaded.mode, loaded.verdict) == (
         "2026-12-01T09:30:00.000Z",
@@ -47,7 +47,7 @@ _RUN = '"file": "evals/a.yaml", "line": 1, "defends": "AGENTS.md", "severity": "
 def test_a_file_with_only_a_cases_list_reads_with_defaults(tmp_path: Path) -> None:
     path = _write(tmp_path / "r.json", {"cases": [run("alpha", "passed").to_dict()]})
 
-    loaded = resultsfile.load(path)
+    loaded = reader.load(path)
 
     assert (loaded.mode, loaded.complete, loaded.min_pass_rate, loaded.variants) == (
         "run",
@@ -129,8 +129,8 @@ def test_a_malformed_file_names_the_file_and_the_field(
     path = tmp_path / "r.json"
     path.write_text(content, "utf-8")
 
-    with pytest.raises(resultsfile.ResultsFileError) as caught:
-        resultsfile.load(path)
+    with pytest.raises(reader.ResultsFileError) as caught:
+        reader.load(path)
 
     assert str(caught.value).startswith(str(tmp_path / message))
     assert "Traceback" not in str(caught.value)
@@ -139,10 +139,10 @@ def test_a_malformed_file_names_the_file_and_the_field(
 def test_a_missing_or_binary_file_cannot_be_read(tmp_path: Path) -> None:
     (tmp_path / "bin.json").write_bytes(b"\xff\xfe")
 
-    with pytest.raises(resultsfile.ResultsFileError) as missing:
-        resultsfile.load(tmp_path / "nowhere.json")
-    with pytest.raises(resultsfile.ResultsFileError) as binary:
-        resultsfile.load(tmp_path / "bin.json")
+    with pytest.raises(reader.ResultsFileError) as missing:
+        reader.load(tmp_path / "nowhere.json")
+    with pytest.raises(reader.ResultsFileError) as binary:
+        reader.load(tmp_path / "bin.json")
 
     assert str(missing.value) == (
         f"{tmp_path / 'nowhere.json'}: cannot read results file: No such file or directory"
@@ -158,7 +158,7 @@ def test_a_directory_reads_oldest_first_and_reports_the_broken_file(tmp_path: Pa
     (tmp_path / "c.json").write_text("{not json", "utf-8")
     (tmp_path / "notes.txt").write_text("not a results file", "utf-8")
 
-    found = resultsfile.read_dir(tmp_path)
+    found = reader.read_dir(tmp_path)
 
     assert [f.path.name for f in found.files] == ["b.json", "a.json"]
     assert [d.date for d in found.documents] == [
@@ -169,34 +169,20 @@ def test_a_directory_reads_oldest_first_and_reports_the_broken_file(tmp_path: Pa
         f"{tmp_path / 'c.json'}:1: not a results file: invalid JSON "
         "(Expecting property name enclosed in double quotes)"
     ]
-    assert resultsfile.read_dir(tmp_path / "missing").files == []
+    assert reader.read_dir(tmp_path / "missing").files == []
 
 
 def test_a_red_first_file_is_refused_as_a_baseline(tmp_path: Path) -> None:
     path = _write(tmp_path / "red.json", doc([run("alpha", "failed")], mode="red-first").to_dict())
 
-    assert resultsfile.load(path).is_red_first
-    with pytest.raises(resultsfile.ResultsFileError) as caught:
-        resultsfile.load_baseline(path)
+    assert reader.load(path).is_red_first
+    with pytest.raises(reader.ResultsFileError) as caught:
+        reader.load_baseline(path)
 
     assert str(caught.value) == (
         f"{path}: a red-first results file (written under --eval-red-first) cannot be a "
         "baseline: its outcomes are inverted"
     )
-
-
-def test_headlines_read_leniently_and_leave_red_first_files_out(tmp_path: Path) -> None:
-    _write(tmp_path / "a.json", {"date": "2026-01-02", "pass_rate": 0.5, "verdict": "PASS"})
-    _write(tmp_path / "b.json", {"date": "2026-01-01", "passed": 1, "total": 4})
-    _write(tmp_path / "c.json", {"date": "2026-01-03", "pass_rate": 1.0, "mode": "red-first"})
-    (tmp_path / "d.json").write_text("{not json", "utf-8")
-
-    found = resultsfile.read_headlines(tmp_path)
-
-    assert [(h.file, h.date, h.pass_rate, h.verdict) for h in found] == [
-        ("b.json", "2026-01-01", 0.25, ""),
-        ("a.json", "2026-01-02", 0.5, "PASS"),
-    ]
 
 
 def test_the_selection_reads_back_and_older_files_get_complete_suite_from_complete(
@@ -210,18 +196,18 @@ def test_the_selection_reads_back_and_older_files_get_complete_suite_from_comple
     old_cut = _write(tmp_path / "cut.json", {"cases": [], "complete": False})
     old_shard = _write(tmp_path / "shard.json", {"cases": [], "shard": "1/2"})
 
-    loaded = resultsfile.load(written)
+    loaded = reader.load(written)
 
     assert (loaded.complete_suite, loaded.selection) == (False, part)
-    assert [resultsfile.load(p).complete_suite for p in (old_whole, old_cut, old_shard)] == [
+    assert [reader.load(p).complete_suite for p in (old_whole, old_cut, old_shard)] == [
         True,
         False,
         False,
     ]
-    assert resultsfile.load(old_whole).selection is None
+    assert reader.load(old_whole).selection is None
     bad = _write(tmp_path / "bad.json", {"cases": [], "selection": {"collected": "ten"}})
-    with pytest.raises(resultsfile.ResultsFileError, match=r"selection\.collected: expected"):
-        resultsfile.load(bad)
+    with pytest.raises(reader.ResultsFileError, match=r"selection\.collected: expected"):
+        reader.load(bad)
 
 
 def test_a_file_nested_deeper_than_the_limit_is_refused_before_it_is_walked(
@@ -232,23 +218,23 @@ def test_a_file_nested_deeper_than_the_limit_is_refused_before_it_is_walked(
     data = _good()
     nested: Any = "leaf"
     # The document and its pins are two levels: 64 in all.
-    for _ in range(resultsfile.MAX_DEPTH - 2):
+    for _ in range(reader.MAX_DEPTH - 2):
         nested = [nested]
     data["pins"]["nested"] = nested
     path = _write(tmp_path / "r.json", data)
     too_deep = _write(tmp_path / "s.json", data | {"pins": {"nested": [nested]}})
 
-    assert resultsfile.load(path).pins["nested"] == nested
-    with pytest.raises(resultsfile.ResultsFileError) as caught:
-        resultsfile.load(too_deep)
+    assert reader.load(path).pins["nested"] == nested
+    with pytest.raises(reader.ResultsFileError) as caught:
+        reader.load(too_deep)
 
     assert str(caught.value) == f"{too_deep}: not a results file: nested more than 64 levels deep"
 
 
 def test_a_written_results_file_nests_well_below_the_limit(tmp_path: Path) -> None:
-    path = resultsfile.write(doc([run("alpha", "passed", "main")]), tmp_path / "r.json")
+    path = writer.write(doc([run("alpha", "passed", "main")]), tmp_path / "r.json")
 
-    assert resultsfile._depth(json.loads(path.read_text("utf-8"))) < 10
+    assert reader._depth(json.loads(path.read_text("utf-8"))) < 10
 
 
 @pytest.mark.parametrize("version", [99, 0, "1", True])
@@ -258,12 +244,12 @@ def test_an_unknown_format_version_is_refused_everywhere(tmp_path: Path, version
     headline = {"date": "2026-01-01", "pass_rate": 0.5, "format": version}
     _write(tmp_path / "lenient" / "s.json", headline)
 
-    with pytest.raises(resultsfile.ResultsFileError) as caught:
-        resultsfile.load(path)
+    with pytest.raises(reader.ResultsFileError) as caught:
+        reader.load(path)
 
     assert str(caught.value) == (
         f"{path}: results file format {version!r} is not known: this version of "
         "pytest-evalcases reads format 1 (a newer version may have written it)"
     )
-    assert resultsfile.read_dir(tmp_path).problems == [str(caught.value)]
-    assert resultsfile.read_headlines(tmp_path / "lenient") == []
+    assert reader.read_dir(tmp_path).problems == [str(caught.value)]
+    assert headlines.read_headlines(tmp_path / "lenient") == []

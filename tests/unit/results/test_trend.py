@@ -8,8 +8,7 @@ import pytest
 
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.report import trend as report
-from pytest_evalcases.results import files as resultsfile
-from pytest_evalcases.results import trend
+from pytest_evalcases.results import trend, writer
 
 from .records import STARTED, doc, run
 
@@ -21,7 +20,7 @@ def test_red_first_files_are_left_out_of_the_trend_and_counted(tmp_path: Path) -
         (3, "failed", "run"),
     ):
         written = doc([run("alpha", outcome)], started=STARTED.replace(day=day), mode=mode)
-        resultsfile.write(written, tmp_path / f"{day}.json")
+        writer.write(written, tmp_path / f"{day}.json")
     (tmp_path / "broken.json").write_text("{}", "utf-8")
 
     found = trend.history(tmp_path)
@@ -43,7 +42,7 @@ def test_red_first_files_are_left_out_of_the_trend_and_counted(tmp_path: Path) -
 
 
 def test_no_red_first_note_without_red_first_files(tmp_path: Path) -> None:
-    resultsfile.write(doc([run("alpha", "passed")]), tmp_path / "1.json")
+    writer.write(doc([run("alpha", "passed")]), tmp_path / "1.json")
 
     found = trend.history(tmp_path)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_evalcases.cases.parsecache import CaseEntry
-from pytest_evalcases.results.files import ResultsSettings
+from pytest_evalcases.results.writer import ResultsSettings
 from pytest_evalcases.session import shard
 from pytest_evalcases.session.changed import ChangedFiles
 from pytest_evalcases.session.selection import Selection, suite_selection

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_evalcases.results.files import ResultsSettings
 from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
 from pytest_evalcases.results.skills import SkillLimits
+from pytest_evalcases.results.writer import ResultsSettings
 from pytest_evalcases.session.settings import Settings
 from pytest_evalcases.session.state import EvalSession
 from tests.helpers.results import rec
