@@ -361,9 +361,9 @@ def test_a_file_of_plugin_check_types_fails_at_collection_once_the_plugin_is_gon
     not getattr(yaml, "__with_libyaml__", False), reason="PyYAML is built without libyaml"
 )
 def test_case_files_are_read_with_the_libyaml_loader() -> None:
-    from pytest_evalcases.cases import loading
+    from pytest_evalcases.cases import parsing
 
-    assert issubclass(loading._Loader, yaml.CSafeLoader)
+    assert issubclass(parsing.Loader, yaml.CSafeLoader)
 
 
 @pytest.mark.parametrize(
