@@ -328,6 +328,10 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
             # while the table is read and its orphans are killed.
             running = _SUBREAPER.leaders()
             others = _SUBREAPER.marks() - {mark}
+            if _reaped_orphan(running, others, kept, born, own_session):
+                # One that had exited already (bubblewrap's init, as often as not):
+                # reaped without reading every process.
+                continue
             table = _processes()
             adopted = [
                 pid
@@ -369,6 +373,36 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
             # Reaped now, those that were: none left, no second look at /proc.
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
+
+
+def _reaped_orphan(
+    running: Collection[int],
+    others: Collection[str],
+    kept: Collection[tuple[int, int]],
+    born: int,
+    own_session: int,
+) -> bool:
+    """Whether a child that has exited, and that :func:`kill_adopted`'s look at every
+    process would take for an orphan, was found and reaped: one ``waitid`` and one
+    ``/proc`` file instead of them all."""
+    try:
+        info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    if info is None or info.si_pid in running:
+        return False
+    pid = info.si_pid
+    fields = _stat(pid)
+    if fields is None:
+        return False
+    start, session = int(fields[19]), int(fields[3])
+    if start < born or session == own_session or (pid, start) in kept:
+        return False
+    if _mark_of(pid) in others:
+        return False
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    return True
 
 
 def _await_exit(pids: Iterable[int], deadline: float) -> None:
