@@ -8,12 +8,18 @@ answer and the workspace (one sandboxed command per run, the agent), and ``comma
 whose cases also have a ``setup`` and a command check (three per run). It times each
 suite under each setting, alternating their order, and prints the medians and the ratio
 bwrap / none of each suite (target: at most 1.05).
+
+With ``--commands`` it times single commands instead, in this process: ``true`` run
+200 times through the plugin's ``process.run``, with and without the sweep of what a
+command leaves, bare and under bubblewrap (milliseconds a command, wall clock and this
+process's CPU): what starting a command costs a run, apart from pytest.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -72,14 +78,50 @@ def run(root: Path, count: int, sandbox: str) -> float:
     return elapsed
 
 
+def commands(count: int, repeat: int) -> None:
+    """Milliseconds a command through ``process.run``: swept or not, bare or in bwrap."""
+    from pytest_evalcases import process
+    from pytest_evalcases.sandbox import choose
+
+    with tempfile.TemporaryDirectory(prefix="evalcases-bench-") as tmp:
+        cwd = Path(tmp)
+        box = choose("bwrap")
+        argv = {"bare": ["true"], "bwrap": list(box.wrap(["true"], cwd=cwd, writable=(cwd,)))}
+        sides = [(name, sweep) for name in argv for sweep in (False, True)]
+        wall: dict[tuple[str, bool], list[float]] = {side: [] for side in sides}
+        cpu: dict[tuple[str, bool], list[float]] = {side: [] for side in sides}
+        for i in range(repeat):
+            for name, sweep in sides if i % 2 == 0 else reversed(sides):
+                used = resource.getrusage(resource.RUSAGE_SELF)
+                start = time.perf_counter()
+                for _ in range(count):
+                    process.run(argv[name], cwd=cwd, sweep=sweep)
+                elapsed = time.perf_counter() - start
+                after = resource.getrusage(resource.RUSAGE_SELF)
+                spent = after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime
+                wall[name, sweep].append(elapsed / count * 1000)
+                cpu[name, sweep].append(spent / count * 1000)
+    print(f"\n`true` through process.run, {count} times, median of {repeat} (ms a command):")
+    for name, sweep in sides:
+        label = f"{name}, {'swept' if sweep else 'not swept'}"
+        print(
+            f"  {label:<18} wall {statistics.median(wall[name, sweep]):6.2f}"
+            f"  cpu {statistics.median(cpu[name, sweep]):5.2f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--count", type=int, default=50, help="cases in the suite")
     parser.add_argument("--seconds", type=float, default=0.2, help="agent time per case")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per setting")
+    parser.add_argument("--commands", action="store_true", help="time single commands")
     args = parser.parse_args()
     if shutil.which("bwrap") is None:
         raise SystemExit("bubblewrap is not installed: apt-get install bubblewrap")
+    if args.commands:
+        commands(200, args.repeat)
+        return
 
     with tempfile.TemporaryDirectory(prefix="evalcases-bench-") as tmp:
         roots = {name: Path(tmp) / name for name in CASES}

@@ -313,9 +313,6 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
     is left alone; the commands of :func:`run` in other threads are known as they
     start (:meth:`_Subreaper.spawning`). Reads ``/proc``: elsewhere it does nothing.
     """
-    if not _has_children():
-        # The common case, and it costs no look at /proc: nothing was adopted.
-        return 0
     me = os.getpid()
     own_session = os.getsid(0)
     kept = set(before)
@@ -323,11 +320,18 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
     killed = 0
     deadline = time.monotonic() + KILL_GRACE
     while True:
+        if not _has_children():
+            # The common case, and it costs no look at /proc: nothing (more) was adopted.
+            return killed
         with _SUBREAPER.spawning():
             # No command of another thread starts (and is not yet known to be running)
             # while the table is read and its orphans are killed.
             running = _SUBREAPER.leaders()
             others = _SUBREAPER.marks() - {mark}
+            if _reaped_orphan(running, others, kept, born, own_session):
+                # One that had exited already (bubblewrap's init, as often as not):
+                # reaped without reading every process.
+                continue
             table = _processes()
             adopted = [
                 pid
@@ -340,12 +344,16 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
                 and _mark_of(pid) not in others
             ]
             doomed = _descendants(table, adopted) - out_of_reach
+            dying: list[int] = []
             for pid in doomed:
                 if table[pid][2] == "Z":
+                    # Dead already (bubblewrap's init, left as its leader exits):
+                    # reaped below, or by its own parent.
                     continue
                 try:
                     os.kill(pid, signal.SIGKILL)
                     killed += 1
+                    dying.append(pid)
                 except ProcessLookupError:
                     pass
                 except PermissionError:
@@ -355,11 +363,82 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
                 # subprocess.Popen must be left for its own wait().
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, os.WNOHANG)
-        if not doomed - out_of_reach or time.monotonic() > deadline:
+        if not dying or time.monotonic() > deadline:
             return killed
         # Until none is left: a killed parent's children are adopted next, and a
-        # process forked while the table was read is found the next time round.
+        # process forked while the table was read is found the next time round,
+        # once those killed have exited.
+        _await_exit(dying, deadline)
+        for pid in adopted:
+            # Reaped now, those that were: none left, no second look at /proc.
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+
+
+def _reaped_orphan(
+    running: Collection[int],
+    others: Collection[str],
+    kept: Collection[tuple[int, int]],
+    born: int,
+    own_session: int,
+) -> bool:
+    """Whether a child that has exited, and that :func:`kill_adopted`'s look at every
+    process would take for an orphan, was found and reaped: one ``waitid`` and one
+    ``/proc`` file instead of them all."""
+    try:
+        info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    if info is None or info.si_pid in running:
+        return False
+    pid = info.si_pid
+    fields = _stat(pid)
+    if fields is None:
+        return False
+    start, session = int(fields[19]), int(fields[3])
+    if start < born or session == own_session or (pid, start) in kept:
+        return False
+    if _mark_of(pid) in others:
+        return False
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    return True
+
+
+def _await_exit(pids: Iterable[int], deadline: float) -> None:
+    """Until every process of ``pids`` has exited (or ``deadline``): woken by their
+    pidfds as each exits, where the system has them, rather than by sleeps that cost a
+    run milliseconds each time a command leaves a process that is already exiting."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
         time.sleep(0.005)
+        return
+    poll = select.poll()
+    fds: list[int] = []
+    try:
+        for pid in pids:
+            try:
+                fd = pidfd_open(pid)
+            except ProcessLookupError:
+                continue
+            except OSError:
+                # No pidfds here (an old kernel): a short sleep, as before them.
+                time.sleep(0.005)
+                return
+            fds.append(fd)
+            poll.register(fd, select.POLLIN)
+        left = len(fds)
+        while left:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                return
+            ready = poll.poll(wait * 1000)
+            for fd, _ in ready:
+                poll.unregister(fd)
+                left -= 1
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def _mark_of(pid: int) -> str:

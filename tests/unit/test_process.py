@@ -146,6 +146,77 @@ def test_a_daemon_that_left_the_session_and_cleared_its_environment_is_killed(
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+def test_an_orphan_is_killed_reaped_and_awaited_with_one_look_at_proc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # bubblewrap leaves its init exiting as its leader exits: every sandboxed command
+    # has such an orphan. The sweep waits for what it killed to exit (a pidfd), then
+    # reaps it: no sleeps in between, and /proc is read once, not until it looks empty.
+    pidfile = tmp_path / "pid"
+    (tmp_path / "daemon.py").write_text(DAEMON)
+    reads: list[int] = []
+    descendants = process._descendants
+
+    def counted(table: dict[int, tuple[int, int, str, int]], roots: list[int]) -> set[int]:
+        reads.append(1)
+        return descendants(table, roots)
+
+    def no_sleep(seconds: float) -> None:
+        raise AssertionError(f"the sweep slept {seconds}s")
+
+    monkeypatch.setattr(process, "_descendants", counted)
+    monkeypatch.setattr(process.time, "sleep", no_sleep)
+    process.run(f"{sys.executable} daemon.py {pidfile}", cwd=tmp_path, timeout=30, sweep=True)
+    monkeypatch.undo()
+    assert len(reads) == 1
+    assert reaped(int(pidfile.read_text()))
+
+
+ORPHAN = """
+import os, time
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.write(w, str(pid).encode())
+    os._exit(0)
+os.wait()
+pid = int(os.read(r, 32))
+def state():
+    try:
+        return open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0]
+    except OSError:
+        return ""
+while state() not in ("Z", ""):
+    time.sleep(0.01)
+print(pid)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
+def test_an_orphan_that_exited_already_is_reaped_without_a_look_at_every_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As bubblewrap's init often is by the time its leader has exited: found by waitid.
+    (tmp_path / "orphan.py").write_text(ORPHAN)
+    reads: list[int] = []
+    descendants = process._descendants
+
+    def counted(table: dict[int, tuple[int, int, str, int]], roots: list[int]) -> set[int]:
+        reads.append(1)
+        return descendants(table, roots)
+
+    monkeypatch.setattr(process, "_descendants", counted)
+    result = process.run([sys.executable, "orphan.py"], cwd=tmp_path, timeout=30, sweep=True)
+    monkeypatch.undo()
+    assert result.returncode == 0, result.stderr
+    assert reads == []
+    assert reaped(int(result.stdout))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
 def test_a_daemon_is_killed_when_the_run_is_interrupted(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     (tmp_path / "daemon.py").write_text(DAEMON)
