@@ -7,7 +7,7 @@ one higher up (function-level imports count too):
     < cli, plugin
 
 Root modules are the top-level ``.py`` files; of ours they may import only ``errors``,
-``kinds``, ``defaults``, ``text``, ``process``, ``git`` and ``redact``.
+``kinds``, ``defaults``, ``text``, ``process``, ``reaper``, ``git`` and ``redact``.
 
 No module reaches itself through the modules it imports (an import circle), whether the
 imports sit at module level or in a function: only those under ``if TYPE_CHECKING:``,
@@ -46,7 +46,9 @@ STACK: dict[str, int] = {
     "plugin": 8,
 }
 #: Of ours, what a root module may import.
-ROOT_MAY_IMPORT = frozenset({"errors", "kinds", "defaults", "text", "process", "git", "redact"})
+ROOT_MAY_IMPORT = frozenset(
+    {"errors", "kinds", "defaults", "text", "process", "reaper", "git", "redact"}
+)
 #: The only package that may import pytest.
 PYTEST_PACKAGE = "plugin"
 

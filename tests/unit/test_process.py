@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases import process
+from pytest_evalcases import process, reaper
 from tests.helpers.sandbox import gone
 from tests.helpers.timeouts import timeout_once
 
@@ -155,7 +155,7 @@ def test_an_orphan_is_killed_reaped_and_awaited_with_one_look_at_proc(
     pidfile = tmp_path / "pid"
     (tmp_path / "daemon.py").write_text(DAEMON)
     reads: list[int] = []
-    descendants = process._descendants
+    descendants = reaper._descendants
 
     def counted(table: dict[int, tuple[int, int, str, int]], roots: list[int]) -> set[int]:
         reads.append(1)
@@ -164,8 +164,8 @@ def test_an_orphan_is_killed_reaped_and_awaited_with_one_look_at_proc(
     def no_sleep(seconds: float) -> None:
         raise AssertionError(f"the sweep slept {seconds}s")
 
-    monkeypatch.setattr(process, "_descendants", counted)
-    monkeypatch.setattr(process.time, "sleep", no_sleep)
+    monkeypatch.setattr(reaper, "_descendants", counted)
+    monkeypatch.setattr(reaper.time, "sleep", no_sleep)
     process.run(f"{sys.executable} daemon.py {pidfile}", cwd=tmp_path, timeout=30, sweep=True)
     monkeypatch.undo()
     assert len(reads) == 1
@@ -202,13 +202,13 @@ def test_an_orphan_that_exited_already_is_reaped_without_a_look_at_every_process
     # As bubblewrap's init often is by the time its leader has exited: found by waitid.
     (tmp_path / "orphan.py").write_text(ORPHAN)
     reads: list[int] = []
-    descendants = process._descendants
+    descendants = reaper._descendants
 
     def counted(table: dict[int, tuple[int, int, str, int]], roots: list[int]) -> set[int]:
         reads.append(1)
         return descendants(table, roots)
 
-    monkeypatch.setattr(process, "_descendants", counted)
+    monkeypatch.setattr(reaper, "_descendants", counted)
     result = process.run([sys.executable, "orphan.py"], cwd=tmp_path, timeout=30, sweep=True)
     monkeypatch.undo()
     assert result.returncode == 0, result.stderr
@@ -255,7 +255,7 @@ def test_a_ctrl_c_as_the_command_starts_kills_it(
     def interrupted(pid: int) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(process, "_start_time", interrupted)
+    monkeypatch.setattr(reaper, "start_time", interrupted)
     with pytest.raises(KeyboardInterrupt):
         process.run(
             [sys.executable, "-c", "import time; time.sleep(300)", mark],
@@ -295,7 +295,7 @@ def test_kill_marked_finds_processes_by_their_environment(tmp_path: Path) -> Non
     proc = subprocess.Popen(["sleep", "300"], env=env, start_new_session=True)
     other = subprocess.Popen(["sleep", "300"], start_new_session=True)
     try:
-        assert process.kill_marked("EVALCASES_RUN=mark-of-this-test") == 1
+        assert reaper.kill_marked("EVALCASES_RUN=mark-of-this-test") == 1
         assert proc.wait(timeout=5) == -9
         assert other.poll() is None
     finally:
