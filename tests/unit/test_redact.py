@@ -13,7 +13,7 @@ import pytest
 from pytest_evalcases import process
 from pytest_evalcases.agents.base import last_words
 from pytest_evalcases.redact import MARK, MIN_SECRET, Redactor, environment_redactor, shorten
-from pytest_evalcases.run.checks import quote
+from pytest_evalcases.run.quoting import quote
 
 PASSWORD = "p@ss\\w0rd\"Q'zz!9"
 AWS_SECRET = "q8Zr2LxW0vTn5KpY7bHc+Md3FsJg9AeU/Ro1QiVy"

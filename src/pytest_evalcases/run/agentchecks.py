@@ -1,0 +1,202 @@
+"""The built-in checks of what the agent did, as its transcript tells: the tools it
+called (``tool_called``, ``tool_not_called``), the calls its CLI refused
+(``tool_blocked``, ``tool_not_blocked``) and the skills it loaded (``skill_used``,
+``skill_not_used``). Without a transcript there is no verdict: a ``RunError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from pytest_evalcases.agents.base import Denial, ToolCall
+from pytest_evalcases.agents.skills import SkillLoads, skill_loads
+from pytest_evalcases.cases import schema
+from pytest_evalcases.cases.registry import CheckContext, Outcome
+from pytest_evalcases.errors import RunError
+from pytest_evalcases.run.deadline import search, tick
+from pytest_evalcases.run.quoting import quote, regex, shown
+
+
+def _matching_calls(
+    check: schema.ToolCalled | schema.ToolNotCalled, ctx: CheckContext
+) -> list[ToolCall]:
+    if ctx.tool_calls is None:
+        raise RunError(
+            f"{check.type} needs a transcript of tool calls, and the agent gave none "
+            "(use an agent that reports tool calls, e.g. --eval-agent claude or codex)",
+            kind="no-transcript",
+        )
+    if check.input is not None and not ctx.tool_inputs:
+        raise RunError(
+            f"{check.type} with `input:` needs tool inputs, and this agent reports only tool names",
+            kind="no-transcript",
+        )
+    return _matching(check.tool, check.input, ctx.tool_calls)
+
+
+Called = TypeVar("Called", ToolCall, Denial)
+
+
+def _matching(tool: str, input: str | None, calls: Sequence[Called]) -> list[Called]:
+    """The ``calls`` whose name or kind matches ``tool`` and whose input ``input``."""
+    # Searched, as every pattern is (`Write` also finds `TodoWrite`; `^Write$` does not).
+    tick(f"searching {shown(tool)} in the tool names")
+    rx = regex(tool)
+    names = search(rx, [call.name for call in calls])
+    kinds = search(rx, [call.kind for call in calls])
+    inputs: list[tuple[int, int] | None] = [(0, 0)] * len(calls)
+    if input is not None:
+        tick(f"searching {shown(input)} in the tool inputs")
+        inputs = search(regex(input), [call.input for call in calls])
+    return [
+        call
+        for call, name, kind, inp in zip(calls, names, kinds, inputs, strict=True)
+        if (name or kind) and inp
+    ]
+
+
+def _describe_check(
+    check: schema.ToolCalled | schema.ToolNotCalled | schema.ToolBlocked | schema.ToolNotBlocked,
+) -> str:
+    return f"tool {shown(check.tool)}" + (
+        f" with input {shown(check.input)}" if check.input else ""
+    )
+
+
+def tool_called(check: schema.ToolCalled, ctx: CheckContext) -> Outcome:
+    calls = _matching_calls(check, ctx)
+    if calls:
+        return Outcome(True, f"{_describe_check(check)} called {len(calls)} time(s)")
+    seen = ", ".join(sorted({c.name for c in ctx.tool_calls or ()})) or "none"
+    return Outcome(False, f"no call of {_describe_check(check)} (tools called: {seen})")
+
+
+def tool_not_called(check: schema.ToolNotCalled, ctx: CheckContext) -> Outcome:
+    calls = _matching_calls(check, ctx)
+    if not calls:
+        return Outcome(True, f"no call of {_describe_check(check)}")
+    first = calls[0]
+    return Outcome(
+        False,
+        f"{_describe_check(check)} must not be called; call {first.name}: {quote(first.input)}"
+        + (f" (and {len(calls) - 1} more)" if len(calls) > 1 else ""),
+    )
+
+
+#: Where a refusal's error sends the reader.
+_REFUSALS_DOC = 'docs/agents.md, "Refused tool calls"'
+
+
+def _blocked_calls(
+    check: schema.ToolBlocked | schema.ToolNotBlocked, ctx: CheckContext
+) -> list[Denial]:
+    """The refused calls that ``check`` names; an error where the agent's output cannot
+    show them, or cannot say what refused one of them when the check asks."""
+    agent = ctx.agent or "(unknown)"
+    if ctx.denials is None:
+        raise RunError(
+            f"{check.type} needs the tool calls the agent refused, and the {agent} agent's "
+            f"output cannot show refusals, so the check reached no verdict ({_REFUSALS_DOC})",
+            kind="no-transcript",
+        )
+    if check.input is not None and not ctx.tool_inputs:
+        raise RunError(
+            f"{check.type} with `input:` needs tool inputs, and the {agent} agent reports "
+            "only the names of the tools it refused",
+            kind="no-transcript",
+        )
+    found = _matching(check.tool, check.input, ctx.denials)
+    if check.by == "any":
+        return found
+    unknown = [denial for denial in found if denial.by is None]
+    if unknown:
+        raise RunError(
+            f"{check.type} by: {check.by}: the {agent} agent's output does not say whether "
+            f"a permission rule or a hook refused {quote(unknown[0].shown)}, so the check "
+            f"reached no verdict ({_REFUSALS_DOC})",
+            kind="no-transcript",
+        )
+    return [denial for denial in found if denial.by == check.by]
+
+
+def _by(check: schema.ToolBlocked | schema.ToolNotBlocked) -> str:
+    return {"any": "", "permission": " by a permission rule", "hook": " by a hook"}[check.by]
+
+
+def _refused(ctx: CheckContext) -> str:
+    shown = sorted({denial.named for denial in ctx.denials or ()})
+    return "; ".join(quote(s) for s in shown[:5]) or "none"
+
+
+def tool_blocked(check: schema.ToolBlocked, ctx: CheckContext) -> Outcome:
+    denials = _blocked_calls(check, ctx)
+    if denials:
+        return Outcome(
+            True,
+            f"{_describe_check(check)} refused{_by(check)} {len(denials)} time(s): "
+            f"{quote(denials[0].shown)}",
+        )
+    return Outcome(
+        False, f"no call of {_describe_check(check)} refused{_by(check)} (refused: {_refused(ctx)})"
+    )
+
+
+def tool_not_blocked(check: schema.ToolNotBlocked, ctx: CheckContext) -> Outcome:
+    denials = _blocked_calls(check, ctx)
+    if not denials:
+        return Outcome(True, f"no call of {_describe_check(check)} refused{_by(check)}")
+    return Outcome(
+        False,
+        f"{_describe_check(check)} must not be refused{_by(check)}; refused "
+        f"{quote(denials[0].shown)}"
+        + (f" (and {len(denials) - 1} more)" if len(denials) > 1 else ""),
+    )
+
+
+def _loads(check: schema.SkillUsed | schema.SkillNotUsed, ctx: CheckContext) -> SkillLoads:
+    """The skill loads of the run's transcript; an error where it cannot show the one
+    the check names (docs/skills.md, "What counts as using a skill")."""
+    agent = ctx.agent or "(unknown)"
+    if ctx.tool_calls is None:
+        raise RunError(
+            f"{check.type} needs a transcript of tool calls, and the {agent} agent gave none "
+            "(docs/skills.md)",
+            kind="no-transcript",
+        )
+    loads = skill_loads(ctx.agent, ctx.tool_calls)
+    if loads is None:
+        raise RunError(
+            f"{check.type} {check.skill!r}: the {agent} agent's transcript cannot show skills "
+            "being loaded, so the check reached no verdict (docs/skills.md lists the agents "
+            "that can)",
+            kind="no-transcript",
+        )
+    if loads.unnamed and not loads.count(check.skill):
+        raise RunError(
+            f"{check.type} {check.skill!r}: the {agent} agent loaded {loads.unnamed} skill(s) "
+            "and its transcript does not say which, so the check reached no verdict "
+            "(docs/skills.md)",
+            kind="no-transcript",
+        )
+    return loads
+
+
+def _loaded(loads: SkillLoads) -> str:
+    return ", ".join(sorted(set(loads.names))) or "none"
+
+
+def skill_used(check: schema.SkillUsed, ctx: CheckContext) -> Outcome:
+    loads = _loads(check, ctx)
+    times = loads.count(check.skill)
+    if times:
+        return Outcome(True, f"skill {check.skill!r} loaded {times} time(s)")
+    return Outcome(False, f"skill {check.skill!r} not loaded (skills loaded: {_loaded(loads)})")
+
+
+def skill_not_used(check: schema.SkillNotUsed, ctx: CheckContext) -> Outcome:
+    loads = _loads(check, ctx)
+    times = loads.count(check.skill)
+    if not times:
+        return Outcome(True, f"skill {check.skill!r} not loaded (skills loaded: {_loaded(loads)})")
+    return Outcome(False, f"skill {check.skill!r} must not be loaded; loaded {times} time(s)")
