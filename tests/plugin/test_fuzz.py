@@ -315,6 +315,7 @@ def suite(make_suite: SuiteBuilder, pytester: pytest.Pytester, mutations: list[M
     return evals
 
 
+@pytest.mark.slow
 def test_many_mutations_side_by_side_cold_and_warm(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

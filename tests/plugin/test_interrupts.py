@@ -164,6 +164,7 @@ def test_a_second_ctrl_c_during_the_summary_leaves_the_file_incomplete(
     assert returncode != 0
 
 
+@pytest.mark.xdist
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_second_ctrl_c_under_xdist(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str
@@ -276,6 +277,7 @@ def pytest_runtest_logreport(report):
 """
 
 
+@pytest.mark.xdist
 def test_after_sigterm_under_xdist_every_recording_is_a_listed_run(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -471,6 +471,7 @@ def test_defends_outside_the_project_is_an_error_and_is_not_read(
     assert f"which resolves to /, outside the project ({project})" in lines[3]
 
 
+@pytest.mark.slow
 def test_a_defended_directory_is_read_only_in_its_regular_files_below_the_project(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -520,6 +521,7 @@ def test_case_files_that_are_not_regular_files_are_load_errors(project: Path) ->
     assert result.stderr.strip().endswith("5 case files checked: 4 errors, 1 warning")
 
 
+@pytest.mark.slow
 def test_a_prompt_pasting_a_long_rule_is_found_in_linear_time() -> None:
     # Scanning the whole rule for every word added took minutes here (seconds for a
     # prompt and a rule at their limits); the bound is the subprocess's timeout.

@@ -254,6 +254,7 @@ def test_a_regrade_spends_nothing_and_trend_counts_the_recorded_figures_once(
     assert "steady  1,834 ± 707  $1.0000 ± $0.7071" in capsys.readouterr().out
 
 
+@pytest.mark.xdist
 def test_regrade_of_a_named_file_follows_repeats_variants_and_xdist(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
