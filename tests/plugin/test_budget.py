@@ -169,6 +169,7 @@ def test_runs_without_a_verdict_count_what_they_were_paid(
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "most"),
     [

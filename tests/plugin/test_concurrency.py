@@ -190,6 +190,7 @@ def test_x_stops_starting_runs_and_kills_the_running_ones(
     assert [c["id"] for c in only_results(root)["cases"]] == ["fail-first"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_an_interrupt_kills_every_running_agent(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, sig: signal.Signals

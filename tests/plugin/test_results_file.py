@@ -194,6 +194,7 @@ def test_under_xdist_the_controller_writes_one_merged_file(
     assert not list((root / "evals" / "results").glob(".tmp-*"))
 
 
+@pytest.mark.slow
 def test_ctrl_c_still_writes_an_incomplete_file(make_suite: SuiteBuilder) -> None:
     root = make_suite.steered(["a-fast", "b-slow", "c-never"])
     steer(root, "slow", "b-slow", "60")
