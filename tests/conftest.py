@@ -1,8 +1,10 @@
-"""Fixtures of the whole suite: the one suite builder and the fake ``claude`` CLI."""
+"""Fixtures of the whole suite: the one suite builder and the fake ``claude`` CLI; the
+marks that keep the default developer run (``pytest -m "not slow"``) short."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +19,49 @@ from tests.helpers.suite import SuiteBuilder
 # the interpreter running the tests (a venv's starts in a quarter of the time a system
 # Python with site-wide .pth hooks may take, and it is the one whose packages we test).
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+#: The marks whose tests the default developer run (``pytest -m "not slow"``, the README's
+#: contributing part) leaves to CI: each of these tests is ``slow`` too. ``.ci/run`` runs
+#: every test.
+SLOW_MARKS = ("real_cli", "xdist")
+#: The options that start pytest-xdist workers in a pytester session: ``-n 2``, ``-n2``,
+#: ``--numprocesses=2``, ``--tx popen``.
+WORKER_OPTIONS = re.compile(r"-n|-n\S+|--numprocesses(=.*)?|--tx(=.*)?")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        # A case run serially and under xdist is one test parametrized with an "xdist" id.
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "xdist" in callspec.id.split("-"):
+            item.add_marker(pytest.mark.xdist)
+        if any(item.get_closest_marker(name) for name in SLOW_MARKS):
+            item.add_marker(pytest.mark.slow)
+
+
+def starts_workers(args: tuple[Any, ...]) -> bool:
+    """Whether the pytest command line ``args`` starts xdist workers."""
+    return any(WORKER_OPTIONS.fullmatch(str(arg)) for arg in args)
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, request: pytest.FixtureRequest) -> pytest.Pytester:
+    """pytest's ``pytester``, refusing to start xdist workers in a test not marked
+    ``xdist``: the mark is what keeps those sessions out of the default developer run."""
+    if request.node.get_closest_marker("xdist") is not None:
+        return pytester
+    for name in ("runpytest", "runpytest_inprocess", "runpytest_subprocess", "inline_run"):
+        setattr(pytester, name, _without_workers(getattr(pytester, name), request.node.nodeid))
+    return pytester
+
+
+def _without_workers(run: Callable[..., Any], nodeid: str) -> Callable[..., Any]:
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if starts_workers(args):
+            pytest.fail(f"{nodeid} runs pytest under xdist: mark it xdist (tests/conftest.py)")
+        return run(*args, **kwargs)
+
+    return checked
 
 
 @pytest.fixture

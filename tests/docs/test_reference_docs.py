@@ -237,6 +237,7 @@ def test_commands_table_lists_every_subcommand() -> None:
     assert "`evalcases --version`" in section("The `evalcases` command")
 
 
+@pytest.mark.slow
 def test_commands_table_gives_the_arguments_and_defaults_of_each() -> None:
     rows = commands_table()
     for name in subcommands():

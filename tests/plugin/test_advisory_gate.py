@@ -31,6 +31,7 @@ def saved(pytester: pytest.Pytester, name: str, *args: str) -> tuple[int, dict[s
     return int(result.ret), json.loads((pytester.path / name).read_text("utf-8"))
 
 
+@pytest.mark.slow
 def test_three_advisory_failures_in_twenty_cases_pass_live_merged_and_compared(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -75,6 +76,7 @@ def test_three_advisory_failures_in_twenty_cases_pass_live_merged_and_compared(
     assert "B passes the baseline gate against A" in compared.stdout
 
 
+@pytest.mark.slow
 def test_blocked_names_every_critical_and_normal_case_live_and_merged(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -368,6 +368,7 @@ def test_an_args_variant_passes_its_arguments_shell_split(suite: Suite) -> None:
     assert "--effort" not in doc["pins"]["variants"]["plain"]["args"]
 
 
+@pytest.mark.slow
 def test_a_case_for_one_agent_is_skipped_on_the_others_and_counts_in_no_comparison(
     suite: Suite,
 ) -> None:
@@ -477,6 +478,7 @@ def test_bad_variants_are_usage_errors_quoting_the_option(
     assert suite.calls() == []
 
 
+@pytest.mark.slow
 def test_the_ini_gives_one_variant_per_line_and_the_options_replace_it(suite: Suite) -> None:
     suite.ini("eval_variants =\n    cc=agent:claude\n    cx=agent:codex\n    gm=agent:gemini\n")
 
@@ -525,6 +527,7 @@ def test_eval_config_and_eval_variant_together_the_first_given_is_the_baseline(
     assert (cmp["baseline"], cmp["variant"], cmp["differ"]) == (first, other, ["agent"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [["-n", "2"], ["--eval-concurrency", "2"], ["--eval-repeat", "2"]],
@@ -547,6 +550,7 @@ def test_an_agent_matrix_composes_with_the_ways_to_run(suite: Suite, args: list[
         result.stdout.fnmatch_lines(["*evals/changelog.yaml::changelog[[]cx-r1[]] FAILED*"])
 
 
+@pytest.mark.slow
 def test_shards_of_an_agent_matrix_merge_with_factors_usage_and_comparisons(
     suite: Suite, capsys: pytest.CaptureFixture[str]
 ) -> None:

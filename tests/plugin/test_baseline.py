@@ -78,6 +78,7 @@ def test_an_advisory_case_that_regressed_is_reported_and_never_blocks(
     )
 
 
+@pytest.mark.slow
 def test_a_pass_rate_drop_beyond_the_tolerance_blocks(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

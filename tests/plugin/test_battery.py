@@ -88,6 +88,7 @@ def test_collect_only_lists_every_case(pytester: pytest.Pytester) -> None:
     assert "error" not in result.stdout.str().lower()
 
 
+@pytest.mark.xdist
 @pytest.mark.slow
 def test_no_case_passes_when_the_agent_does_nothing(pytester: pytest.Pytester) -> None:
     """Setups work (no setup error) and every case is red without the agent's work;

@@ -169,6 +169,7 @@ def test_runs_without_a_verdict_count_what_they_were_paid(
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "most"),
     [
@@ -313,6 +314,7 @@ def test_the_ini_budget_applies_and_dollar_signs_are_allowed(
     result.stdout.fnmatch_lines(["budget: $0.50 of $0.75 spent by 1 run; 1 run not started"])
 
 
+@pytest.mark.xdist
 def test_under_xdist_each_worker_counts_what_the_others_reported(
     make_suite: SuiteBuilder, fake_claude: Callable[..., Path], pytester: pytest.Pytester
 ) -> None:

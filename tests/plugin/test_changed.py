@@ -96,6 +96,7 @@ def test_staged_and_untracked_files_count(pytester: pytest.Pytester) -> None:
     assert selected(result) == ["deploy", "style"]
 
 
+@pytest.mark.xdist
 def test_explicit_ref_and_xdist(pytester: pytest.Pytester) -> None:
     make_repo(pytester.path)
     write(pytester.path / "AGENTS.md", "See rules/ and skills/.\n")

@@ -248,6 +248,7 @@ def pytest_collection_finish(session):
 """
 
 
+@pytest.mark.slow
 def test_unchanged_case_files_are_collected_without_loading_them(
     pytester: pytest.Pytester,
 ) -> None:

@@ -106,6 +106,7 @@ def comparable(results: dict[str, Any]) -> list[tuple[Any, ...]]:
 IDS = ["pass-one", "fail-two", "crash-three", "pass-four", "pass-five", "fail-six"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "xdist", [pytest.param((), id="serial"), pytest.param(("-n", "2"), id="xdist")]
 )
@@ -144,6 +145,7 @@ def test_runs_overlap_and_report_as_a_serial_run_does(
     assert 2 <= most_at_once(runs(root)) <= 4 * workers
 
 
+@pytest.mark.xdist
 def test_runs_overlap_on_each_xdist_worker(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -188,6 +190,7 @@ def test_x_stops_starting_runs_and_kills_the_running_ones(
     assert [c["id"] for c in only_results(root)["cases"]] == ["fail-first"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_an_interrupt_kills_every_running_agent(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, sig: signal.Signals

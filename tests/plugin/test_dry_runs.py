@@ -25,7 +25,7 @@ DRY_RUNS = [
     ["--fixtures"],
     ["--fixtures-per-test"],
     ["--markers"],
-    ["--setup-plan", "-n", "2"],
+    pytest.param(["--setup-plan", "-n", "2"], marks=pytest.mark.xdist),
 ]
 
 

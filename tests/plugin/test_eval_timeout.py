@@ -52,6 +52,7 @@ def test_the_option_sets_the_timeout_and_a_case_s_own_timeout_wins(
     ) in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_the_option_beats_the_ini_value(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -315,6 +315,7 @@ def suite(make_suite: SuiteBuilder, pytester: pytest.Pytester, mutations: list[M
     return evals
 
 
+@pytest.mark.slow
 def test_many_mutations_side_by_side_cold_and_warm(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -348,6 +349,7 @@ def assert_each_an_error(doc: dict[str, Any], out: str, mutations: list[Mutation
 ODD_KINDS = ["symlink-dangling", "symlink-dev-null", "symlink-loop", "symlink-self", "fifo"]
 
 
+@pytest.mark.slow
 def test_case_files_that_are_not_regular_files_are_errors_cold_and_warm(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -371,6 +373,7 @@ CRASHERS = [
 ]
 
 
+@pytest.mark.slow
 def test_mutations_that_crash_the_loader_today_lose_nothing(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

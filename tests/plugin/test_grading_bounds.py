@@ -112,6 +112,7 @@ def test_many_files_are_walked_no_further_than_the_limits_and_the_report_says_so
     assert len(stored["changes"]["omitted"]) == 31
 
 
+@pytest.mark.slow
 def test_a_kept_workspace_counts_the_blocks_of_its_tiny_files_and_the_size_of_a_sparse_one(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -86,6 +86,7 @@ def make_suite(make_suite: SuiteBuilder) -> SuiteBuilder:
     return make_suite.with_ini("eval_agent = command\neval_timeout = 60\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_runaway_pattern_and_symlink_cycles_end(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, workers: list[str]

@@ -122,6 +122,7 @@ def interrupted_twice(
 SANDBOXES = [pytest.param("none"), pytest.param("bwrap", marks=requires_bwrap)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 @pytest.mark.parametrize("second", ["report", "results"])
 def test_a_second_ctrl_c_while_pytest_winds_down(
@@ -142,6 +143,7 @@ def test_a_second_ctrl_c_while_pytest_winds_down(
     assert "Traceback" not in out
 
 
+@pytest.mark.slow
 def test_a_second_ctrl_c_while_the_agent_is_stopped_kills_it_at_once(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -154,6 +156,7 @@ def test_a_second_ctrl_c_while_the_agent_is_stopped_kills_it_at_once(
     assert "eval gate: INCONCLUSIVE (run incomplete: interrupted)" in out
 
 
+@pytest.mark.slow
 def test_a_second_ctrl_c_during_the_summary_leaves_the_file_incomplete(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -164,6 +167,7 @@ def test_a_second_ctrl_c_during_the_summary_leaves_the_file_incomplete(
     assert returncode != 0
 
 
+@pytest.mark.xdist
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_second_ctrl_c_under_xdist(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str
@@ -175,6 +179,7 @@ def test_a_second_ctrl_c_under_xdist(
     assert returncode == pytest.ExitCode.INTERRUPTED, out
 
 
+@pytest.mark.slow
 def test_one_ctrl_c_after_a_passing_case_is_not_a_pass(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -276,6 +281,7 @@ def pytest_runtest_logreport(report):
 """
 
 
+@pytest.mark.xdist
 def test_after_sigterm_under_xdist_every_recording_is_a_listed_run(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -62,6 +62,7 @@ def kept_line(result: pytest.RunResult) -> str:
     return next(line for line in result.stdout.lines if line.startswith("workspace kept: "))
 
 
+@pytest.mark.slow
 def test_a_failed_runs_workspace_outlives_three_more_pytest_runs(
     suite: Any,
     pytester: pytest.Pytester,

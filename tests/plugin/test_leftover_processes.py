@@ -127,6 +127,7 @@ def test_daemons_die_when_the_command_ends_or_times_out(
     assert gone(str(pytester.path / "agent.py"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_daemons_die_when_the_run_is_interrupted(

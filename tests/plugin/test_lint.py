@@ -463,6 +463,7 @@ def test_defends_outside_the_project_is_an_error_and_is_not_read(
     assert f"which resolves to /, outside the project ({project})" in lines[3]
 
 
+@pytest.mark.slow
 def test_a_defended_directory_is_read_only_in_its_regular_files_below_the_project(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

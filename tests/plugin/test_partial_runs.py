@@ -118,6 +118,7 @@ def test_a_run_stopped_early_is_not_the_whole_suite(
     assert doc["selection"]["arguments"] == ["-x"]
 
 
+@pytest.mark.slow
 def test_eval_paths_not_reached_and_ignored_directories_are_part_of_the_suite(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -160,6 +161,7 @@ def test_last_failed_narrows_the_suite(make_suite: SuiteBuilder, pytester: pytes
     assert "--lf: only what failed last time" in doc["selection"]["uncollected"]
 
 
+@pytest.mark.xdist
 def test_under_xdist_the_workers_report_the_selection(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -175,6 +177,7 @@ def test_under_xdist_the_workers_report_the_selection(
     assert whole["selection"] == selection([])
 
 
+@pytest.mark.slow
 def test_trend_marks_runs_of_part_of_the_suite_and_counts_their_cases(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -219,6 +222,7 @@ def advisory_suite(make_suite: SuiteBuilder, pytester: pytest.Pytester) -> tuple
     return root, root / "base.json"
 
 
+@pytest.mark.slow
 def test_the_baseline_gate_compares_a_partial_run_on_the_cases_both_ran(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -278,6 +282,7 @@ def test_a_partial_run_that_regressed_is_still_blocked(
     assert "baseline: 1 case passed in the baseline and fails now: case-02)" in out
 
 
+@pytest.mark.slow
 def test_a_whole_run_against_a_partial_baseline_is_compared_on_its_cases(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -326,6 +331,7 @@ def test_compare_puts_a_partial_file_against_the_cases_both_ran(
     assert "case-05" not in out
 
 
+@pytest.mark.slow
 def test_merged_shards_are_the_whole_suite_only_when_they_cover_it(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -364,6 +370,7 @@ def test_merged_shards_are_the_whole_suite_only_when_they_cover_it(
     assert doc("missing.json")["complete_suite"] is False
 
 
+@pytest.mark.slow
 def test_the_html_report_draws_whole_suite_runs_and_says_this_run_is_part(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -380,6 +387,7 @@ def test_the_html_report_draws_whole_suite_runs_and_says_this_run_is_part(
     assert "Part of the suite: 1 of 10 cases selected (-k case-04)." in page
 
 
+@pytest.mark.slow
 def test_the_html_report_counts_cases_as_the_terminal_does(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -147,6 +147,7 @@ def test_the_agent_gets_the_perturbed_prompt_under_the_seed(
     )
 
 
+@pytest.mark.slow
 def test_a_rerun_perturbs_alike(pytester: pytest.Pytester, fake_claude: Path) -> None:
     write_case(pytester.path, "fix", pattern="Committed")
     pytester.makeini(f"[pytest]\neval_agent = claude\neval_sandbox_rw = {pytester.path}\n")
@@ -357,6 +358,7 @@ def test_k_selects_the_perturbed_runs_or_the_originals(pytester: pytest.Pytester
     assert collected(originals) == ["fix"]
 
 
+@pytest.mark.xdist
 def test_under_xdist_the_summary_counts_every_workers_runs(pytester: pytest.Pytester) -> None:
     echo_suite(pytester)
 

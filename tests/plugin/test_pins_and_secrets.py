@@ -20,6 +20,7 @@ FAKE_KEY = "sk-ant-api03-test-1234567890abcdefABCDEF1234567890"
 PLAIN_TOKEN = "plain0value9not8shaped7like6a5key"
 
 
+@pytest.mark.slow
 def test_secrets_never_reach_files_or_the_terminal(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -160,6 +160,7 @@ def test_cases_that_are_not_bare_run_with_the_login_file(suite: Suite) -> None:
     suite.run().assert_outcomes(passed=2)
 
 
+@pytest.mark.xdist
 def test_plain_tests_never_check_the_agent(suite: Suite) -> None:
     suite.on_path(with_fakes=False)
     suite.pytester.makepyfile(test_unit="def test_one():\n    assert True\n")
@@ -246,7 +247,7 @@ def test_a_plain_pytest_without_credentials_skips_the_eval_cases(
         ["-k", "one"],
         ["--eval-agent", "claude"],
         ["--eval-defends", "AGENTS.md"],
-        ["-n", "2", "evals"],
+        pytest.param(["-n", "2", "evals"], marks=pytest.mark.xdist),
     ],
     ids=" ".join,
 )

@@ -29,6 +29,7 @@ checks:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "shown"),
     [

@@ -208,6 +208,7 @@ def assert_the_case_reported_its_timeout(
     assert gone(token)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["signal", "thread"])
 @pytest.mark.parametrize("hang_in", ["agent", "setup"])
 def test_pytest_timeouts_limit_ends_the_case_as_its_own_timeout_would(
@@ -234,6 +235,7 @@ def test_the_real_pytest_timeout(
     assert_the_case_reported_its_timeout(result, root, token, phase=AGENT_TIMED_OUT)
 
 
+@pytest.mark.slow
 def test_pytest_timeout_without_the_hook_fails_the_case_cleanly_and_kills_its_processes(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, token: str
 ) -> None:

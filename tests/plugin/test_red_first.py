@@ -100,6 +100,7 @@ def test_all_red_is_a_pass(pytester: pytest.Pytester) -> None:
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_red_first_results_are_marked_and_left_out_of_the_trend(
     pytester: pytest.Pytester,
 ) -> None:

@@ -160,6 +160,7 @@ def test_every_live_run_stores_its_answer_and_its_changes(
     assert not (directory / "exchange.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_regrade_grades_the_stored_runs_with_the_current_checks_and_starts_no_process(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -254,6 +255,7 @@ def test_a_regrade_spends_nothing_and_trend_counts_the_recorded_figures_once(
     assert "steady  1,834 ± 707  $1.0000 ± $0.7071" in capsys.readouterr().out
 
 
+@pytest.mark.xdist
 def test_regrade_of_a_named_file_follows_repeats_variants_and_xdist(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -290,6 +292,7 @@ def test_regrade_of_a_named_file_follows_repeats_variants_and_xdist(
     assert agent_runs(root) == 4
 
 
+@pytest.mark.slow
 def test_regrade_under_concurrency_starts_nothing_ahead(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -211,6 +211,7 @@ def test_repeats_combine_with_variants(make_suite: SuiteBuilder, pytester: pytes
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_many_repeated_cases_list_the_worst_and_count_the_rest(
     run_repeated: Repeated, pytester: pytest.Pytester
 ) -> None:

@@ -103,6 +103,7 @@ WORKERS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", WORKERS)
 def test_a_rerun_after_an_error_or_a_failure_is_the_items_outcome(
     make_suite: SuiteBuilder,
@@ -131,6 +132,7 @@ def test_a_rerun_after_an_error_or_a_failure_is_the_items_outcome(
     assert (suite.get("failures"), suite.get("errors")) == ("0", "0")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", WORKERS)
 def test_a_case_that_fails_every_rerun_is_one_failed_record(
     make_suite: SuiteBuilder,

@@ -177,6 +177,7 @@ def test_two_runs_in_the_same_millisecond_never_collide(tmp_path: Path) -> None:
     assert json.loads(second.read_text("utf-8"))["date"] == "2026-12-01T09:30:00.123Z"
 
 
+@pytest.mark.xdist
 def test_under_xdist_the_controller_writes_one_merged_file(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -193,6 +194,7 @@ def test_under_xdist_the_controller_writes_one_merged_file(
     assert not list((root / "evals" / "results").glob(".tmp-*"))
 
 
+@pytest.mark.slow
 def test_ctrl_c_still_writes_an_incomplete_file(make_suite: SuiteBuilder) -> None:
     root = make_suite.steered(["a-fast", "b-slow", "c-never"])
     steer(root, "slow", "b-slow", "60")
@@ -206,6 +208,7 @@ def test_ctrl_c_still_writes_an_incomplete_file(make_suite: SuiteBuilder) -> Non
     assert "incomplete: interrupted" in out
 
 
+@pytest.mark.xdist
 def test_a_crashed_xdist_worker_leaves_an_incomplete_file(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -675,6 +675,7 @@ def test_a_failing_normal_test_beside_errored_cases_exits_1(
     assert result.ret == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_ctrl_c_kills_the_agent_and_its_children(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str
@@ -718,6 +719,7 @@ def test_eval_agent_home_takes_isolated_or_inherit(pytester: pytest.Pytester) ->
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sig", "args", "group"),
     [

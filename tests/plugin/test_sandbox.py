@@ -553,6 +553,7 @@ GIT_CASES = {
 }
 
 
+@pytest.mark.slow
 def test_without_a_sandbox_what_git_status_does_not_show_is_an_escape_and_git_runs_nothing(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

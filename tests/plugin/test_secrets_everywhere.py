@@ -106,6 +106,7 @@ def tree_texts(top: Path) -> dict[str, str]:
 
 
 # Under xdist the workspaces are kept and the runs recorded on the workers.
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_no_secret_of_any_shape_reaches_any_output(
     pytester: pytest.Pytester, api: ModelServer, workers: tuple[str, ...]

@@ -35,6 +35,7 @@ def case_ids(doc: dict[str, object]) -> list[str]:
     return [c["id"] for c in doc["cases"]]  # type: ignore[attr-defined,index]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("total", [2, 3, 5])
 def test_shards_cover_every_case_exactly_once(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, total: int
@@ -106,6 +107,7 @@ def test_a_bad_shard_is_a_usage_error(make_suite: SuiteBuilder, pytester: pytest
         assert f"got {bad!r}" in result.stderr.str()
 
 
+@pytest.mark.slow
 def test_merging_shards_gives_the_unsharded_verdict(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -162,6 +164,7 @@ def test_merging_with_a_shard_missing_is_incomplete(
     assert "warning: shards not merged: 3/3" in captured.err
 
 
+@pytest.mark.slow
 def test_trend_over_real_runs(
     make_suite: SuiteBuilder,
     fake_claude: Callable[..., Path],

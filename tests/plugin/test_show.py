@@ -37,6 +37,7 @@ def only_results(root: Path) -> Path:
     return results.relative_to(root)
 
 
+@pytest.mark.slow
 def test_show_prints_a_recorded_run_by_its_item_name(
     pytester: pytest.Pytester,
     api: ModelServer,  # noqa: F811
@@ -64,6 +65,7 @@ def test_show_prints_a_recorded_run_by_its_item_name(
     assert by_node_id.stdout == done.stdout
 
 
+@pytest.mark.slow
 def test_show_says_which_runs_a_name_could_mean(
     pytester: pytest.Pytester,
     api: ModelServer,  # noqa: F811
@@ -86,6 +88,7 @@ def test_show_says_which_runs_a_name_could_mean(
     assert ambiguous.stdout == misspelt.stdout == absent.stdout == ""
 
 
+@pytest.mark.slow
 def test_show_says_why_a_run_was_not_recorded(
     pytester: pytest.Pytester,
     api: ModelServer,  # noqa: F811
@@ -114,6 +117,7 @@ def test_show_says_why_a_run_was_not_recorded(
     )
 
 
+@pytest.mark.slow
 def test_show_names_a_missing_results_file_and_a_corrupt_recording(
     pytester: pytest.Pytester,
     api: ModelServer,  # noqa: F811

@@ -100,6 +100,7 @@ def test_the_gate_section_and_the_results_file_give_trigger_scores(
     assert skills["release-notes"]["recall"] == 0.0
 
 
+@pytest.mark.slow
 def test_runs_that_reached_no_verdict_give_no_scores(suite: pytest.Pytester) -> None:
     result = suite.runpytest("-p", "no:cacheprovider", "--eval-agent", "gemini")
 

@@ -22,6 +22,7 @@ def rows(block: str) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 def test_a_configuration_change_is_marked_and_not_flaky_and_agents_are_apart(
     make_suite: SuiteBuilder,
     pytester: pytest.Pytester,

@@ -158,6 +158,7 @@ def test_ab_directories_show_regressed_checks_and_mcnemar(
         result.stdout.fnmatch_lines([f"*{name}-service.yaml::{name}-service[[]pr[]]*"])
 
 
+@pytest.mark.xdist
 def test_baseline_is_the_first_config_even_when_its_runs_finish_last(
     services: Callable[[], Path],
     pytester: pytest.Pytester,
@@ -252,6 +253,7 @@ def repo(services: Callable[[], Path]) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_git_revisions_compared_with_the_working_tree(
     pytester: pytest.Pytester, repo: Path
 ) -> None:

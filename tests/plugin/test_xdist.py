@@ -32,6 +32,9 @@ from tests.plugin import (
 from tests.plugin.test_repeats import AGENT as REPEAT_AGENT
 from tests.plugin.test_repeats import repeat_cases
 
+#: Every test here compares a session under ``-n 2`` with a serial one.
+pytestmark = pytest.mark.xdist
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_cases"
 
 #: The outcome counts pytest prints; ``deselected`` is left out (see Session.outcomes).

@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from pytest_evalcases.authoring import ruletext
 from pytest_evalcases.cases.loading import load_case_file
 from pytest_evalcases.run.checks import default_registry
@@ -60,6 +62,7 @@ def test_seven_shared_words_are_not_a_quote() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_a_prompt_pasting_a_long_rule_is_found_in_linear_time() -> None:
     # Scanning the whole rule for every word added took minutes here (seconds for a
     # prompt and a rule at their limits); the bound is the subprocess's timeout.
