@@ -95,10 +95,12 @@ def start(config: pytest.Config) -> None:
         # The controller checks the agent once for the session, before the first case;
         # a worker looks again only to skip its items when the agent cannot run.
         from pytest_evalcases.plugin import preflight
+        from pytest_evalcases.session.preflight import SessionPreflight
 
         worker = is_worker(config)
         asked = not worker and preflight.asked_for_cases(config, state.discovery)
-        hooks = preflight.PreflightHooks(config, state, asked=asked, worker=worker)
+        checks = SessionPreflight(state, asked=asked, worker=worker)
+        hooks = preflight.PreflightHooks(config, checks)
         config.pluginmanager.register(hooks, "evalcases-preflight")
     html = config.getoption("eval_html")
     if html and not is_worker(config):
