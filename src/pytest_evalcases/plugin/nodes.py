@@ -3,9 +3,7 @@ repetition; a broken case file becomes one erroring item."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +18,7 @@ from pytest_evalcases.plugin.stash import AHEAD_KEY, BUDGET_KEY, runs_cases, ses
 from pytest_evalcases.report import messages
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant
-from pytest_evalcases.session import orchestration
+from pytest_evalcases.session import ending, orchestration
 from pytest_evalcases.session.orchestration import CaseRun, PlannedRun
 from pytest_evalcases.session.record import file_record, run_record
 from pytest_evalcases.session.state import EvalSession
@@ -346,55 +344,21 @@ class EvalItem(pytest.Item):
         self.run_report = outcome.report
         self.run_error = outcome.error
         if outcome.error is not None:
-            assert outcome.report is not None
-            text = messages.error_text(
-                self._header(),
-                outcome.error,
-                outcome.report.workspace,
-                state.redact,
-                note=outcome.note,
-            )
-            raise NoVerdict(text)
+            raise NoVerdict(ending.error_text(state, run, outcome))
 
     def runtest(self) -> None:
         report = self.run_report
         assert report is not None
-        state = session_of(self.config)
-        run = self.planned()
-        verdict = orchestration.check_verdict(state, run, report)
-        if verdict in ("passed", "red"):
-            self._report_checks(report)
-            if verdict == "passed" and orchestration.disposable(state, run, report):
-                shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
-            return
-        workspace, note = orchestration.kept(state, run, report.workspace)
-        report = self.run_report = dataclasses.replace(report, workspace=workspace)
-        checks, failed = report.checks, report.failed_checks
-        if verdict == "green":
-            raise CheckFailure(
-                messages.red_first_text(self._header(), len(checks)),
-                messages.red_first_line(len(checks)),
-            )
-        if verdict == "perturbed":
-            pytest.xfail(messages.perturbed_text(self.perturbation or "", failed, state.redact))
-        if verdict == "advisory":
-            pytest.xfail(messages.advisory_text(failed, state.redact, self.case.severity))
-        text = messages.failure_text(
-            self._header(),
-            self.case.description,
-            report,
-            failed,
-            graded=self.variant.graded_dir is not None,
-            redact=state.redact,
-            note=note,
-        )
-        raise CheckFailure(text, messages.failure_line(failed, state.redact))
-
-    def _report_checks(self, report: RunReport) -> None:
-        """Every check of a passing run, as pytest reports what a test printed: shown with
-        ``-rP`` / ``-rA``, in JUnit's ``system-out`` with ``junit_logging``, never by default."""
-        text = messages.checks_text(report.checks, report.agent, session_of(self.config).redact)
-        self.add_report_section("call", "stdout", text)
+        end = ending.ending(session_of(self.config), self.planned(), report)
+        self.run_report = end.report
+        if end.kind == "passed":
+            # Every check, as pytest reports what a test printed: shown with `-rP` /
+            # `-rA`, in JUnit's `system-out` with `junit_logging`, never by default.
+            self.add_report_section("call", "stdout", end.text)
+        elif end.kind == "xfailed":
+            pytest.xfail(end.text)
+        else:
+            raise CheckFailure(end.text, end.line)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CheckFailure):
@@ -407,9 +371,6 @@ class EvalItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.entry.line, f"eval case {self.name}"
-
-    def _header(self) -> str:
-        return messages.header(self.case, self.variant.name)
 
     def error_line(self) -> str | None:
         """The one line of why the run reached no verdict; ``None`` when it did."""
