@@ -13,11 +13,11 @@ import pytest
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin import cache
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, NoVerdict, as_reason
-from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
 from pytest_evalcases.report import summary
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.session import terminal
+from pytest_evalcases.session.interrupts import Interrupts
 from pytest_evalcases.session.state import EvalSession
 
 #: The outcome pytest-rerunfailures gives an attempt it runs again.

@@ -28,6 +28,7 @@ from pytest_evalcases.plugin.settings import read as read_settings
 from pytest_evalcases.plugin.settings import workspace_dirs
 from pytest_evalcases.plugin.stash import COLLECTION_KEY, SESSION_KEY, is_worker
 from pytest_evalcases.redact import Redactor
+from pytest_evalcases.session.interrupts import Interrupts
 from pytest_evalcases.session.settings import Settings
 from pytest_evalcases.session.state import EvalSession
 
@@ -72,10 +73,10 @@ def start(config: pytest.Config) -> None:
     config.stash[COLLECTION_KEY] = Collection(config, state)
     # The proxy, when a run started it, stops with the session (each xdist worker its own).
     config.add_cleanup(state.stop_recording)
-    interrupts = signals.Interrupts(on_interrupt=state.interrupt)
+    interrupts = Interrupts(on_interrupt=state.interrupt)
     interrupts.install()
     config.add_cleanup(interrupts.restore)
-    config.pluginmanager.register(interrupts, "evalcases-interrupts")
+    config.pluginmanager.register(signals.InterruptHooks(interrupts), "evalcases-interrupts")
     config.pluginmanager.register(
         reporting.SessionHooks(config, state, interrupts), "evalcases-session"
     )

@@ -22,18 +22,17 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
-
-import pytest
 
 #: The signals that interrupt like Ctrl-C.
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupts:
-    """Installs the handlers for one session and puts the old ones back afterwards;
-    registered as a plugin for the hook that reports an interrupt.
+    """Installs the handlers for one session and puts the old ones back afterwards
+    (:class:`pytest_evalcases.plugin.signals.InterruptHooks` quiets them while pytest
+    reports an interrupt).
 
     ``on_interrupt`` is called once, in the signal handler, when the first interrupt
     arrives.
@@ -77,14 +76,6 @@ class Interrupts:
             yield
         finally:
             self._quiet -= 1
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_keyboard_interrupt(self) -> Generator[None, None, None]:
-        # pytest records the interrupted status only after this hook: a second Ctrl-C
-        # inside it (its traceback repr takes up to half a second) would end the
-        # session as if nothing had happened.
-        with self.quiet():
-            return (yield)
 
     def restore(self) -> None:
         for sig, handler in self.previous.items():
