@@ -17,10 +17,7 @@ is scheduled before every worker has reported). A session that runs no case
 
 from __future__ import annotations
 
-import os
-import shlex
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -30,6 +27,7 @@ from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.stash import runs_cases
 from pytest_evalcases.session.preflight import SessionPreflight, needs
+from pytest_evalcases.session.preflight import asked_for_cases as asked
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import Agent
@@ -70,22 +68,10 @@ class PreflightHooks:
 
 
 def asked_for_cases(config: pytest.Config, discovery: Discovery) -> bool:
-    """Whether the command line (or ``PYTEST_ADDOPTS``) asked for eval cases: a path or
-    node id of a case file or of a directory of them (``evals/``, an ``eval_paths``
-    entry, or one below), ``-k`` or ``-m`` (which then selected eval cases, or no agent
-    would be needed), or any ``--eval-*`` option, ``--eval-agent`` included. The ini's
-    ``testpaths`` and ``addopts`` ask for nothing: they are every teammate's ``pytest``."""
-    given = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
-    if any(arg.startswith(("-k", "-m", "--eval-")) for arg in given):
-        return True
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        return False
-    base = config.invocation_params.dir
-    for arg in config.args:
-        path = Path(os.path.normpath(base / arg.partition("::")[0]))
-        if discovery.case_file(path) is not None or discovery.evals_root(path / "-") is not None:
-            return True
-    return False
+    """Whether the command line asked for eval cases (see
+    :func:`pytest_evalcases.session.preflight.asked_for_cases`)."""
+    given = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
+    return asked(config.invocation_params.args, given, config.invocation_params.dir, discovery)
 
 
 def _runs_agent(item: EvalItem) -> bool:

@@ -7,11 +7,13 @@ that fails does. The checks themselves are :mod:`pytest_evalcases.agents.preflig
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_evalcases.agents import preflight
+from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.session.state import EvalSession
 
@@ -135,6 +137,26 @@ class SessionPreflight:
                 and not case.quarantine
                 and not case.other_agent(case_ids[case.id])
             )
+
+
+def asked_for_cases(
+    arguments: Sequence[str], paths: Sequence[str], base: Path, discovery: Discovery
+) -> bool:
+    """Whether the command line (its ``arguments``, and ``PYTEST_ADDOPTS``) asked for
+    eval cases: a path or node id of a case file or of a directory of them
+    (``evals/``, an ``eval_paths`` entry, or one below), ``-k`` or ``-m`` (which then
+    selected eval cases, or no agent would be needed), or any ``--eval-*`` option,
+    ``--eval-agent`` included. ``paths`` are the ones given on the command line, none
+    when pytest took them from the ini's ``testpaths``: the ini's ``testpaths`` and
+    ``addopts`` ask for nothing, they are every teammate's ``pytest``."""
+    given = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *arguments]
+    if any(arg.startswith(("-k", "-m", "--eval-")) for arg in given):
+        return True
+    for arg in paths:
+        path = Path(os.path.normpath(base / arg.partition("::")[0]))
+        if discovery.case_file(path) is not None or discovery.evals_root(path / "-") is not None:
+            return True
+    return False
 
 
 def key(agent: Agent) -> tuple[object, ...]:
