@@ -16,7 +16,7 @@ from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, NoVerdict, a
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
 from pytest_evalcases.report import summary
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.session import terminal
+from pytest_evalcases.session import htmlfile, terminal
 from pytest_evalcases.session.interrupts import Interrupts
 from pytest_evalcases.session.state import EvalSession
 
@@ -169,27 +169,8 @@ class HtmlHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
-        from pytest_evalcases.report import html as html_report
-
-        try:
-            html_report.write(
-                self.path,
-                self.state.report(),
-                html_report.read_trend(self.state.settings.results_dir),
-                title=f"eval gate: {self.config.rootpath.name}",
-                selection=self.state.selection,
-                results_file=self._results_file(),
-            )
-        except OSError as exc:
-            self.line = f"html report not written: {self.path}: {exc}"
-        else:
-            self.line = f"html report: {self.path}"
-
-    def _results_file(self) -> Path | None:
-        """The results file whose ``.runs`` directory holds this session's recordings."""
-        if self.state.settings.record is None:
-            return None
-        return self.state.settings.results_file(self.state.started)
+        title = f"eval gate: {self.config.rootpath.name}"
+        self.line = htmlfile.write(self.state, self.path, title)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.line:
