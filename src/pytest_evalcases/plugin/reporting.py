@@ -100,11 +100,6 @@ class SessionHooks:
             path = self.config.rootpath / location[0]
             self.state.cases_started = self.state.discovery.case_file(path) is not None
 
-    def _ran_cases(self) -> bool:
-        """Whether the session has records to report, or began a case it did not
-        finish (interrupted in its first case)."""
-        return bool(self.state.records) or self.state.cases_started
-
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # A module that does not import fails the run, whatever the gate says.
         if report.failed:
@@ -122,14 +117,10 @@ class SessionHooks:
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         writer = is_first_worker_or_controller(self.config)
         cache.save(self.config, self.state.parse_cache, writer=writer)
-        if self.is_worker or not self._ran_cases():
+        if self.is_worker or not self.state.ran_cases():
             return
-        if exitstatus == pytest.ExitCode.INTERRUPTED:
-            # Also pytest.exit() and xdist's stop after -x, which no signal announced.
-            self.state.interrupt()
-        elif session.shouldfail or session.shouldstop:
-            stopped = session.shouldfail or session.shouldstop
-            self.state.incomplete.append(f"stopped early: {stopped}")
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        self.state.stopped(interrupted=interrupted, early=session.shouldfail or session.shouldstop)
         # Imported only now: the results file, the pins and the baseline are for
         # sessions that ran a case.
         from pytest_evalcases.session import finish
