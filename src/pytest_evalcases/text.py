@@ -61,3 +61,37 @@ def usd_amount(value: str) -> float:
     if not math.isfinite(amount) or amount <= 0:
         raise argparse.ArgumentTypeError(f"expected an amount of USD > 0, got {value!r}")
     return amount
+
+
+def tagged(option: str) -> type:
+    """An argparse ``type=`` that keeps which option gave the value."""
+
+    def tag(value: str) -> tuple[str, str]:
+        return option, value
+
+    return tag  # type: ignore[return-value]
+
+
+def name_value(option: str) -> type:
+    """An argparse ``type=`` for ``[NAME=]VALUE``, quoting the bad value."""
+
+    def parse(value: str) -> tuple[str, str]:
+        name, sep, rest = value.partition("=")
+        if not sep:
+            return "", value
+        if not name or not rest:
+            raise argparse.ArgumentTypeError(f"{option} expects [NAME=]VALUE, got {value!r}")
+        return name, rest
+
+    return parse  # type: ignore[return-value]
+
+
+def positive_seconds(value: str) -> float:
+    """An argparse ``type=``: a number of seconds above 0, quoting a bad value."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {value!r}")
+    return number

@@ -38,6 +38,7 @@ ONLY_WHEN_USED = [
     "pytest_evalcases.session.changed",
     "pytest_evalcases.session.finish",
     "pytest_evalcases.session.pins",
+    "pytest_evalcases.session.preflight",
 ]
 
 
@@ -67,10 +68,14 @@ RUNS_CASES = [
     "pytest_evalcases.plugin.session_setup",
     "pytest_evalcases.plugin.suite",
     "pytest_evalcases.report.summary",
+    "pytest_evalcases.session.casefile",
+    "pytest_evalcases.session.ending",
+    "pytest_evalcases.session.htmlfile",
     "pytest_evalcases.session.record",
     "pytest_evalcases.session.selection",
     "pytest_evalcases.session.settings",
     "pytest_evalcases.session.state",
+    "pytest_evalcases.session.terminal",
     "pytest_evalcases.results.reader",
     "pytest_evalcases.results.writer",
     "pytest_evalcases.results.gate",

@@ -3,6 +3,7 @@ an index of valid files, so that collecting them needs neither parser nor valida
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_evalcases import __version__
 from pytest_evalcases.cases.limits import shown_path
 from pytest_evalcases.kinds import SEVERITIES, Severity
 
@@ -157,3 +159,29 @@ class ParseCache:
             entry.append(index.to_dict())
         self.files[str(path)] = entry
         self.changed = True
+
+
+#: The installed package whose modules decide whether a case file is valid.
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def cache_version(package_dir: Path = PACKAGE_DIR) -> str:
+    """The plugin's version and a digest of ``path:size:mtime`` of every ``.py`` file
+    under ``package_dir``, in path order: the key of the parse cache, so that an upgrade
+    or an edit of an editable install invalidates what earlier runs cached, and a module
+    moved or added cannot be forgotten by a list of names."""
+    stamps = []
+    for dirpath, dirnames, filenames in os.walk(package_dir):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            path = Path(dirpath, name)
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            rel = path.relative_to(package_dir).as_posix()
+            stamps.append(f"{rel}:{stat.st_size}:{stat.st_mtime_ns}")
+    digest = hashlib.sha256("\n".join(stamps).encode("utf-8")).hexdigest()[:16]
+    return f"{__version__}:{digest}"

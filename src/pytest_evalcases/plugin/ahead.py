@@ -14,9 +14,8 @@ they started.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Generator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,6 +24,7 @@ from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.stash import AHEAD_KEY, BUDGET_KEY, runs_cases, session_of
 from pytest_evalcases.run.scheduler import Scheduler
 from pytest_evalcases.session import orchestration
+from pytest_evalcases.session.workerqueue import worker_queue
 
 if TYPE_CHECKING:
     from pytest_evalcases.run.runner import AgentRun
@@ -124,38 +124,11 @@ class AheadHooks:
 
 def _worker_queue(config: pytest.Config) -> Callable[[], list[int]] | None:
     """Under xdist, the indices of the items this worker was sent and has not run yet
-    (the next one first); ``None`` outside a worker, none under ``--dist worksteal``.
-
-    Read from xdist's worker loop, which exposes no interface for it: where its shape is
-    not the expected one, no run starts ahead of its item (``--eval-concurrency`` then
-    gives nothing on workers)."""
+    (:func:`pytest_evalcases.session.workerqueue.worker_queue`); ``None`` outside a
+    worker."""
     if not hasattr(config, "workerinput"):
         return None
-    if config.getoption("dist", None) == "worksteal":
-        # Items still queued may be stolen by another worker, which would run the
-        # agent a second time: under worksteal each run starts with its own item.
-        return lambda: []
-    for plugin in config.pluginmanager.get_plugins():
-        torun = getattr(plugin, "torun", None)
-        if torun is None or not hasattr(plugin, "nextitem_index"):
-            continue
-        if hasattr(torun, "lock") or (hasattr(torun, "mutex") and hasattr(torun, "queue")):
-            return functools.partial(_queued, plugin)
-    return lambda: []
-
-
-def _queued(interactor: Any) -> list[int]:
-    following = interactor.nextitem_index
-    torun = interactor.torun
-    if hasattr(torun, "lock"):
-        # xdist 3.6 and later: a queue that can be read under its lock.
-        with torun.lock() as queue:
-            rest = [i for i in queue if isinstance(i, int)]
-    else:
-        # xdist 3.5: a queue.Queue.
-        with torun.mutex:
-            rest = [i for i in torun.queue if isinstance(i, int)]
-    return ([following] if isinstance(following, int) else []) + rest
+    return worker_queue(config.pluginmanager.get_plugins(), config.getoption("dist", None))
 
 
 def _runs_agent(item: EvalItem) -> bool:

@@ -1,6 +1,7 @@
 """pytest side of the authoring workflow: ``--eval-lint``, ``--eval-red-first`` and
 ``--eval-changed``. Small hook classes that :mod:`.hooks` registers only when their
-option is given; the substance is in :mod:`.lint` and :mod:`.changed`."""
+option is given; the substance is in :mod:`.lint` and :mod:`.changed`, what they say in
+:mod:`pytest_evalcases.authoring.said`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.authoring import lint
+from pytest_evalcases.authoring import lint, said
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalFile, EvalItem
 from pytest_evalcases.plugin.stash import is_worker, session_of
 from pytest_evalcases.session.changed import ChangedFiles
@@ -20,8 +21,6 @@ from pytest_evalcases.text import plural
 #: controller (report attributes travel under xdist).
 LINT_PROPERTY = "evalcases_lint"
 LINT_ITEM = "eval-lint"
-#: How many changed files the header names before "and N more".
-SHOWN_FILES = 10
 
 
 class LintFailure(Exception):
@@ -39,11 +38,9 @@ class LintItem(pytest.Item):
     def runtest(self) -> None:
         state = session_of(self.config)
         root = state.settings.config_root or state.settings.rootdir
-        findings = lint.lint_files(self.files, root, state.registry)
         base = self.config.invocation_params.dir
-        lines = [f.format(base) for f in sorted(findings, key=_order)]
+        lines, errors = said.lint_lines(self.files, root, state.registry, base)
         self.user_properties.append((LINT_PROPERTY, lines))
-        errors = [f.format(base) for f in findings if f.level == lint.ERROR]
         if errors:
             raise LintFailure(
                 f"{plural(len(errors), 'lint error')} in case files:\n" + "\n".join(errors)
@@ -56,10 +53,6 @@ class LintItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, "eval lint of the collected case files"
-
-
-def _order(finding: lint.Finding) -> tuple[str, int]:
-    return str(finding.path), finding.line or 0
 
 
 def _case_files(items: list[pytest.Item], rootdir: Path) -> list[lint.CaseFile]:
@@ -101,13 +94,8 @@ class LintHooks:
         if is_worker(terminalreporter.config):
             return
         terminalreporter.section("eval lint")
-        for line in self.lines:
+        for line in [*self.lines, said.lint_total(self.lines)]:
             terminalreporter.write_line(line)
-        errors = sum(1 for line in self.lines if ": ERROR " in line)
-        warnings = len(self.lines) - errors
-        terminalreporter.write_line(
-            f"eval lint: {plural(errors, 'error')}, {plural(warnings, 'warning')}"
-        )
 
 
 class RedFirstHooks:
@@ -120,19 +108,11 @@ class RedFirstHooks:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if is_worker(self.config):
             return
-        records = [r for r in session_of(self.config).records if r.kind != "file"]
-        red = sorted({r.case_id for r in records if r.outcome == "passed"})
-        green = sorted({r.case_id for r in records if r.outcome == "failed"})
-        if not red and not green:
-            return
-        terminalreporter.section("eval red-first")
-        terminalreporter.write_line(
-            f"{plural(len(red), 'case')} red, as they should be; "
-            f"{len(green)} pass{'es' if len(green) == 1 else ''} on first write "
-            "(they test nothing until the case is made stricter)"
-        )
-        for case_id in green:
-            terminalreporter.write_line(f"  passes on first write: {case_id}")
+        lines = said.red_first_lines(session_of(self.config).records)
+        if lines:
+            terminalreporter.section("eval red-first")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 class ChangedHooks:
@@ -145,15 +125,7 @@ class ChangedHooks:
         self.after = 0
 
     def pytest_report_header(self) -> list[str]:
-        paths = self.changed.paths
-        shown = ", ".join(paths[:SHOWN_FILES])
-        if len(paths) > SHOWN_FILES:
-            shown += f" and {len(paths) - SHOWN_FILES} more"
-        count = plural(len(paths), "changed file")
-        return [
-            f"evalcases: --eval-changed since {self.changed.describe()}: {count}"
-            + (f": {shown}" if paths else "")
-        ]
+        return [said.changed_header(self.changed)]
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_collection_modifyitems(
@@ -166,11 +138,7 @@ class ChangedHooks:
             self.after = _cases(items)
 
     def pytest_report_collectionfinish(self) -> str:
-        return (
-            f"evalcases: --eval-changed selects {self.after} of {self.before} "
-            f"case{'s' if self.before != 1 else ''} "
-            "(those whose case file, fixture or defended file changed)"
-        )
+        return said.changed_selects(self.before, self.after)
 
 
 def _cases(items: list[pytest.Item]) -> int:

@@ -19,7 +19,8 @@ import pytest
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.stash import BUDGET_KEY, is_worker
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.run.budget import Budget, Spend, SpendFile, not_started, summary_lines
+from pytest_evalcases.run.budget import Budget, SpendFile
+from pytest_evalcases.session.spending import Spending
 from pytest_evalcases.session.state import EvalSession
 
 #: The key of ``workerinput`` by which the controller tells its workers where it keeps
@@ -57,7 +58,8 @@ def _distributed(config: pytest.Config) -> bool:
 
 
 class BudgetHooks:
-    """Counts each reported run; says in the summary what the budget counted."""
+    """Counts each reported run in the session's :class:`Spending`; says in the
+    summary what the budget counted."""
 
     def __init__(
         self,
@@ -70,10 +72,7 @@ class BudgetHooks:
         self.state = state
         self.budget = budget
         self.spend_file = spend_file
-        self.refused = 0
-        #: What the runs reported, by the xdist worker that ran them ("" without xdist).
-        self.workers: dict[str, Spend] = {}
-        self.unpriced_agents: set[str] = set()
+        self.spending = Spending(state, budget, worker=is_worker(config))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -87,45 +86,16 @@ class BudgetHooks:
         data = getattr(report, "evalcases", None)
         if data is None:
             return
-        record = RunRecord.from_dict(data)
-        if record.outcome == "skipped" or record.kind == "file":
-            return
-        if not_started(record.error_kind, record.attempts):
-            self.refused += 1
-            if self.refused == 1 and not is_worker(self.config):
-                reason = (record.error or "budget spent").split(":", 1)[0]
-                self.state.incomplete.append(f"{reason}: the runs after it did not start")
-            return
-        if is_worker(self.config):
-            return
-        tokens = None
-        if record.tokens_in is not None or record.tokens_out is not None:
-            tokens = (record.tokens_in or 0) + (record.tokens_out or 0)
         # On the controller, xdist's report names the worker it came from.
         node = getattr(report, "node", None)
         worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
-        self.workers[worker] = self.workers.get(worker, Spend()).add(record.cost_usd, tokens)
-        if record.cost_usd is None:
-            self.unpriced_agents.add(_agent_of(self.state, record.variant))
-        if self.spend_file is not None:
-            self.spend_file.write(self.workers)
+        spent = self.spending.count(RunRecord.from_dict(data), worker)
+        if spent and self.spend_file is not None:
+            self.spend_file.write(self.spending.workers)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if is_worker(self.config) or not self.state.records:
             return
-        spend = Spend()
-        for part in self.workers.values():
-            spend = spend.plus(part)
-        said = summary_lines(
-            self.budget.limit, spend, self.refused, self.unpriced_agents, self.budget.token_price
-        )
-        for line in said:
+        for line in self.spending.lines():
             terminalreporter.write_line(line)
-
-
-def _agent_of(state: EvalSession, variant: str) -> str:
-    for candidate in state.settings.variants:
-        if candidate.name == variant:
-            return state.agent_name(candidate) or "the agent"
-    return state.agent.name if state.agent is not None else "the agent"

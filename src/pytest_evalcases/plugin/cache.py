@@ -1,46 +1,15 @@
-"""The parse cache kept in pytest's cache (``.pytest_cache``) between runs.
-
-An entry is valid only for the plugin that wrote it: its key is the plugin's version
-and the size and modification time of every module of the installed package, so an
-upgrade or an edit of an editable install invalidates what earlier runs cached, and a
-module moved or added cannot be forgotten by a list of names.
-"""
+"""The parse cache kept in pytest's cache (``.pytest_cache``) between runs, under the
+key :func:`pytest_evalcases.cases.parsecache.cache_version`: an entry is valid only for
+the plugin that wrote it."""
 
 from __future__ import annotations
 
-import hashlib
-import os
-from pathlib import Path
-
 import pytest
 
-from pytest_evalcases import __version__
-from pytest_evalcases.cases.parsecache import ParseCache
+from pytest_evalcases.cases.parsecache import ParseCache, cache_version
 
 #: The key of the parsed case files in pytest's cache.
 PARSE_CACHE_KEY = "evalcases/parsed"
-#: The installed package whose modules decide whether a case file is valid.
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
-
-
-def cache_version(package_dir: Path = PACKAGE_DIR) -> str:
-    """The plugin's version and a digest of ``path:size:mtime`` of every ``.py`` file
-    under ``package_dir``, in path order."""
-    stamps = []
-    for dirpath, dirnames, filenames in os.walk(package_dir):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            if not name.endswith(".py"):
-                continue
-            path = Path(dirpath, name)
-            try:
-                stat = path.stat()
-            except OSError:
-                continue
-            rel = path.relative_to(package_dir).as_posix()
-            stamps.append(f"{rel}:{stat.st_size}:{stat.st_mtime_ns}")
-    digest = hashlib.sha256("\n".join(stamps).encode("utf-8")).hexdigest()[:16]
-    return f"{__version__}:{digest}"
 
 
 def load(config: pytest.Config) -> ParseCache | None:

@@ -19,6 +19,7 @@ from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.plugin import reporting
 from pytest_evalcases.plugin.nodes import EvalFile, EvalItem, TaskDirFile, passed_over
 from pytest_evalcases.run import keep
+from pytest_evalcases.session import terminal
 from pytest_evalcases.session.selection import Selection
 from pytest_evalcases.session.state import EvalSession
 
@@ -74,7 +75,7 @@ class Collection:
 
     def header(self) -> str:
         """The ``evalcases:`` line of pytest's header."""
-        return reporting.header(self.state)
+        return terminal.header(self.state)
 
 
 def _deselect(

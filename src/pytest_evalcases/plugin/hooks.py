@@ -13,9 +13,6 @@ and do nothing without one.
 from __future__ import annotations
 
 import fnmatch
-import os
-import re
-import shlex
 from collections.abc import Generator
 from pathlib import Path
 
@@ -25,18 +22,13 @@ from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.kinds import SEVERITIES
 from pytest_evalcases.plugin import hookspecs, options
 from pytest_evalcases.plugin.stash import collection_of
+from pytest_evalcases.session import start
 
 SEVERITY_HELP = {
     "critical": "eval case whose failure blocks a merge (pytest -m critical is the merge gate)",
     "normal": "eval case whose failure fails the run",
     "advisory": "eval case whose failure is reported as xfailed and never fails the run alone",
 }
-#: The prefix of every command-line option of the plugin.
-OPTION_PREFIX = "--eval-"
-#: The prefix of every ini value of the plugin, and a line of a configuration file
-#: (INI or TOML) that sets one.
-INI_PREFIX = "eval_"
-INI_LINE = re.compile(rf"^\s*{INI_PREFIX}\w+\s*[=:]", re.MULTILINE)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -85,28 +77,13 @@ def may_run_cases(config: pytest.Config) -> bool:
 
 def _eval_option_given(config: pytest.Config) -> bool:
     """Whether an ``--eval-*`` option is on the command line, in ``PYTEST_ADDOPTS`` or
-    in the ini's ``addopts`` (pytest accepts no abbreviation of an option's name)."""
-    given = [
-        *config.invocation_params.args,
-        *shlex.split(os.environ.get("PYTEST_ADDOPTS", "")),
-        *config.getini("addopts"),
-    ]
-    return any(str(arg).startswith(OPTION_PREFIX) for arg in given)
+    in the ini's ``addopts``."""
+    return start.eval_option_given([*config.invocation_params.args, *config.getini("addopts")])
 
 
 def _sets_ini(config: pytest.Config) -> bool:
-    """Whether the configuration file, or ``-o``, may set an ``eval_*`` value: a line of
-    the file that starts with one is enough (a session that runs no case then still
-    checks its settings)."""
-    if any(str(o).lstrip().startswith(INI_PREFIX) for o in config.getoption("override_ini") or ()):
-        return True
-    if config.inipath is None:
-        return False
-    try:
-        text = config.inipath.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return True
-    return INI_LINE.search(text) is not None
+    """Whether the configuration file, or ``-o``, may set an ``eval_*`` value."""
+    return start.sets_ini(config.getoption("override_ini") or (), config.inipath)
 
 
 @pytest.hookimpl(trylast=True)

@@ -12,6 +12,7 @@ from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.settings import WORKER_INPUT
 from pytest_evalcases.plugin.suite import WORKER_OUTPUT
 from pytest_evalcases.results.document import SuiteSelection
+from pytest_evalcases.session.record import json_metadata
 from pytest_evalcases.session.state import EvalSession
 
 
@@ -72,26 +73,7 @@ class JsonReportHooks:
     ) -> dict[str, Any] | None:
         if not isinstance(item, EvalItem):
             return None
-        record = item.record()
-        return {
-            "evalcases": {
-                "id": record.case_id,
-                "file": record.file,
-                "defends": record.defends,
-                "severity": record.severity,
-                "variant": record.variant,
-                "repetition": record.repetition,
-                "checks": [check.to_dict() for check in record.checks],
-                "usage": {
-                    "tokens_in": record.tokens_in,
-                    "tokens_out": record.tokens_out,
-                    "cost_usd": record.cost_usd,
-                    "model": record.model,
-                },
-                "error_kind": record.error_kind,
-                "workspace": record.workspace,
-            }
-        }
+        return json_metadata(item.record())
 
 
 class MetadataHooks:

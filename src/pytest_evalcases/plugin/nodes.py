@@ -3,10 +3,8 @@ repetition; a broken case file becomes one erroring item."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,16 +12,16 @@ import pytest
 
 from pytest_evalcases.cases.limits import shown_path
 from pytest_evalcases.cases.parsecache import CaseEntry
-from pytest_evalcases.errors import CaseFileError, RunError, UsageError
+from pytest_evalcases.errors import CaseFileError, RunError
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin.stash import AHEAD_KEY, BUDGET_KEY, runs_cases, session_of
 from pytest_evalcases.report import messages
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.workspace import Variant
-from pytest_evalcases.session import orchestration
+from pytest_evalcases.session import ending, orchestration
+from pytest_evalcases.session.casefile import CaseFileCases
 from pytest_evalcases.session.orchestration import CaseRun, PlannedRun
 from pytest_evalcases.session.record import file_record, run_record
-from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
     # Loading and running need pydantic and PyYAML; they are imported when the first
@@ -64,8 +62,8 @@ class EvalFile(pytest.File):
     first of its items runs (``--collect-only`` and IDE discovery never load them).
     """
 
-    #: Whether collection may use the parse cache's index instead of loading the file.
-    indexed = True
+    #: A task directory's ``checks.yaml``: one case, never in the parse cache's index.
+    task = False
 
     def __init__(self, *, evals_root: Path, **kwargs: Any) -> None:
         path, parent = kwargs.get("path"), kwargs.get("parent")
@@ -77,60 +75,18 @@ class EvalFile(pytest.File):
             kwargs.setdefault("nodeid", shown_path(relative))
         super().__init__(**kwargs)
         self.evals_root = evals_root
-        self._cases: dict[str, LoadedCase] | None = None
-        self._error: CaseFileError | None = None
-
-    def load(self, session: EvalSession) -> list[LoadedCase]:
-        from pytest_evalcases.cases.loading import load_case_file
-
-        return load_case_file(self.path, self.evals_root, session.registry, session.parse_cache)
-
-    def _load_all(self) -> dict[str, LoadedCase]:
-        """The file's cases by id, loaded once (a file that does not load, tried once)."""
-        if self._cases is None:
-            if self._error is not None:
-                raise self._error
-            try:
-                self._cases = {case.id: case for case in self.load(session_of(self.config))}
-            except CaseFileError as exc:
-                self._error = exc
-                raise
-            except UsageError as exc:
-                # A check-type entry point that does not load: every file says so.
-                self._error = CaseFileError(str(self.path), str(exc))
-                raise self._error from None
-        return self._cases
-
-    def entries(self, session: EvalSession) -> Sequence[CaseEntry]:
-        """The cases to collect: from the cache's index when it has the file, else
-        from loading (and validating) it."""
-        cache = session.parse_cache
-        if self.indexed and cache is not None:
-            index = cache.index(self.path, self.evals_root)
-            if index is not None:
-                return index.entries
-        return [case.entry for case in self._load_all().values()]
+        #: The file's cases, loaded when the first of its items runs.
+        self.cases = CaseFileCases(self.path, evals_root, task=self.task)
 
     def case(self, case_id: str) -> LoadedCase:
-        """The validated case ``case_id``; :class:`CaseFileError` when a file collected
-        before has a case with the same id, when the file no longer loads, or no longer
-        holds it (it changed after collection)."""
-        duplicate = self._duplicate(case_id)
-        if duplicate is not None:
-            raise duplicate
-        case = self._load_all().get(case_id)
-        if case is None:
-            raise CaseFileError(
-                str(self.path),
-                f"case {case_id!r} is no longer in this file (it changed after collection)",
-                field="id",
-            )
-        return case
+        """The validated case ``case_id`` (see :meth:`CaseFileCases.case`)."""
+        base = self.config.invocation_params.dir
+        return self.cases.case(session_of(self.config), case_id, base)
 
     def collect(self) -> Iterator[pytest.Item]:
         session = session_of(self.config)
         try:
-            entries = self.entries(session)
+            entries = self.cases.entries(session)
         except CaseFileError as exc:
             yield BrokenFileItem.from_parent(self, name=shown_path(self.path.name), error=exc)
             return
@@ -147,37 +103,12 @@ class EvalFile(pytest.File):
                     perturbation=run.perturbation,
                 )
 
-    def _duplicate(self, case_id: str) -> CaseFileError | None:
-        """The error of a case whose id a case of a file collected before has already.
-
-        The first file in collection order keeps the id and its case runs; every later
-        one is the error, naming the first (a copied case whose id was not changed).
-        Every xdist worker collects every file in the same order. Known once
-        collection is over, as items run."""
-        places = session_of(self.config).ids.get(case_id, {})
-        first = next(iter(places), self.path)
-        if first == self.path:
-            return None
-        return CaseFileError(
-            str(self.path),
-            f"duplicate id {case_id!r}: the case at {_display(self.config, first)}:"
-            f"{places[first]} has it already; ids are unique in the suite: give this "
-            "case its own id",
-            line=places.get(self.path),
-            field="id",
-        )
-
 
 class TaskDirFile(EvalFile):
     """A task directory's ``checks.yaml``: one case named after the directory
     (docs/case-format.md)."""
 
-    indexed = False
-
-    def load(self, session: EvalSession) -> list[LoadedCase]:
-        from pytest_evalcases.cases.loading import load_task_dir
-
-        return [load_task_dir(self.path, session.registry)]
+    task = True
 
 
 def passed_over(directory: pytest.Directory) -> list[EvalFile]:
@@ -346,55 +277,21 @@ class EvalItem(pytest.Item):
         self.run_report = outcome.report
         self.run_error = outcome.error
         if outcome.error is not None:
-            assert outcome.report is not None
-            text = messages.error_text(
-                self._header(),
-                outcome.error,
-                outcome.report.workspace,
-                state.redact,
-                note=outcome.note,
-            )
-            raise NoVerdict(text)
+            raise NoVerdict(ending.error_text(state, run, outcome))
 
     def runtest(self) -> None:
         report = self.run_report
         assert report is not None
-        state = session_of(self.config)
-        run = self.planned()
-        verdict = orchestration.check_verdict(state, run, report)
-        if verdict in ("passed", "red"):
-            self._report_checks(report)
-            if verdict == "passed" and orchestration.disposable(state, run, report):
-                shutil.rmtree(report.workspace, ignore_errors=True)  # type: ignore[arg-type]
-            return
-        workspace, note = orchestration.kept(state, run, report.workspace)
-        report = self.run_report = dataclasses.replace(report, workspace=workspace)
-        checks, failed = report.checks, report.failed_checks
-        if verdict == "green":
-            raise CheckFailure(
-                messages.red_first_text(self._header(), len(checks)),
-                messages.red_first_line(len(checks)),
-            )
-        if verdict == "perturbed":
-            pytest.xfail(messages.perturbed_text(self.perturbation or "", failed, state.redact))
-        if verdict == "advisory":
-            pytest.xfail(messages.advisory_text(failed, state.redact, self.case.severity))
-        text = messages.failure_text(
-            self._header(),
-            self.case.description,
-            report,
-            failed,
-            graded=self.variant.graded_dir is not None,
-            redact=state.redact,
-            note=note,
-        )
-        raise CheckFailure(text, messages.failure_line(failed, state.redact))
-
-    def _report_checks(self, report: RunReport) -> None:
-        """Every check of a passing run, as pytest reports what a test printed: shown with
-        ``-rP`` / ``-rA``, in JUnit's ``system-out`` with ``junit_logging``, never by default."""
-        text = messages.checks_text(report.checks, report.agent, session_of(self.config).redact)
-        self.add_report_section("call", "stdout", text)
+        end = ending.ending(session_of(self.config), self.planned(), report)
+        self.run_report = end.report
+        if end.kind == "passed":
+            # Every check, as pytest reports what a test printed: shown with `-rP` /
+            # `-rA`, in JUnit's `system-out` with `junit_logging`, never by default.
+            self.add_report_section("call", "stdout", end.text)
+        elif end.kind == "xfailed":
+            pytest.xfail(end.text)
+        else:
+            raise CheckFailure(end.text, end.line)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CheckFailure):
@@ -407,9 +304,6 @@ class EvalItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.entry.line, f"eval case {self.name}"
-
-    def _header(self) -> str:
-        return messages.header(self.case, self.variant.name)
 
     def error_line(self) -> str | None:
         """The one line of why the run reached no verdict; ``None`` when it did."""

@@ -1,17 +1,16 @@
-"""The options and ini settings of the plugin, declared (docs/reference.md lists them),
-and the ``type=`` callables that check an option's value as pytest parses it. What they
+"""The options and ini settings of the plugin, declared (docs/reference.md lists them);
+the ``type=`` callables that check an option's value as pytest parses it are
+:mod:`pytest_evalcases.text`'s. What they
 mean is read once into the session's settings (:mod:`pytest_evalcases.session.settings`);
 every default is from :mod:`pytest_evalcases.defaults`."""
 
 from __future__ import annotations
 
-import argparse
-import math
 from typing import Any
 
 import pytest
 
-from pytest_evalcases import defaults
+from pytest_evalcases import defaults, text
 from pytest_evalcases.kinds import SANDBOX_MODES
 from pytest_evalcases.session import shard
 from pytest_evalcases.text import non_negative_int, positive_int, usd_amount
@@ -54,7 +53,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--eval-timeout",
         dest="eval_timeout",
         metavar="SECONDS",
-        type=_positive_number,
+        type=text.positive_seconds,
         default=None,
         help="Seconds for one agent run; a case's own timeout: wins (ini: eval_timeout)",
     )
@@ -64,7 +63,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="[NAME=]DIR",
         action="append",
         default=[],
-        type=_name_value("--eval-workspace"),
+        type=text.name_value("--eval-workspace"),
         help="Grade an existing directory instead of running an agent; repeatable, "
         "one item per directory (ini: eval_workspaces)",
     )
@@ -76,7 +75,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="NAME=SOURCE",
         action="append",
         default=[],
-        type=_tagged("--eval-config"),
+        type=text.tagged("--eval-config"),
         help="A configuration variant: a directory, a file, '.' (the working tree's "
         "config files) or git:REF[:PATH]; repeatable, the first is the baseline",
     )
@@ -86,7 +85,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="NAME=KEY:VALUE,...",
         action="append",
         default=[],
-        type=_tagged("--eval-variant"),
+        type=text.tagged("--eval-variant"),
         help="A variant of any factor, keys agent, model, args, config (a SOURCE as for "
         "--eval-config); keys left out take the session's values; repeatable, the first "
         "is the baseline (ini: eval_variants)",
@@ -410,36 +409,3 @@ def add_options(parser: pytest.Parser) -> None:
         type="args",
         default=list(defaults.CONFIG_FILES),
     )
-
-
-def _tagged(option: str) -> type:
-    """An argparse ``type=`` that keeps which option gave the value."""
-
-    def tag(value: str) -> tuple[str, str]:
-        return option, value
-
-    return tag  # type: ignore[return-value]
-
-
-def _name_value(option: str) -> type:
-    """An argparse ``type=`` for ``[NAME=]VALUE``, quoting the bad value."""
-
-    def parse(value: str) -> tuple[str, str]:
-        name, sep, rest = value.partition("=")
-        if not sep:
-            return "", value
-        if not name or not rest:
-            raise argparse.ArgumentTypeError(f"{option} expects [NAME=]VALUE, got {value!r}")
-        return name, rest
-
-    return parse  # type: ignore[return-value]
-
-
-def _positive_number(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    if not math.isfinite(number) or number <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {value!r}")
-    return number

@@ -1,6 +1,7 @@
 """The agent's preflight, once per session on the controller (docs/agents.md, "Before
-the first run"): the checks are :mod:`pytest_evalcases.agents.preflight`; this module
-finds what the collected items need of the agent and turns a failure into one
+the first run"): the checks are :mod:`pytest_evalcases.agents.preflight`, what the session
+needs of them :mod:`pytest_evalcases.session.preflight`; this module
+finds the collected items and turns a failure into one
 ``pytest.UsageError`` when the run asked for eval cases (:func:`asked_for_cases`).
 Otherwise (a plain ``pytest`` whose ini names an agent this machine lacks) the eval
 cases that need it are skipped with the reason, the summary says it in one line, and
@@ -16,190 +17,61 @@ is scheduled before every worker has reported). A session that runs no case
 
 from __future__ import annotations
 
-import os
-import shlex
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evalcases.agents import preflight
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.errors import CaseFileError, UsageError
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.stash import runs_cases
-from pytest_evalcases.session.state import EvalSession
+from pytest_evalcases.session.preflight import SessionPreflight, needs
+from pytest_evalcases.session.preflight import asked_for_cases as asked
 
 if TYPE_CHECKING:
     from pytest_evalcases.agents.base import Agent
-    from pytest_evalcases.cases.loading import LoadedCase
-    from pytest_evalcases.run.workspace import Variant
+    from pytest_evalcases.agents.preflight import Needs
 
 
 class PreflightHooks:
-    """Checks the agent before the first case runs.
+    """Runs the session's :class:`SessionPreflight` once collection is final; a failure
+    that stops the session is one ``pytest.UsageError``."""
 
-    The controller checks once, the version included; when the run did not ask for
-    eval cases, a failure leaves the reason in ``state.unavailable`` instead of
-    stopping the session. An xdist worker, which the controller cannot tell, looks
-    again for itself (``worker``: program and credentials, no version, never an
-    error) and skips its own items for the same reason.
-    """
-
-    def __init__(
-        self, config: pytest.Config, state: EvalSession, *, asked: bool, worker: bool = False
-    ) -> None:
+    def __init__(self, config: pytest.Config, preflight: SessionPreflight) -> None:
         self.config = config
-        self.state = state
-        self.asked = asked
-        self.worker = worker
-        self.done = False
+        self.preflight = preflight
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = [item for item in session.items if isinstance(item, EvalItem)]
+        runs = self.preflight.runs
         self._check(
-            lambda agent: _needs(
-                item.case for item in items if _runs_agent(item) and self._runs(item, agent)
+            lambda agent: needs(
+                item.case
+                for item in items
+                if _runs_agent(item) and runs(item.variant, item.case, agent)
             )
         )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
-        self._check(lambda agent: _needs(self._cases_of(ids, agent)))
+        rootpath = self.config.rootpath
+        self._check(lambda agent: needs(self.preflight.cases_of(ids, agent, rootpath)))
 
-    def _runs(self, item: EvalItem, agent: Agent) -> bool:
-        runs = self.state.agent_for(item.variant)
-        if runs is None or _key(runs) != _key(agent):
-            return False
-        # A case for other agents only (`agents:`) is skipped on this one's variants.
-        return not item.case.other_agent(self.state.agent_name(item.variant))
-
-    def _check(self, needs: Callable[[Agent], preflight.Needs]) -> None:
-        # `needs` loads the collected cases (bare, quarantine): only once an agent and a
-        # variant that runs it make the answer matter.
-        if self.done or not runs_cases(self.config):
+    def _check(self, needs: Callable[[Agent], Needs]) -> None:
+        if not runs_cases(self.config):
             return
-        self.done = True
-        state = self.state
-        # Each distinct agent once (an agent matrix checks every CLI it runs), in the
-        # variants' order; the first one's version is the session's.
-        checked: dict[tuple[object, ...], preflight.Checked | str | None] = {}
-        for variant in state.settings.variants:
-            agent = state.agent_for(variant)
-            if agent is None or variant.graded_dir is not None:
-                continue
-            key = _key(agent)
-            if key in checked:
-                done = checked[key]
-            else:
-                done = checked[key] = self._check_agent(agent, needs)
-            if isinstance(done, str):
-                state.unavailable[variant.name] = done
-            elif done is not None and not self.worker:
-                state.preflights[variant.name] = done
-                if state.preflight is None:
-                    state.preflight = done
-
-    def _check_agent(
-        self, agent: Agent, needs: Callable[[Agent], preflight.Needs]
-    ) -> preflight.Checked | str | None:
-        """What the check found; the reason, when the agent cannot run and the run
-        did not ask for eval cases."""
-        found = needs(agent)
-        if not found.runs:
-            return None
         try:
-            # eval_sandbox = bwrap where bubblewrap cannot run stops the session too.
-            self.state.sandbox  # noqa: B018
-            return preflight.check(
-                agent,
-                found,
-                os.environ,
-                self.state.settings.rootdir,
-                with_version=not self.worker,
-            )
+            self.preflight.check(needs)
         except UsageError as exc:
-            reason = str(exc)
-        if self.asked and not self.worker:
-            raise pytest.UsageError(reason)
-        return reason
-
-    def _cases_of(self, ids: Sequence[str], agent: Agent) -> Iterator[LoadedCase]:
-        """The cases of the items a worker collected that ``agent`` runs, loaded from
-        their files."""
-        from pytest_evalcases.cases.loading import load_case_file, load_task_dir
-
-        state = self.state
-        variants = {v.name: v for v in state.settings.variants}
-        # Each case's agent by name, for its `agents:` (one name: the variants of
-        # `agent` run the same agent).
-        wanted: dict[Path, dict[str, str | None]] = {}
-        for nodeid in ids:
-            file, _, name = nodeid.partition("::")
-            case_id, _, param = name.partition("[")
-            variant = variants.get(_variant_of(param.rstrip("]"), variants))
-            runs = state.agent_for(variant) if variant is not None else None
-            if variant is None or runs is None or _key(runs) != _key(agent):
-                continue
-            if name:
-                in_file = wanted.setdefault(self.config.rootpath / file, {})
-                in_file[case_id] = state.agent_name(variant)
-        for path, case_ids in wanted.items():
-            found = state.discovery.case_file(path)
-            if found is None:
-                continue
-            try:
-                if found.kind == "task":
-                    cases = [load_task_dir(path, state.registry)]
-                else:
-                    cache = state.parse_cache
-                    cases = load_case_file(path, found.evals_root, state.registry, cache)
-            except (CaseFileError, UsageError):
-                continue  # the file's items say why when they run
-            yield from (
-                case
-                for case in cases
-                if case.id in case_ids
-                and not case.quarantine
-                and not case.other_agent(case_ids[case.id])
-            )
+            raise pytest.UsageError(str(exc)) from None
 
 
 def asked_for_cases(config: pytest.Config, discovery: Discovery) -> bool:
-    """Whether the command line (or ``PYTEST_ADDOPTS``) asked for eval cases: a path or
-    node id of a case file or of a directory of them (``evals/``, an ``eval_paths``
-    entry, or one below), ``-k`` or ``-m`` (which then selected eval cases, or no agent
-    would be needed), or any ``--eval-*`` option, ``--eval-agent`` included. The ini's
-    ``testpaths`` and ``addopts`` ask for nothing: they are every teammate's ``pytest``."""
-    given = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
-    if any(arg.startswith(("-k", "-m", "--eval-")) for arg in given):
-        return True
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        return False
-    base = config.invocation_params.dir
-    for arg in config.args:
-        path = Path(os.path.normpath(base / arg.partition("::")[0]))
-        if discovery.case_file(path) is not None or discovery.evals_root(path / "-") is not None:
-            return True
-    return False
-
-
-def _key(agent: Agent) -> tuple[object, ...]:
-    """What the preflight checks of an agent: variants that differ only in the model
-    share one check (same program, same credentials, same version)."""
-    return (type(agent), agent.name, agent.args)
-
-
-def _variant_of(param: str, variants: Mapping[str, Variant]) -> str:
-    """The variant named in an item's parameter (``cx``, ``cx-r2``, ``r2``); ``""`` for
-    the single unnamed variant."""
-    if param in variants:
-        return param
-    head, sep, tail = param.rpartition("-r")
-    if sep and tail.isdigit() and head in variants:
-        return head
-    return ""
+    """Whether the command line asked for eval cases (see
+    :func:`pytest_evalcases.session.preflight.asked_for_cases`)."""
+    given = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
+    return asked(config.invocation_params.args, given, config.invocation_params.dir, discovery)
 
 
 def _runs_agent(item: EvalItem) -> bool:
@@ -209,9 +81,3 @@ def _runs_agent(item: EvalItem) -> bool:
         return not item.case.quarantine
     except CaseFileError:
         return False  # the item says why when it runs
-
-
-def _needs(cases: Iterable[LoadedCase]) -> preflight.Needs:
-    """How many cases run the agent, and how many of them bare (each case once)."""
-    bare: dict[str, bool] = {case.id: case.bare for case in cases}
-    return preflight.Needs(runs=len(bare), bare=sum(bare.values()))

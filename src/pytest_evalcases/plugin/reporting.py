@@ -1,6 +1,7 @@
 """What the plugin reports: each eval item's record on its test report, the records
-gathered on the controller, the ``eval gate`` terminal summary, the header line, the
-results file and the HTML report when the session ends."""
+gathered on the controller, the ``eval gate`` terminal summary (its lines are
+:mod:`pytest_evalcases.session.terminal`'s), the results file and the HTML report when
+the session ends."""
 
 from __future__ import annotations
 
@@ -9,26 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import Outcome
 from pytest_evalcases.plugin import cache
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, NoVerdict, as_reason
-from pytest_evalcases.plugin.signals import Interrupts
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
-from pytest_evalcases.report import messages, summary
+from pytest_evalcases.report import summary
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.sandbox import INSTALL_HINT
+from pytest_evalcases.session import htmlfile, terminal
+from pytest_evalcases.session.interrupts import Interrupts
 from pytest_evalcases.session.state import EvalSession
 
 #: The outcome pytest-rerunfailures gives an attempt it runs again.
 RERUN = "rerun"
-
-#: The verdict line in the colours of pytest's own outcomes (its final line's).
-VERDICT_MARKUP: dict[str, dict[str, bool]] = {
-    "PASS": {"green": True, "bold": True},
-    "BLOCKED": {"red": True, "bold": True},
-    "INCONCLUSIVE": {"yellow": True, "bold": True},
-}
 
 
 def make_report(
@@ -80,27 +73,6 @@ def outcome_of(report: pytest.TestReport) -> Outcome | None:
     return None
 
 
-def header(state: EvalSession) -> str:
-    """The ``evalcases:`` line of pytest's header."""
-    settings = state.settings
-    # The first variant's agent: the session's, or the one every variant names.
-    agent = state.agent.name if state.agent is not None else None
-    agent = agent or (settings.agent.name if settings.agent else None)
-    if settings.regrade is not None:
-        # No agent runs: each run is graded from what the results file stored.
-        agent = f"none (regrading {messages.display_path(settings.regrade.path, Path.cwd())})"
-    sandbox = ""
-    if state.agent is not None:
-        try:
-            sandbox = state.sandbox.describe()
-        except UsageError:
-            # eval_sandbox = bwrap where it cannot run, a missing path: the preflight
-            # stops the session and says why.
-            sandbox = "not usable"
-    described = summary.described_variants(state.factors()) if settings.regrade is None else {}
-    return messages.session_header(agent, settings.variants, sandbox, described)
-
-
 class SessionHooks:
     """The hooks that feed and read the session object; registered per config."""
 
@@ -128,11 +100,6 @@ class SessionHooks:
             path = self.config.rootpath / location[0]
             self.state.cases_started = self.state.discovery.case_file(path) is not None
 
-    def _ran_cases(self) -> bool:
-        """Whether the session has records to report, or began a case it did not
-        finish (interrupted in its first case)."""
-        return bool(self.state.records) or self.state.cases_started
-
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # A module that does not import fails the run, whatever the gate says.
         if report.failed:
@@ -150,14 +117,10 @@ class SessionHooks:
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         writer = is_first_worker_or_controller(self.config)
         cache.save(self.config, self.state.parse_cache, writer=writer)
-        if self.is_worker or not self._ran_cases():
+        if self.is_worker or not self.state.ran_cases():
             return
-        if exitstatus == pytest.ExitCode.INTERRUPTED:
-            # Also pytest.exit() and xdist's stop after -x, which no signal announced.
-            self.state.interrupt()
-        elif session.shouldfail or session.shouldstop:
-            stopped = session.shouldfail or session.shouldstop
-            self.state.incomplete.append(f"stopped early: {stopped}")
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        self.state.stopped(interrupted=interrupted, early=session.shouldfail or session.shouldstop)
         # Imported only now: the results file, the pins and the baseline are for
         # sessions that ran a case.
         from pytest_evalcases.session import finish
@@ -178,61 +141,12 @@ class SessionHooks:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.is_worker:
             return
-        # A plain `pytest` whose ini names an agent this machine lacks: one line each.
-        skipped = [
-            messages.skipped_unavailable(reason)
-            for reason in dict.fromkeys(self.state.unavailable.values())
-        ]
-        if not self.state.records and not (self.state.cases_started and self.state.incomplete):
-            for line in skipped:
-                terminalreporter.write_line(line, yellow=True)
-            return
-        hint = ""
-        if self.state.agent is None:
-            hint = "no agent configured: --eval-agent, or --eval-workspace to grade directories"
-        terminalreporter.section("eval gate")
-        every_case = terminalreporter.verbosity > 0
-        report = self.state.report()
-        *body, verdict = summary.lines(report, hint, every_case=every_case)
-        for line in body:
-            terminalreporter.write_line(line)
-        # pytest's terminal writer decides on colour (--color, NO_COLOR, FORCE_COLOR).
-        terminalreporter.write_line(verdict, **VERDICT_MARKUP.get(report.verdict.status, {}))
-        for line in summary.did_nothing_lines(self.state.records):
-            terminalreporter.write_line(line, yellow=True)
-        for line in summary.refused_lines(self.state.records):
-            terminalreporter.write_line(line, yellow=True)
-        if self.state.agent is not None and self.state.settings.agent_home == "inherit":
-            terminalreporter.write_line(messages.INHERITED_HOME)
-        for agent, files in self.state.machine_config().items():
-            terminalreporter.write_line(messages.machine_config(agent, files), yellow=True)
-        for line in self._sandbox_lines():
-            terminalreporter.write_line(line)
-        for line in skipped:
-            terminalreporter.write_line(line, yellow=True)
-        if self.state.results_line:
-            terminalreporter.write_line(self.state.results_line)
-
-    def _sandbox_lines(self) -> list[str]:
-        """Once: that live runs were not contained; which runs were refused writes."""
-        live = [r for r in self.state.records if r.kind != "file" and r.outcome != "skipped"]
-        if not live or self.state.agent is None:
-            return []
-        lines = []
-        try:
-            sandbox = self.state.sandbox
-        except UsageError:
-            sandbox = None
-        if sandbox is not None and not sandbox.contained:
-            asked = self.state.settings.sandbox.mode == "none"
-            hint = "eval_sandbox = auto contains them" if asked else INSTALL_HINT
-            lines.append(messages.not_contained(sandbox.reason, hint))
-        refused = [
-            (f"{r.case_id}[{r.variant}]" if r.variant else r.case_id, r.refused_writes)
-            for r in live
-            if r.refused_writes
-        ]
-        return lines + messages.refused_writes(refused)
+        said = terminal.gate_summary(self.state, every_case=terminalreporter.verbosity > 0)
+        if said.section:
+            terminalreporter.section(said.section)
+        for line, markup in said.lines:
+            # pytest's terminal writer decides on colour (--color, NO_COLOR, FORCE_COLOR).
+            terminalreporter.write_line(line, **markup)
 
 
 class HtmlHooks:
@@ -246,27 +160,8 @@ class HtmlHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
-        from pytest_evalcases.report import html as html_report
-
-        try:
-            html_report.write(
-                self.path,
-                self.state.report(),
-                html_report.read_trend(self.state.settings.results_dir),
-                title=f"eval gate: {self.config.rootpath.name}",
-                selection=self.state.selection,
-                results_file=self._results_file(),
-            )
-        except OSError as exc:
-            self.line = f"html report not written: {self.path}: {exc}"
-        else:
-            self.line = f"html report: {self.path}"
-
-    def _results_file(self) -> Path | None:
-        """The results file whose ``.runs`` directory holds this session's recordings."""
-        if self.state.settings.record is None:
-            return None
-        return self.state.settings.results_file(self.state.started)
+        title = f"eval gate: {self.config.rootpath.name}"
+        self.line = htmlfile.write(self.state, self.path, title)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.line:

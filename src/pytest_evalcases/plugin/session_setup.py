@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_evalcases.agents import make_agent
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.plugin import (
     cache,
@@ -28,11 +27,12 @@ from pytest_evalcases.plugin.settings import read as read_settings
 from pytest_evalcases.plugin.settings import workspace_dirs
 from pytest_evalcases.plugin.stash import COLLECTION_KEY, SESSION_KEY, is_worker
 from pytest_evalcases.redact import Redactor
-from pytest_evalcases.session.settings import Settings
+from pytest_evalcases.session.interrupts import Interrupts
+from pytest_evalcases.session.settings import make_agents
 from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
-    from pytest_evalcases.agents.base import Agent, AgentSettings
+    pass
 
 
 def check_settings(config: pytest.Config) -> None:
@@ -52,7 +52,7 @@ def start(config: pytest.Config) -> None:
     try:
         settings = read_settings(config, started)
         # A regrade runs no agent: no preflight, no version asked (docs/replay.md).
-        agents = _agents(settings) if settings.regrade is None else {}
+        agents = make_agents(settings) if settings.regrade is None else {}
         agent = next((a for a in agents.values() if a is not None), None)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -72,10 +72,10 @@ def start(config: pytest.Config) -> None:
     config.stash[COLLECTION_KEY] = Collection(config, state)
     # The proxy, when a run started it, stops with the session (each xdist worker its own).
     config.add_cleanup(state.stop_recording)
-    interrupts = signals.Interrupts(on_interrupt=state.interrupt)
+    interrupts = Interrupts(on_interrupt=state.interrupt)
     interrupts.install()
     config.add_cleanup(interrupts.restore)
-    config.pluginmanager.register(interrupts, "evalcases-interrupts")
+    config.pluginmanager.register(signals.InterruptHooks(interrupts), "evalcases-interrupts")
     config.pluginmanager.register(
         reporting.SessionHooks(config, state, interrupts), "evalcases-session"
     )
@@ -95,10 +95,12 @@ def start(config: pytest.Config) -> None:
         # The controller checks the agent once for the session, before the first case;
         # a worker looks again only to skip its items when the agent cannot run.
         from pytest_evalcases.plugin import preflight
+        from pytest_evalcases.session.preflight import SessionPreflight
 
         worker = is_worker(config)
         asked = not worker and preflight.asked_for_cases(config, state.discovery)
-        hooks = preflight.PreflightHooks(config, state, asked=asked, worker=worker)
+        checks = SessionPreflight(state, asked=asked, worker=worker)
+        hooks = preflight.PreflightHooks(config, checks)
         config.pluginmanager.register(hooks, "evalcases-preflight")
     html = config.getoption("eval_html")
     if html and not is_worker(config):
@@ -137,21 +139,3 @@ def start(config: pytest.Config) -> None:
             state.baseline_doc = resultsfile.load_baseline(baseline)
         except resultsfile.ResultsFileError as exc:
             raise pytest.UsageError(f"--eval-baseline: {exc}") from None
-
-
-def _agents(settings: Settings) -> dict[str, Agent | None]:
-    """Each variant's agent, by variant name, in the variants' order: one driver per
-    distinct agent settings (docs/variants.md)."""
-    made: list[tuple[AgentSettings, Agent]] = []
-    found: dict[str, Agent | None] = {}
-    for variant in settings.variants:
-        given = settings.agents.get(variant.name, settings.agent)
-        if given is None or variant.graded_dir is not None:
-            found[variant.name] = None
-            continue
-        agent = next((a for s, a in made if s == given), None)
-        if agent is None:
-            agent = make_agent(given)
-            made.append((given, agent))
-        found[variant.name] = agent
-    return found

@@ -23,7 +23,7 @@ import pytest
 
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker
-from pytest_evalcases.session.selection import suite_selection
+from pytest_evalcases.session.selection import selecting_arguments, suite_selection
 from pytest_evalcases.session.state import EvalSession
 
 #: The key of a worker's ``workeroutput`` that carries the selection to the controller.
@@ -122,38 +122,12 @@ def _runs(selected: list[EvalItem], deselected: list[EvalItem]) -> Iterator[tupl
 
 
 def arguments(config: pytest.Config) -> list[str]:
-    """The selecting arguments of the run, as given on the command line (or in
-    ``addopts``): paths, ``-k``, ``-m`` and the others that leave cases out."""
-    out: list[str] = []
-    if config.args_source == pytest.Config.ArgsSource.ARGS:
-        out += config.args
-    for flag, dest in (("-k", "keyword"), ("-m", "markexpr")):
-        value = config.getoption(dest, "")
-        if value:
-            out += [flag, str(value)]
-    for flag, dest in (
-        ("--deselect", "deselect"),
-        ("--ignore", "ignore"),
-        ("--ignore-glob", "ignore_glob"),
-        ("--eval-tags", "eval_tags"),
-        ("--eval-defends", "eval_defends"),
-    ):
-        for value in config.getoption(dest, None) or []:
-            out += [flag, str(value)]
-    changed = config.getoption("eval_changed")
-    if changed is not None:
-        out.append(f"--eval-changed={changed}" if changed else "--eval-changed")
-    shard = config.getoption("eval_shard")
-    if shard is not None:
-        out += ["--eval-shard", f"{shard[0]}/{shard[1]}"]
-    if _last_failed(config):
-        out.append("--lf")
-    if config.getoption("stepwise", False):
-        out.append("--sw")
-    maxfail = config.getoption("maxfail", 0) or 0
-    if maxfail:
-        out.append("-x" if maxfail == 1 else f"--maxfail={maxfail}")
-    return out
+    """The selecting arguments of the run, as given (see
+    :func:`pytest_evalcases.session.selection.selecting_arguments`)."""
+    given = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
+    return selecting_arguments(
+        given, lambda dest: config.getoption(dest, None), last_failed=_last_failed(config)
+    )
 
 
 def _last_failed(config: pytest.Config) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError
@@ -134,3 +134,27 @@ def file_record(
         error=message,
         nodeid=nodeid,
     )
+
+
+def json_metadata(record: RunRecord) -> dict[str, Any]:
+    """An eval item's metadata in pytest-json-report's report: its case and usage
+    (docs/reference.md, "Beside other pytest plugins")."""
+    return {
+        "evalcases": {
+            "id": record.case_id,
+            "file": record.file,
+            "defends": record.defends,
+            "severity": record.severity,
+            "variant": record.variant,
+            "repetition": record.repetition,
+            "checks": [check.to_dict() for check in record.checks],
+            "usage": {
+                "tokens_in": record.tokens_in,
+                "tokens_out": record.tokens_out,
+                "cost_usd": record.cost_usd,
+                "model": record.model,
+            },
+            "error_kind": record.error_kind,
+            "workspace": record.workspace,
+        }
+    }

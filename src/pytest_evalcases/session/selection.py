@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.results.document import SuiteSelection
@@ -128,6 +128,42 @@ def suite_selection(
         deselected_runs=deselected_runs,
         uncollected=tuple(uncollected),
     )
+
+
+def selecting_arguments(
+    paths: Sequence[str], option: Callable[[str], Any], *, last_failed: bool
+) -> list[str]:
+    """The selecting arguments of a run, as given on the command line (or in
+    ``addopts``): ``paths``, ``-k``, ``-m`` and the others that leave cases out, each
+    read by its ``dest`` with ``option``; ``last_failed``: ``--lf`` narrows the run."""
+    out: list[str] = [*paths]
+    for flag, dest in (("-k", "keyword"), ("-m", "markexpr")):
+        value = option(dest)
+        if value:
+            out += [flag, str(value)]
+    for flag, dest in (
+        ("--deselect", "deselect"),
+        ("--ignore", "ignore"),
+        ("--ignore-glob", "ignore_glob"),
+        ("--eval-tags", "eval_tags"),
+        ("--eval-defends", "eval_defends"),
+    ):
+        for value in option(dest) or []:
+            out += [flag, str(value)]
+    changed = option("eval_changed")
+    if changed is not None:
+        out.append(f"--eval-changed={changed}" if changed else "--eval-changed")
+    part = option("eval_shard")
+    if part is not None:
+        out += ["--eval-shard", f"{part[0]}/{part[1]}"]
+    if last_failed:
+        out.append("--lf")
+    if option("stepwise"):
+        out.append("--sw")
+    maxfail = option("maxfail") or 0
+    if maxfail:
+        out.append("-x" if maxfail == 1 else f"--maxfail={maxfail}")
+    return out
 
 
 def _unreached(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_evalcases import defaults, text
+from pytest_evalcases.agents import make_agent
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import (
     AGENT_HOMES,
@@ -35,7 +36,7 @@ from pytest_evalcases.session.given import Given, choice, number, optional_rate,
 from pytest_evalcases.session.places import WorkerInput
 
 if TYPE_CHECKING:
-    from pytest_evalcases.agents.base import AgentSettings
+    from pytest_evalcases.agents.base import Agent, AgentSettings
     from pytest_evalcases.recording.format import RecordPlace
     from pytest_evalcases.recording.recorded import RecordedSession
     from pytest_evalcases.recording.source import ReplayPlan
@@ -355,3 +356,21 @@ def _usd_ini(given: Given, name: str, expected: str) -> float | None:
         return text.usd_amount(raw)
     except argparse.ArgumentTypeError:
         raise UsageError(f"ini option {name} expects {expected}, got {raw!r}") from None
+
+
+def make_agents(settings: Settings) -> dict[str, Agent | None]:
+    """Each variant's agent, by variant name, in the variants' order: one driver per
+    distinct agent settings (docs/variants.md)."""
+    made: list[tuple[AgentSettings, Agent]] = []
+    found: dict[str, Agent | None] = {}
+    for variant in settings.variants:
+        given = settings.agents.get(variant.name, settings.agent)
+        if given is None or variant.graded_dir is not None:
+            found[variant.name] = None
+            continue
+        agent = next((a for s, a in made if s == given), None)
+        if agent is None:
+            agent = make_agent(given)
+            made.append((given, agent))
+        found[variant.name] = agent
+    return found

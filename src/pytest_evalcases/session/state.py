@@ -281,6 +281,20 @@ class EvalSession:
         if not self.interrupted:
             self.incomplete.append(INTERRUPTED)
 
+    def ran_cases(self) -> bool:
+        """Whether the session has records to report, or began a case it did not
+        finish (interrupted in its first case)."""
+        return bool(self.records) or self.cases_started
+
+    def stopped(self, *, interrupted: bool, early: object) -> None:
+        """How the session ended, before its results are written: ``interrupted`` (also
+        by ``pytest.exit()`` and xdist's stop after ``-x``, which no signal announced),
+        else stopped ``early`` (``-x``, ``--maxfail``: pytest's reason) when it was."""
+        if interrupted:
+            self.interrupt()
+        elif early:
+            self.incomplete.append(f"stopped early: {early}")
+
     def needs_agent(self, variant: Variant) -> bool:
         """Whether ``variant`` would run an agent, but none is configured for it."""
         return (

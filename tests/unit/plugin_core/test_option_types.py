@@ -1,4 +1,4 @@
-"""plugin/options.py's argparse types and plugin/stash.py's process checks, called
+"""The options' argparse types (text.py) and plugin/stash.py's process checks, called
 directly."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from pytest_evalcases import text
-from pytest_evalcases.plugin import options, stash
+from pytest_evalcases.plugin import stash
 
 
 def test_name_value_splits_on_the_first_equals_sign() -> None:
-    parse = options._name_value("--eval-workspace")
+    parse = text.name_value("--eval-workspace")
 
     assert parse("out/a") == ("", "out/a")
     assert parse("a=out/a=b") == ("a", "out/a=b")
@@ -23,7 +23,7 @@ def test_name_value_splits_on_the_first_equals_sign() -> None:
 @pytest.mark.parametrize("value", ["=dir", "name="])
 def test_name_value_quotes_a_bad_value(value: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError) as caught:
-        options._name_value("--eval-workspace")(value)
+        text.name_value("--eval-workspace")(value)
 
     assert str(caught.value) == f"--eval-workspace expects [NAME=]VALUE, got {value!r}"
 

@@ -13,7 +13,7 @@ from pytest_evalcases.kinds import Outcome, Severity
 from pytest_evalcases.results.record import CheckRecord, RunRecord
 from pytest_evalcases.run.runner import RunReport
 from pytest_evalcases.run.workspace import Variant
-from pytest_evalcases.session.record import file_record, run_record
+from pytest_evalcases.session.record import file_record, json_metadata, run_record
 
 HERE = Path("/work/repo")
 ENTRY = CaseEntry("fix-bug", 4, "critical", ("db", "fast"), "AGENTS.md")
@@ -208,3 +208,12 @@ def test_a_failed_run_is_as_severe_as_its_most_severe_failed_check() -> None:
     assert failing("b", "c") == "normal"
     assert failing("a", "c") == "critical"
     assert failing(outcome="passed") is None
+
+
+def test_the_json_report_metadata_carries_the_case_and_its_usage() -> None:
+    record = build(CASE, RunReport(agent=AgentResult(text="", cost_usd=0.5)))
+
+    found = json_metadata(record)["evalcases"]
+
+    assert (found["id"], found["variant"], found["repetition"]) == ("fix-bug", "b", 2)
+    assert found["usage"]["cost_usd"] == 0.5

@@ -9,7 +9,7 @@ from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.results.writer import ResultsSettings
 from pytest_evalcases.session import shard
 from pytest_evalcases.session.changed import ChangedFiles
-from pytest_evalcases.session.selection import Selection, suite_selection
+from pytest_evalcases.session.selection import Selection, selecting_arguments, suite_selection
 from pytest_evalcases.session.settings import Settings
 
 
@@ -171,3 +171,21 @@ def test_shards_balance_longest_first_to_the_least_loaded_shard() -> None:
     assert balance(["x", "a", "b"], {"a": 10.0, "b": 5.0}, 2) == {"a": 1, "b": 2, "x": 2}
     # More shards than cases: some shards are empty, none gets two.
     assert sorted(balance("ab", {}, 4).values()) == [1, 2]
+
+
+def test_the_selecting_arguments_are_said_as_given() -> None:
+    options: dict[str, object] = {
+        "keyword": "deploy",
+        "deselect": ["evals/a.yaml::x"],
+        "eval_changed": "",
+        "eval_shard": (2, 4),
+        "stepwise": True,
+        "maxfail": 1,
+    }
+
+    said = selecting_arguments(["evals"], options.get, last_failed=True)
+
+    assert said == [
+        *("evals", "-k", "deploy", "--deselect", "evals/a.yaml::x", "--eval-changed"),
+        *("--eval-shard", "2/4", "--lf", "--sw", "-x"),
+    ]

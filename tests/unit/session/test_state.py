@@ -57,3 +57,17 @@ def test_the_gate_decides_once_for_every_reader_and_the_policy_is_the_settings(
     )
     session.records.append(rec("b", "failed"))
     assert session.report().verdict.status == "BLOCKED"
+
+
+def test_how_the_session_stopped_leaves_the_run_incomplete(tmp_path: Path) -> None:
+    session = EvalSession(settings=Settings(rootdir=tmp_path), agent=None)
+    assert not session.ran_cases()
+    session.cases_started = True
+    assert session.ran_cases()
+
+    session.stopped(interrupted=False, early=False)
+    assert session.incomplete == []
+    session.stopped(interrupted=False, early="stopping after 1 failures")
+    assert session.incomplete == ["stopped early: stopping after 1 failures"]
+    session.stopped(interrupted=True, early="ignored")
+    assert session.incomplete[-1] == "interrupted"

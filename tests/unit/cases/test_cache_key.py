@@ -1,4 +1,4 @@
-"""plugin/cache.py: the parse cache's key follows every module of the package."""
+"""cases/parsecache.py: the parse cache's key follows every module of the package."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from pytest_evalcases import __version__
-from pytest_evalcases.plugin.cache import PACKAGE_DIR, cache_version
+from pytest_evalcases.cases.parsecache import PACKAGE_DIR, cache_version
 
 
 def package(tmp_path: Path) -> Path:

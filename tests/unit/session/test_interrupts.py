@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_evalcases.plugin.signals import Interrupts
+from pytest_evalcases.session.interrupts import Interrupts
 
 
 @pytest.fixture
