@@ -139,7 +139,7 @@ class Normaliser:
             text = text.replace(path, placeholder)
         for pattern, replacement in _VARYING:
             text = pattern.sub(replacement, text)
-        return text
+        return skills_in_order(text)
 
     def request(self, method: str, path: str, body: str | None) -> Normalised:
         if body is not None and self._redact is not None:
@@ -163,6 +163,40 @@ class Normaliser:
         if isinstance(value, dict):
             return {k: self._value(v) for k, v in value.items() if k not in _DROPPED_KEYS}
         return value
+
+
+#: One skill of a list a CLI puts in its system prompt (Gemini CLI's
+#: ``<available_skills>``): ``<skill>`` to ``</skill>``, with the line's indentation.
+_SKILL = re.compile(r"[ \t]*<skill>.*?</skill>[ \t]*\n?", re.S)
+
+
+def skills_in_order(text: str) -> str:
+    """``text`` with each run of adjacent ``<skill>`` blocks sorted: Gemini CLI lists
+    its skills in the order it happened to find them, which differs between two runs of
+    the same case (docs/replay.md, "What is normalised"). Which skills are listed, and
+    what each says, is still compared."""
+    if "<skill>" not in text:
+        return text
+    parts: list[str] = []
+    run: list[str] = []
+    end = 0
+    for match in _SKILL.finditer(text):
+        if run and match.start() != end:
+            parts.append(_sorted(run))
+            run = []
+        if not run:
+            parts.append(text[end : match.start()])
+        run.append(match.group())
+        end = match.end()
+    parts.append(_sorted(run))
+    parts.append(text[end:])
+    return "".join(parts)
+
+
+def _sorted(run: list[str]) -> str:
+    """Adjacent skill blocks in order, one a line; the run ends as it did."""
+    ending = "\n" if run[-1].endswith("\n") else ""
+    return "\n".join(sorted(block.removesuffix("\n") for block in run)) + ending
 
 
 def _dropped(data: Any) -> Any:

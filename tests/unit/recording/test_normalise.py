@@ -31,6 +31,31 @@ def test_what_always_varies_is_normalised() -> None:
     )
 
 
+def skills(*names: str, last_newline: bool = True) -> str:
+    blocks = [
+        f"  <skill>\n    <name>{n}</name>\n    <location>/s/{n}</location>\n  </skill>"
+        for n in names
+    ]
+    return "<available_skills>\n" + "\n".join(blocks) + ("\n" if last_newline else "")
+
+
+def test_the_order_in_which_a_cli_found_its_skills_is_not_compared() -> None:
+    # Gemini CLI lists its skills in the order it found them, which differs between
+    # two runs of the same case: seen as a replay diverging at its first request.
+    normal = Normaliser(Places("/tmp/w/case0", ()))
+    for first, second in [
+        (skills("b", "a", "c"), skills("a", "c", "b")),
+        (skills("b", "a", last_newline=False), skills("a", "b", last_newline=False)),
+    ]:
+        assert normal.text(first) == normal.text(second)
+        assert normal.text(first) != first or normal.text(second) != second
+    # Which skills are listed, and what each says, still counts.
+    assert normal.text(skills("a", "b")) != normal.text(skills("a", "c"))
+    assert normal.text(skills("a", "b")) != normal.text(skills("a"))
+    changed = skills("a", "b").replace("/s/b<", "/s/B<")
+    assert normal.text(skills("b", "a")) != normal.text(changed)
+
+
 def test_claude_codes_project_name_of_the_workspace_is_the_workspace() -> None:
     # Claude Code without --bare names its memory directory after the workspace.
     memory = "{}/claude_config_dir/projects/{}/memory/"
