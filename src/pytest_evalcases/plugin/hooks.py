@@ -15,20 +15,28 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Generator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.kinds import SEVERITIES
 from pytest_evalcases.plugin import hookspecs, options
-from pytest_evalcases.plugin.stash import collection_of
 from pytest_evalcases.session import start
+
+if TYPE_CHECKING:
+    # Named for the type checker only: a session without eval cases never imports it.
+    from pytest_evalcases.plugin.collection import Collection
 
 SEVERITY_HELP = {
     "critical": "eval case whose failure blocks a merge (pytest -m critical is the merge gate)",
     "normal": "eval case whose failure fails the run",
     "advisory": "eval case whose failure is reported as xfailed and never fails the run alone",
 }
+
+
+#: Where the plugin keeps what its collection and report hooks hand the work to.
+COLLECTION_KEY: pytest.StashKey[Collection] = pytest.StashKey()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -49,10 +57,16 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_evalcases.plugin import session_setup
 
         if starts:
-            session_setup.start(config)
+            config.stash[COLLECTION_KEY] = session_setup.start(config)
         else:
             # No case to run: only the settings, so that a bad ini value is said.
             session_setup.check_settings(config)
+
+
+def collection_of(config: pytest.Config) -> Collection | None:
+    """The collection hooks' work of this pytest run; ``None`` in a session the plugin
+    did not start, which collects no case file."""
+    return config.stash.get(COLLECTION_KEY, None)
 
 
 def may_run_cases(config: pytest.Config) -> bool:

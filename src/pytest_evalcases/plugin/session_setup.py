@@ -25,7 +25,7 @@ from pytest_evalcases.plugin import (
 from pytest_evalcases.plugin.collection import Collection
 from pytest_evalcases.plugin.settings import read as read_settings
 from pytest_evalcases.plugin.settings import workspace_dirs
-from pytest_evalcases.plugin.stash import COLLECTION_KEY, SESSION_KEY, is_worker
+from pytest_evalcases.plugin.stash import SESSION_KEY, is_worker
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.session.interrupts import Interrupts
 from pytest_evalcases.session.settings import make_agents
@@ -44,10 +44,11 @@ def check_settings(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
-def start(config: pytest.Config) -> None:
+def start(config: pytest.Config) -> Collection:
     """Build the session of a pytest run that may run eval cases: its settings (a bad
     option or ini value is a usage error), its agents and the session object, kept in
-    the stash, and register the hooks it needs."""
+    the stash, and register the hooks it needs; what the collection and report hooks
+    hand their work to."""
     started = datetime.now(timezone.utc)
     try:
         settings = read_settings(config, started)
@@ -69,7 +70,7 @@ def start(config: pytest.Config) -> None:
         redact=Redactor(names=settings.redact_env),
     )
     config.stash[SESSION_KEY] = state
-    config.stash[COLLECTION_KEY] = Collection(config, state)
+    collection = Collection(config, state)
     # The proxy, when a run started it, stops with the session (each xdist worker its own).
     config.add_cleanup(state.stop_recording)
     interrupts = Interrupts(on_interrupt=state.interrupt)
@@ -139,3 +140,4 @@ def start(config: pytest.Config) -> None:
             state.baseline_doc = resultsfile.load_baseline(baseline)
         except resultsfile.ResultsFileError as exc:
             raise pytest.UsageError(f"--eval-baseline: {exc}") from None
+    return collection

@@ -1,5 +1,5 @@
 """What the plugin keeps in ``config.stash`` (the session object, reached one way, the
-collection hooks' work, the budget's account, the runs started ahead), which process
+budget's account, the runs started ahead), which process
 this is, and whether it runs anything.
 
 Imported by the ``pytest11`` module in every pytest session: the session's classes are
@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_evalcases.plugin.collection import Collection
     from pytest_evalcases.run.budget import Budget
     from pytest_evalcases.run.runner import AgentRun
     from pytest_evalcases.run.scheduler import Scheduler
@@ -22,8 +21,6 @@ if TYPE_CHECKING:
 #: Where the plugin keeps the session object, once a session that may run eval cases
 #: started it (docs/reference.md, "Sessions without eval cases").
 SESSION_KEY: pytest.StashKey[EvalSession] = pytest.StashKey()
-#: Where the plugin keeps what its collection and report hooks hand the work to.
-COLLECTION_KEY: pytest.StashKey[Collection] = pytest.StashKey()
 #: ``--eval-budget``'s account of this process (docs/budget.md); absent without one.
 BUDGET_KEY: pytest.StashKey[Budget] = pytest.StashKey()
 #: ``--eval-concurrency``: the runs started ahead of their items; absent without them.
@@ -33,12 +30,6 @@ AHEAD_KEY: pytest.StashKey[Scheduler[AgentRun]] = pytest.StashKey()
 def session_of(config: pytest.Config) -> EvalSession:
     """The :class:`EvalSession` of this pytest run."""
     return config.stash[SESSION_KEY]
-
-
-def collection_of(config: pytest.Config) -> Collection | None:
-    """The collection hooks' work of this pytest run; ``None`` in a session the plugin
-    did not start, which collects no case file."""
-    return config.stash.get(COLLECTION_KEY, None)
 
 
 def is_worker(config: pytest.Config) -> bool:
