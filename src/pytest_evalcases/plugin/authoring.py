@@ -1,7 +1,7 @@
 """pytest side of the authoring workflow: ``--eval-lint``, ``--eval-red-first`` and
 ``--eval-changed``. Small hook classes that :mod:`.hooks` registers only when their
 option is given; the substance is in :mod:`.lint` and :mod:`.changed`, what they say in
-:mod:`pytest_evalcases.authoring.said`."""
+:mod:`pytest_evalcases.authoring.terminal`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases.authoring import lint, said
+from pytest_evalcases.authoring import lint, terminal
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalFile, EvalItem
 from pytest_evalcases.plugin.stash import is_worker, session_of
 from pytest_evalcases.session.changed import ChangedFiles
@@ -39,7 +39,7 @@ class LintItem(pytest.Item):
         state = session_of(self.config)
         root = state.settings.config_root or state.settings.rootdir
         base = self.config.invocation_params.dir
-        lines, errors = said.lint_lines(self.files, root, state.registry, base)
+        lines, errors = terminal.lint_lines(self.files, root, state.registry, base)
         self.user_properties.append((LINT_PROPERTY, lines))
         if errors:
             raise LintFailure(
@@ -94,7 +94,7 @@ class LintHooks:
         if is_worker(terminalreporter.config):
             return
         terminalreporter.section("eval lint")
-        for line in [*self.lines, said.lint_total(self.lines)]:
+        for line in [*self.lines, terminal.lint_total(self.lines)]:
             terminalreporter.write_line(line)
 
 
@@ -108,7 +108,7 @@ class RedFirstHooks:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if is_worker(self.config):
             return
-        lines = said.red_first_lines(session_of(self.config).records)
+        lines = terminal.red_first_lines(session_of(self.config).records)
         if lines:
             terminalreporter.section("eval red-first")
         for line in lines:
@@ -125,7 +125,7 @@ class ChangedHooks:
         self.after = 0
 
     def pytest_report_header(self) -> list[str]:
-        return [said.changed_header(self.changed)]
+        return [terminal.changed_header(self.changed)]
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_collection_modifyitems(
@@ -138,7 +138,7 @@ class ChangedHooks:
             self.after = _cases(items)
 
     def pytest_report_collectionfinish(self) -> str:
-        return said.changed_selects(self.before, self.after)
+        return terminal.changed_selects(self.before, self.after)
 
 
 def _cases(items: list[pytest.Item]) -> int:

@@ -1,9 +1,9 @@
-"""authoring/said.py: what --eval-lint, --eval-red-first and --eval-changed print (the
+"""authoring/terminal.py: what --eval-lint, --eval-red-first and --eval-changed print (the
 sessions: tests/plugin/test_lint.py, test_red_first.py, test_changed.py)."""
 
 from __future__ import annotations
 
-from pytest_evalcases.authoring.said import changed_selects, lint_total, red_first_lines
+from pytest_evalcases.authoring.terminal import changed_selects, lint_total, red_first_lines
 from tests.helpers.results import rec
 
 
