@@ -4,28 +4,23 @@ reports, and the summary's line. Each run asks the account before it starts
 :mod:`pytest_evalcases.run.budget`.
 
 Under xdist the controller keeps the account (it sees every report) and rewrites a small
-file after each one; the workers, told its path in their ``workerinput``, read it before
-starting a run.
+file after each one; the workers, told its path with the rest of what the controller
+decided (:class:`~pytest_evalcases.session.places.WorkerInput`), read it before starting
+a run.
 """
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pytest_evalcases.plugin.nodes import EvalItem
-from pytest_evalcases.plugin.stash import BUDGET_KEY, is_worker
+from pytest_evalcases.plugin.stash import BUDGET_KEY, SPEND_FILE_KEY, is_worker
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run.budget import Budget, SpendFile
 from pytest_evalcases.session.spending import Spending
 from pytest_evalcases.session.state import EvalSession
-
-#: The key of ``workerinput`` by which the controller tells its workers where it keeps
-#: the account.
-BUDGET_INPUT = "evalcases_budget"
 
 
 def register(config: pytest.Config, state: EvalSession) -> None:
@@ -37,12 +32,14 @@ def register(config: pytest.Config, state: EvalSession) -> None:
     budget = Budget(limit, token_price=state.settings.token_price)
     spend_file: SpendFile | None = None
     workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and workerinput.get(BUDGET_INPUT):
-        others = SpendFile(Path(workerinput[BUDGET_INPUT])).others
+    if state.settings.spend_file is not None and workerinput is not None:
+        others = SpendFile(state.settings.spend_file).others
         budget.others = functools.partial(others, str(workerinput.get("workerid", "")))
     elif workerinput is None and _distributed(config):
         spend_file = SpendFile.create()
         config.add_cleanup(spend_file.remove)
+        # Handed to the workers with the rest of the controller's decisions (xdist hooks).
+        config.stash[SPEND_FILE_KEY] = spend_file.path
     config.stash[BUDGET_KEY] = budget
     config.pluginmanager.register(
         BudgetHooks(config, state, budget, spend_file), "evalcases-budget"
@@ -73,11 +70,6 @@ class BudgetHooks:
         self.budget = budget
         self.spend_file = spend_file
         self.spending = Spending(state, budget, worker=is_worker(config))
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        if self.spend_file is not None:
-            node.workerinput[BUDGET_INPUT] = str(self.spend_file.path)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.budget.total = sum(1 for item in session.items if isinstance(item, EvalItem))

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.settings import WORKER_INPUT
+from pytest_evalcases.plugin.stash import SPEND_FILE_KEY
 from pytest_evalcases.plugin.suite import WORKER_OUTPUT
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.session.record import json_metadata
@@ -26,7 +27,9 @@ class XdistHooks:
         self.state = state
 
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[WORKER_INPUT] = self.state.settings.worker_input().to_json()
+        spend_file = node.config.stash.get(SPEND_FILE_KEY, None)
+        handed = self.state.settings.worker_input(spend_file)
+        node.workerinput[WORKER_INPUT] = handed.to_json()
 
     def pytest_handlecrashitem(self, crashitem: str) -> None:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")

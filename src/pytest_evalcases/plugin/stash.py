@@ -8,6 +8,7 @@ named for the type checker only, so that a session without eval cases never impo
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 SESSION_KEY: pytest.StashKey[EvalSession] = pytest.StashKey()
 #: ``--eval-budget``'s account of this process (docs/budget.md); absent without one.
 BUDGET_KEY: pytest.StashKey[Budget] = pytest.StashKey()
+#: The controller's file of the budget's account, which its xdist workers read.
+SPEND_FILE_KEY: pytest.StashKey[Path] = pytest.StashKey()
 #: ``--eval-concurrency``: the runs started ahead of their items; absent without them.
 AHEAD_KEY: pytest.StashKey[Scheduler[AgentRun]] = pytest.StashKey()
 

@@ -44,6 +44,9 @@ class WorkerInput:
     #: ``--eval-regrade``'s results file.
     regrade: Path | None = None
     replay: ReplayPlan | None = None
+    #: The file in which the controller keeps ``--eval-budget``'s account, which each
+    #: worker reads before starting a run (docs/budget.md); ``None`` without a budget.
+    spend_file: Path | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), default=str)
@@ -52,6 +55,7 @@ class WorkerInput:
     def from_json(cls, text: str) -> WorkerInput:
         data: dict[str, Any] = json.loads(text)
         keep, record, regrade, replay = (data[k] for k in ("keep", "record", "regrade", "replay"))
+        spend_file = data.get("spend_file")
         plan: ReplayPlan | None = None
         if replay is not None:
             from pytest_evalcases.recording.source import ReplayPlan
@@ -62,6 +66,7 @@ class WorkerInput:
             record=RecordPlace(**_paths(record)) if record is not None else None,
             regrade=Path(regrade) if regrade is not None else None,
             replay=plan,
+            spend_file=Path(spend_file) if spend_file is not None else None,
         )
 
 

@@ -101,6 +101,9 @@ class Settings:
     record: RecordPlace | None = None
     #: ``--eval-budget`` / ``eval_budget``: USD the agent runs may cost; ``None``: no limit.
     budget: float | None = None
+    #: On an xdist worker: the file in which the controller keeps the budget's account
+    #: (docs/budget.md); ``None`` on the controller and without a budget.
+    spend_file: Path | None = None
     #: ``eval_budget_token_price``: USD per million tokens (docs/budget.md).
     token_price: float | None = None
     #: --eval-perturb: perturbed runs of every case's prompt (docs/perturbation.md).
@@ -118,13 +121,15 @@ class Settings:
         (:func:`~.places.results_file`)."""
         return places.results_file(self.results, self.results_dir, started)
 
-    def worker_input(self) -> WorkerInput:
-        """What the controller decided that its xdist workers take as it is."""
+    def worker_input(self, spend_file: Path | None = None) -> WorkerInput:
+        """What the controller decided that its xdist workers take as it is, with the
+        file in which it keeps the budget's account (``spend_file``), if it keeps one."""
         return WorkerInput(
             keep=self.keep,
             record=self.record,
             regrade=self.regrade.path if self.regrade is not None else None,
             replay=self.replay,
+            spend_file=spend_file,
         )
 
 
@@ -209,6 +214,7 @@ def build(given: Given, *, started: datetime, worker: WorkerInput | None = None)
         redact_env=_redact_env(given),
         budget=_budget(given),
         token_price=_usd_ini(given, "eval_budget_token_price", "USD per million tokens > 0"),
+        spend_file=decided.spend_file,
     )
 
 

@@ -216,3 +216,16 @@ def test_the_hand_off_carries_every_place(tmp_path: Path) -> None:
     assert handed.replay is not None
     assert WorkerInput.from_json(handed.to_json()) == handed
     assert WorkerInput.from_json(WorkerInput().to_json()) == WorkerInput()
+
+
+def test_a_worker_reads_the_budget_account_its_controller_keeps(tmp_path: Path) -> None:
+    controller = settings(tmp_path, option={"eval_budget": 2.0})
+    account = tmp_path / "spend.json"
+    handed = WorkerInput.from_json(controller.worker_input(account).to_json())
+
+    worker = build(Given(tmp_path, option={"eval_budget": 2.0}), started=STARTED, worker=handed)
+
+    assert handed.spend_file == account
+    assert worker.spend_file == account
+    # The controller keeps the account; it reads no one's.
+    assert controller.spend_file is None
