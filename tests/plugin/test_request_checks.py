@@ -188,3 +188,19 @@ def test_a_regrade_reads_the_requests_from_the_stored_recording(
     assert checks["rule"]["passed"]
     assert "request 1, system prompt, line 3" in checks["rule"]["message"]
     assert not checks["leaked"]["passed"]
+
+
+def test_a_replayed_run_is_graded_on_the_requests_its_cli_sent_again(
+    pytester: pytest.Pytester, api: ModelServer
+) -> None:
+    write(pytester, case("tidy up", "{type: request_matches, pattern: 'Use rg, not grep -r'}"))
+    pytester.runpytest("--eval-agent", "http", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    sent = len(api.requests)
+
+    result = pytester.runpytest(
+        "--eval-agent", "http", "-p", "no:cacheprovider", "--eval-replay", "--eval-no-save"
+    )
+
+    result.assert_outcomes(passed=1)
+    # Answered from the recording: the API heard nothing more.
+    assert len(api.requests) == sent

@@ -10,6 +10,8 @@ from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events, js
 _OPENAI_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OPENAI_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
 
+#: The roles of input items that are instructions: the system prompt.
+_SYSTEM_ROLES = ("developer", "system")
 
 #: Responses input items that the model produced.
 _MODEL_ITEMS = frozenset(
@@ -40,8 +42,9 @@ class OpenAI(Parser):
             return (message,)
         message = as_dict(message)
         kind = message.get("type")
-        if kind == "additional_tools":
-            # The tool list, which the request's tools show.
+        if kind == "additional_tools" or message.get("role") in _SYSTEM_ROLES:
+            # The tool list, which the request's tools show; the instructions, which
+            # its system prompt holds.
             return ()
         output = message.get("output")
         said = [text_of(message["content"])] if message.get("content") else []
@@ -57,7 +60,7 @@ class OpenAI(Parser):
         texts += [
             text_of(item.get("content"))
             for item in map(as_dict, as_list(body.get("input")))
-            if item.get("role") in ("developer", "system") and item.get("content")
+            if item.get("role") in _SYSTEM_ROLES and item.get("content")
         ]
         return "\n\n".join(texts)
 

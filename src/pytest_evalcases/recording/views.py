@@ -138,15 +138,15 @@ class Request:
     def parts(self) -> tuple[RequestPart, ...]:
         """What the request gave the model, part by part, as the request checks read it
         (docs/case-format.md, "What a request check reads"): the system prompt, the tool
-        list, then each message of the conversation, numbered as sent; a part with no
-        text is left out, and so is a developer or system message, which the system
-        prompt holds."""
+        list, then each message of the conversation, numbered as sent; a message with
+        no text of its own is left out (with Codex, a developer message: the system
+        prompt holds it)."""
         parts = [RequestPart("system prompt", self.system)] if self.system else []
         if self.tool_texts:
             parts.append(RequestPart("tools", "\n".join(self.tool_texts)))
         for number, message in enumerate(self.messages, 1):
             role = message.role or str(as_dict(message.given).get("type") or "item")
-            if message.texts and role not in ("developer", "system"):
+            if message.texts:
                 parts.append(RequestPart(f"message {number} ({role})", "\n".join(message.texts)))
         return tuple(parts)
 
