@@ -7,9 +7,6 @@ after the agent reads a file it names."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +16,11 @@ from tests.agents.test_real_clis import (  # noqa: F401 (fixtures)
     CLAUDE_INI,
     GEMINI_INI,
     claude_env,
-    cli,
+    codex_at_openai,
     gemini_server,
 )
-from tests.helpers.model_server import ModelServer, Reply, Request, model_server
+from tests.helpers.model_server import ModelServer, Reply, Request
 from tests.helpers.results import only_results
-from tests.helpers.sandbox import USER_CACHE
 
 pytestmark = pytest.mark.real_cli
 
@@ -121,28 +117,10 @@ def test_a_path_scoped_rule_reaches_the_real_claude_only_after_a_matching_read(
     assert "found in request 2, message 5 (system), line 3:" in checks["after"]["message"]
 
 
-@contextlib.contextmanager
-def codex_at(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, script: Callable[[Request], Reply]
-) -> Iterator[str]:
-    """The real ``codex`` with the built-in OpenAI provider at a scripted Responses API
-    (the proxy can stand before it; before a provider of the user's own it cannot:
-    docs/replay.md): the ini that runs it."""
-    program = cli("codex")
-    with model_server("openai", script) as server:
-        monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-Jt5vN8cQ3hL6")
-        monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
-        monkeypatch.setenv("XDG_CACHE_HOME", str(USER_CACHE))
-        (tmp_path / "codex-home").mkdir()
-        args = f"-c 'openai_base_url=\"{server.url}/v1\"'"
-        yield f"[pytest]\neval_agent = codex\neval_agent_args = {args}\n"
-
-
 def test_agents_md_reaches_the_model_of_the_real_codex(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    with codex_at(monkeypatch, tmp_path, lambda request: Reply(text="tidy")) as ini:
+    with codex_at_openai(monkeypatch, tmp_path, lambda request: Reply(text="tidy")) as (_, ini):
         checks = run(pytester, ini, "AGENTS.md", RULE, CHECKS)
 
     assert_reached(checks)
@@ -197,7 +175,7 @@ def test_a_nested_agents_md_never_reaches_the_real_codex_on_a_read_there(
             return Reply(shell="cat src/api/orders.py")
         return Reply(text="read")
 
-    with codex_at(monkeypatch, tmp_path, reads) as ini:
+    with codex_at_openai(monkeypatch, tmp_path, reads) as (_, ini):
         api_file(pytester)
         checks = run(pytester, ini, "src/api/AGENTS.md", SUBDIRECTORY, PATH_CHECKS)
 
@@ -206,3 +184,26 @@ def test_a_nested_agents_md_never_reaches_the_real_codex_on_a_read_there(
     assert checks["before"]["passed"], checks["before"]["message"]
     assert not checks["after"]["passed"]
     assert "not found in request 2 (of 2 requests;" in checks["after"]["message"]
+
+
+OPERATOR = """
+  - {id: operator, type: request_not_matches, pattern: MARK-operator}
+"""
+
+
+@pytest.mark.parametrize(("home", "reached"), [("inherit", True), ("isolated", False)])
+def test_request_not_matches_catches_the_operators_own_claude_md_with_an_inherited_home(
+    pytester: pytest.Pytester,
+    claude_env: ModelServer,  # noqa: F811
+    tmp_path: Path,
+    home: str,
+    reached: bool,
+) -> None:
+    claude_env.script = lambda request: Reply(text="tidy")
+    operator = tmp_path / "claude-home"
+    operator.mkdir(exist_ok=True)
+    (operator / "CLAUDE.md").write_text("Always answer in French: MARK-operator\n")
+
+    checks = run(pytester, CLAUDE_INI + f"eval_agent_home = {home}\n", "CLAUDE.md", RULE, OPERATOR)
+
+    assert checks["operator"]["passed"] is not reached, checks["operator"]["message"]
