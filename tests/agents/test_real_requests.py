@@ -69,16 +69,25 @@ def assert_reached(checks: dict[str, Any]) -> None:
     )
 
 
-def test_claude_md_reaches_the_model_of_the_real_claude(
+@pytest.mark.parametrize(
+    ("server", "ini", "instructions"),
+    [("claude_env", CLAUDE_INI, "CLAUDE.md"), ("gemini_server", GEMINI_INI, "GEMINI.md")],
+    ids=["claude", "gemini"],
+)
+def test_the_instruction_file_reaches_the_model_of_the_real_cli(
     pytester: pytest.Pytester,
-    claude_env: ModelServer,  # noqa: F811
+    request: pytest.FixtureRequest,
+    server: str,
+    ini: str,
+    instructions: str,
 ) -> None:
-    claude_env.script = lambda request: Reply(text="tidy")
+    scripted: ModelServer = request.getfixturevalue(server)
+    scripted.script = lambda request: Reply(text="tidy")
 
-    checks = run(pytester, CLAUDE_INI, "CLAUDE.md", RULE, CHECKS)
+    checks = run(pytester, ini, instructions, RULE, CHECKS)
 
     assert_reached(checks)
-    # Claude Code sends CLAUDE.md in the first user message (2.1.197).
+    # Claude Code 2.1.197 and Gemini CLI 0.61 send it in the first user message.
     assert "it matched request 1, message 1 (user)," in checks["caught"]["message"]
 
 
@@ -125,18 +134,6 @@ def test_agents_md_reaches_the_model_of_the_real_codex(
 
     assert_reached(checks)
     assert "it matched request 1, message 6 (user), line 6:" in checks["caught"]["message"]
-
-
-def test_gemini_md_reaches_the_model_of_the_real_gemini(
-    pytester: pytest.Pytester,
-    gemini_server: ModelServer,  # noqa: F811
-) -> None:
-    gemini_server.script = lambda request: Reply(text="tidy")
-
-    checks = run(pytester, GEMINI_INI, "GEMINI.md", RULE, CHECKS)
-
-    assert_reached(checks)
-    assert "it matched request 1, message 1 (user)," in checks["caught"]["message"]
 
 
 def api_file(pytester: pytest.Pytester) -> None:
