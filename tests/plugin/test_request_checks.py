@@ -69,8 +69,9 @@ def checks_of(pytester: pytest.Pytester) -> dict[str, tuple[bool, str]]:
     return {c["id"]: (c["passed"], c["message"]) for c in record["checks"]}
 
 
+@pytest.mark.parametrize("options", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_rule_that_reached_the_model_is_found_and_one_that_did_not_is_absent_with_recording_off(
-    pytester: pytest.Pytester, api: ModelServer
+    pytester: pytest.Pytester, api: ModelServer, options: list[str]
 ) -> None:
     write(
         pytester,
@@ -85,7 +86,7 @@ def test_a_rule_that_reached_the_model_is_found_and_one_that_did_not_is_absent_w
     )
     pytester.makefile(".ini", tox="[pytest]\neval_record = false\n")
 
-    result = pytester.runpytest("--eval-agent", "http", "-p", "no:cacheprovider")
+    result = pytester.runpytest("--eval-agent", "http", "-p", "no:cacheprovider", *options)
 
     result.assert_outcomes(passed=1)
     checks = checks_of(pytester)
