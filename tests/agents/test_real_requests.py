@@ -204,3 +204,30 @@ def test_request_not_matches_catches_the_operators_own_claude_md_with_an_inherit
     checks = run(pytester, CLAUDE_INI + f"eval_agent_home = {home}\n", "CLAUDE.md", RULE, OPERATOR)
 
     assert checks["operator"]["passed"] is not reached, checks["operator"]["message"]
+
+
+SKILL = """---
+name: todo-triage
+description: Sorts TODO comments by urgency. MARK-skill-description
+---
+List every TODO with its file and line, most urgent first.
+"""
+
+
+def test_a_skills_description_is_offered_to_the_model_of_the_real_claude(
+    pytester: pytest.Pytester,
+    claude_env: ModelServer,  # noqa: F811
+) -> None:
+    claude_env.script = lambda request: Reply(text="tidy")
+    checks = """
+  - {id: offered, type: request_matches, request: 1, pattern: '^- todo-triage: Sorts TODO'}
+  - {id: body, type: request_not_matches, pattern: 'most urgent first'}
+"""
+
+    checks = run(pytester, CLAUDE_INI, ".claude/skills/todo-triage/SKILL.md", SKILL, checks)
+
+    assert checks["offered"]["passed"], checks["offered"]["message"]
+    # Claude Code 2.1.197 lists its skills in a system message, one line each.
+    assert "found in request 1, message 2 (system)" in checks["offered"]["message"]
+    # Only the description: the skill's body reaches the model when it is loaded.
+    assert checks["body"]["passed"], checks["body"]["message"]
