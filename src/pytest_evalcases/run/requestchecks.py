@@ -76,8 +76,8 @@ def _found(request: ModelRequest, span: tuple[int, int]) -> tuple[RequestPart, i
             line, text = line_of(part.text, local)
             return part, line, text
         start = end + 1
-    last = request.parts[-1]
-    return last, last.text.count("\n") + 1, ""
+    # Only an empty match of a request with no text at all gets here.
+    return RequestPart("no text", ""), 1, ""
 
 
 def _matches(check: Check, ctx: CheckContext) -> tuple[Outcome | None, list[str]]:

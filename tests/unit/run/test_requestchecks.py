@@ -108,6 +108,12 @@ def test_a_pattern_may_span_the_parts_of_a_request() -> None:
     assert evaluate((FIRST,), type="request_matches", pattern="(?s)CLAUDE.md.*^Tidy up").passed
 
 
+def test_a_request_with_no_text_is_searched_as_empty() -> None:
+    empty = evaluate((ModelRequest(),), type="request_matches", pattern="^$")
+    assert empty.message == "pattern '^$' found in request 1, no text, line 1: ''"
+    assert not evaluate((ModelRequest(),), type="request_matches", pattern="x").passed
+
+
 @pytest.mark.parametrize(
     ("requests", "unknown", "said"),
     [
