@@ -72,8 +72,7 @@ def _found(request: ModelRequest, span: tuple[int, int]) -> tuple[RequestPart, i
     for part in request.parts:
         end = start + len(part.text)
         if span[0] <= end:
-            local = (span[0] - start, max(span[1] - start, span[0] - start))
-            line, text = line_of(part.text, local)
+            line, text = line_of(part.text, (span[0] - start, span[1] - start))
             return part, line, text
         start = end + 1
     # Only an empty match of a request with no text at all gets here.
