@@ -19,7 +19,7 @@ from tests.agents.test_real_clis import (  # noqa: F401 (fixtures)
     codex_at_openai,
     gemini_server,
 )
-from tests.helpers.model_server import ModelServer, Reply, Request
+from tests.helpers.model_server import ModelServer, Reply, Script
 from tests.helpers.results import only_results
 
 pytestmark = pytest.mark.real_cli
@@ -103,20 +103,18 @@ PATH_CHECKS = """
 """
 
 
-def reads_an_api_file(request: Request) -> Reply:
-    if request.tool_results == 0:
-        return Reply(tool="Read", tool_input={"file_path": "src/api/orders.py"})
-    return Reply(text="read: " + " ".join(request.markers))
+def reads(call: Reply) -> Script:
+    """Answer the first request with ``call`` (a read of ``src/api/orders.py``), the
+    next with text."""
+    return lambda request: call if request.tool_results == 0 else Reply(text="read")
 
 
 def test_a_path_scoped_rule_reaches_the_real_claude_only_after_a_matching_read(
     pytester: pytest.Pytester,
     claude_env: ModelServer,  # noqa: F811
 ) -> None:
-    claude_env.script = reads_an_api_file
-    api = pytester.path / "evals" / "fixture" / "src" / "api"
-    api.mkdir(parents=True)
-    (api / "orders.py").write_text("def create_order(payload):\n    return payload\n")
+    claude_env.script = reads(Reply(tool="Read", tool_input={"file_path": "src/api/orders.py"}))
+    api_file(pytester)
 
     checks = run(pytester, CLAUDE_INI, ".claude/rules/api.md", PATH_RULE, PATH_CHECKS)
 
@@ -149,12 +147,9 @@ def test_a_subdirectory_gemini_md_reaches_the_real_gemini_only_after_a_read_ther
     pytester: pytest.Pytester,
     gemini_server: ModelServer,  # noqa: F811
 ) -> None:
-    def reads(request: Request) -> Reply:
-        if request.tool_results == 0:
-            return Reply(tool="read_file", tool_input={"file_path": "src/api/orders.py"})
-        return Reply(text="read")
-
-    gemini_server.script = reads
+    gemini_server.script = reads(
+        Reply(tool="read_file", tool_input={"file_path": "src/api/orders.py"})
+    )
     api_file(pytester)
 
     checks = run(pytester, GEMINI_INI, "src/api/GEMINI.md", SUBDIRECTORY, PATH_CHECKS)
@@ -167,12 +162,8 @@ def test_a_subdirectory_gemini_md_reaches_the_real_gemini_only_after_a_read_ther
 def test_a_nested_agents_md_never_reaches_the_real_codex_on_a_read_there(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    def reads(request: Request) -> Reply:
-        if request.tool_results == 0:
-            return Reply(shell="cat src/api/orders.py")
-        return Reply(text="read")
-
-    with codex_at_openai(monkeypatch, tmp_path, reads) as (_, ini):
+    script = reads(Reply(shell="cat src/api/orders.py"))
+    with codex_at_openai(monkeypatch, tmp_path, script) as (_, ini):
         api_file(pytester)
         checks = run(pytester, ini, "src/api/AGENTS.md", SUBDIRECTORY, PATH_CHECKS)
 
