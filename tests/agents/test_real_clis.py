@@ -10,6 +10,7 @@ output format and error handling are the real ones.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.recording import format as recording
-from tests.helpers.model_server import ModelServer, Reply, Request, model_server
+from tests.helpers.model_server import ModelServer, Reply, Request, Script, model_server
 from tests.helpers.results import only_results, results_files
 from tests.helpers.sandbox import USER_CACHE, Hostile, hostile_targets, requires_bwrap
 
@@ -649,19 +650,28 @@ def test_gemini_runs_through_the_recording_proxy(
     assert all(not r.path.startswith("/r/") for r in gemini_server.requests)
 
 
-def test_codex_runs_through_the_recording_proxy(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+@contextlib.contextmanager
+def codex_at_openai(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, script: Script
+) -> Iterator[tuple[ModelServer, str]]:
+    """The real ``codex`` with the built-in OpenAI provider at a scripted Responses API,
+    which the plugin's proxy can stand between (docs/replay.md, "Recording"): the
+    server, and the ini that runs the CLI."""
     program = cli("codex")
-    with model_server("openai", acts) as server:
+    with model_server("openai", script) as server:
         monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-Jt5vN8cQ3hL6")
         monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
         monkeypatch.setenv("XDG_CACHE_HOME", str(USER_CACHE))
         (tmp_path / "codex-home").mkdir()
-        # The built-in OpenAI provider, at the scripted API: the proxy stands between.
         args = f"-c 'openai_base_url=\"{server.url}/v1\"'"
-        ini = f"[pytest]\neval_agent = codex\neval_agent_args = {args}\n"
+        yield server, f"[pytest]\neval_agent = codex\neval_agent_args = {args}\n"
+
+
+def test_codex_runs_through_the_recording_proxy(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with codex_at_openai(monkeypatch, tmp_path, acts) as (server, ini):
         write_case(pytester, ini)
 
         result = pytester.runpytest("-p", "no:cacheprovider")

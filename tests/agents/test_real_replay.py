@@ -6,7 +6,6 @@ receives the second time is what went live."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -16,16 +15,15 @@ import pytest
 
 from pytest_evalcases.recording import format as recording
 from tests.agents import test_real_clis as real_clis
-from tests.helpers.model_server import ModelServer, Reply, Request, model_server
+from tests.helpers.model_server import ModelServer, Reply, Request
 from tests.helpers.results import results_files
-from tests.helpers.sandbox import USER_CACHE
 
 pytestmark = pytest.mark.real_cli
 
 # The real CLIs pointed at the scripted servers, as their own tests have them.
 claude_env = real_clis.claude_env
 gemini_server = real_clis.gemini_server
-cli, stored_text = real_clis.cli, real_clis.stored_text
+stored_text, codex_at_openai = real_clis.stored_text, real_clis.codex_at_openai
 
 CLAUDE_INI = "[pytest]\neval_agent = claude\n"
 
@@ -400,15 +398,8 @@ def test_claude_runs_replay_their_own_recordings(
 def test_codex_replays_its_recording(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    program = cli("codex")
-    with model_server("openai", reads) as server:
-        monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-Jt5vN8cQ3hL6")
-        monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
-        monkeypatch.setenv("XDG_CACHE_HOME", str(USER_CACHE))
-        (tmp_path / "codex-home").mkdir()
-        args = f"-c 'openai_base_url=\"{server.url}/v1\"'"
-        suite(pytester, f"[pytest]\neval_agent = codex\neval_agent_args = {args}\n")
+    with codex_at_openai(monkeypatch, tmp_path, reads) as (server, ini):
+        suite(pytester, ini)
         run(pytester, "live").assert_outcomes(passed=1)
         sent = len(server.requests)
 

@@ -75,6 +75,34 @@ class Denial:
 
 
 @dataclass(frozen=True)
+class RequestPart:
+    """One part of a model request as the model saw it: ``system prompt``, ``tools`` (a
+    line ``NAME: description`` per tool) or ``message N (ROLE)`` (its texts, tool calls
+    and tool results, each beginning a line of its own) (docs/case-format.md, "What a
+    request check reads")."""
+
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request the CLI sent its model, as the request checks read it: its parts in
+    order, or why its text is not known."""
+
+    parts: tuple[RequestPart, ...] = ()
+    #: Why the request's text is not known (a recording that left its body out); empty
+    #: when it is.
+    unreadable: str = ""
+
+    @property
+    def text(self) -> str:
+        """The parts, one after the other, each beginning a line of its own: what a
+        pattern is searched in."""
+        return "\n".join(part.text for part in self.parts)
+
+
+@dataclass(frozen=True)
 class Usage:
     """Token counts of a run; ``None`` where the agent does not report them."""
 

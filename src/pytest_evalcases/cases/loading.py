@@ -100,6 +100,13 @@ class LoadedCase:
         return any(c.type in schema.BLOCK_CHECKS for c in self.checks)
 
     @property
+    def reads_requests(self) -> bool:
+        """A check of the case reads what the CLI sent its model: its runs go through
+        the proxy, recorded or not (docs/case-format.md, "What a request check
+        reads")."""
+        return any(c.type in schema.REQUEST_CHECKS for c in self.checks)
+
+    @property
     def needs_hook_events(self) -> bool:
         """A check of the case tells refusals by a hook from refusals by permission
         rules, which the agent's output must then show."""

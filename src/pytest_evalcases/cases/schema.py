@@ -292,11 +292,37 @@ class SkillNotUsed(CheckModel):
     skill: str = Field(min_length=1, max_length=limits.LINE_CHARS)
 
 
+class _Request(CheckModel):
+    pattern: Regex
+    request: int | None = Field(
+        default=None,
+        ge=1,
+        description="Only this request of the run (1 = the first the CLI sent its model); "
+        "default: any",
+    )
+
+
+class RequestMatches(_Request):
+    """What the CLI sent its model (system prompt, tools, messages) matches ``pattern``
+    (docs/case-format.md, "What a request check reads")."""
+
+    type: Literal["request_matches"]
+
+
+class RequestNotMatches(_Request):
+    """Nothing the CLI sent its model matches ``pattern``."""
+
+    type: Literal["request_not_matches"]
+
+
 TOOL_CHECKS = ("tool_called", "tool_not_called")
 #: The checks that grade refused tool calls: a case with one is graded by them, not made
 #: an error by its refusals.
 BLOCK_CHECKS = ("tool_blocked", "tool_not_blocked")
 SKILL_CHECKS = ("skill_used", "skill_not_used")
+#: The checks that read what the CLI sent its model: a run of a case with one goes
+#: through the proxy.
+REQUEST_CHECKS = ("request_matches", "request_not_matches")
 
 
 def check_type_name(model: type[CheckModel]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage
+from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage, called
 from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events, json_or_text, text_of
 
 
@@ -22,11 +22,16 @@ class Anthropic(Parser):
         content = as_dict(message).get("content")
         if isinstance(content, str):
             return (content,)
-        return tuple(
-            str(b["text"]) if b.get("type") == "text" else text_of(b.get("content"))
-            for b in map(as_dict, as_list(content))
-            if b.get("type") in ("text", "tool_result")
-        )
+        said = []
+        for block in map(as_dict, as_list(content)):
+            kind = block.get("type")
+            if kind == "text":
+                said.append(str(block.get("text", "")))
+            elif kind == "tool_result":
+                said.append(text_of(block.get("content")))
+            elif kind in ("tool_use", "server_tool_use"):
+                said.append(called(str(block.get("name", "")), block.get("input", {})))
+        return tuple(said)
 
     def helper(self, body: Any) -> bool:
         body = as_dict(body)
@@ -57,8 +62,11 @@ class Anthropic(Parser):
         # Claude Code's first system block is a billing header, not instructions.
         return "\n\n".join(t for t in texts if t and not t.startswith("x-anthropic-billing-header"))
 
-    def tools(self, body: Any) -> tuple[str, ...]:
-        return tuple(str(as_dict(t).get("name", "")) for t in as_list(as_dict(body).get("tools")))
+    def described_tools(self, body: Any) -> list[tuple[str, str]]:
+        return [
+            (str(tool.get("name", "")), str(tool.get("description") or ""))
+            for tool in map(as_dict, as_list(as_dict(body).get("tools")))
+        ]
 
     def user_texts(self, body: Any) -> list[str]:
         for message in reversed(as_list(as_dict(body).get("messages"))):

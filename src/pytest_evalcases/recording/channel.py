@@ -1,6 +1,7 @@
 """One run's channel through the recording proxy (docs/replay.md, "Recording"):
 its own path below the proxy (``/r/<token>/``), the exchanges that crossed it in the
-order the requests were sent, the recording that answers it, and the first upstream
+order the requests were sent (what the request checks read, also of a run that is not
+recorded), the recording that answers it, and the first upstream
 failure that ends the run at once (docs/agents.md, "Failing fast").
 """
 
@@ -11,8 +12,10 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from pytest_evalcases.agents.base import ModelRequest
 from pytest_evalcases.recording.format import Exchange, Message, is_credential_header
 from pytest_evalcases.recording.replay import Divergence, Replay
+from pytest_evalcases.recording.sent import model_requests
 from pytest_evalcases.recording.wire import error_message
 
 #: Seconds a run's end waits for the proxy to write down a request still under way.
@@ -161,6 +164,11 @@ class Channel:
         with self._changed:
             self._changed.wait_for(lambda: self._pending == 0, wait)
             return [slot.snapshot() for slot in self._slots]
+
+    def requests(self) -> tuple[ModelRequest, ...]:
+        """The model requests the run sent so far, as the request checks read them
+        (:mod:`pytest_evalcases.recording.sent`)."""
+        return model_requests(self.recorded())
 
 
 def status_line(exchange: Exchange) -> str:

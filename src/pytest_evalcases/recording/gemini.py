@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage
+from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage, called
 from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events
 
 
@@ -24,9 +24,11 @@ class Gemini(Parser):
         for part in map(as_dict, as_list(as_dict(message).get("parts"))):
             if isinstance(part.get("text"), str):
                 said.append(part["text"])
+            elif "functionCall" in part:
+                call = as_dict(part["functionCall"])
+                said.append(called(str(call.get("name", "")), call.get("args", {})))
             elif "functionResponse" in part:
-                answer = as_dict(part["functionResponse"]).get("response")
-                said.append(json.dumps(answer, ensure_ascii=False))
+                said.append(_result(as_dict(part["functionResponse"]).get("response"))[0])
         return tuple(said)
 
     def helper(self, body: Any) -> bool:
@@ -48,12 +50,12 @@ class Gemini(Parser):
         system = as_dict(as_dict(body).get("systemInstruction"))
         return "\n\n".join(str(as_dict(p).get("text", "")) for p in as_list(system.get("parts")))
 
-    def tools(self, body: Any) -> tuple[str, ...]:
-        return tuple(
-            str(as_dict(f).get("name", ""))
-            for t in as_list(as_dict(body).get("tools"))
-            for f in as_list(as_dict(t).get("functionDeclarations"))
-        )
+    def described_tools(self, body: Any) -> list[tuple[str, str]]:
+        return [
+            (str(function.get("name", "")), str(function.get("description") or ""))
+            for tool in as_list(as_dict(body).get("tools"))
+            for function in map(as_dict, as_list(as_dict(tool).get("functionDeclarations")))
+        ]
 
     def _user_parts(self, body: Any) -> list[list[Any]]:
         return [
@@ -80,10 +82,7 @@ class Gemini(Parser):
                 answer = as_dict(part.get("functionResponse"))
                 if not answer:
                     continue
-                response = answer.get("response")
-                output = as_dict(response).get("output", as_dict(response).get("error", response))
-                text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-                failed = "error" in as_dict(response) and "output" not in as_dict(response)
+                text, failed = _result(answer.get("response"))
                 out.append(
                     ToolResult(str(answer.get("id") or answer.get("name", "")), text, failed)
                 )
@@ -133,3 +132,12 @@ class Gemini(Parser):
         return Answer(
             model, tuple(texts), tuple(calls), thinking, spent, stop, tuple(errors), tokens
         )
+
+
+def _result(response: Any) -> tuple[str, bool]:
+    """A function response's text (its ``output``, else its ``error``, else all of it
+    as JSON) and whether it is an error."""
+    given = as_dict(response)
+    output = given.get("output", given.get("error", response))
+    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    return text, "error" in given and "output" not in given

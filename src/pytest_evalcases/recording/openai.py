@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage
+from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage, called
 from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events, json_or_text, text_of
 
 _OPENAI_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OPENAI_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
 
+#: The roles of input items that are instructions: the system prompt.
+_SYSTEM_ROLES = ("developer", "system")
 
 #: Responses input items that the model produced.
 _MODEL_ITEMS = frozenset(
@@ -36,9 +38,18 @@ class OpenAI(Parser):
         return message.get("type") in _MODEL_ITEMS or message.get("role") == "assistant"
 
     def texts(self, message: Any) -> tuple[str, ...]:
+        if isinstance(message, str):
+            return (message,)
         message = as_dict(message)
+        kind = message.get("type")
+        if kind == "additional_tools" or message.get("role") in _SYSTEM_ROLES:
+            # The tool list, which the request's tools show; the instructions, which
+            # its system prompt holds.
+            return ()
         output = message.get("output")
         said = [text_of(message["content"])] if message.get("content") else []
+        if kind in _OPENAI_CALLS:
+            said.append(called(*_call(message)))
         if output:
             said.append(output if isinstance(output, str) else text_of(output))
         return tuple(said)
@@ -49,11 +60,11 @@ class OpenAI(Parser):
         texts += [
             text_of(item.get("content"))
             for item in map(as_dict, as_list(body.get("input")))
-            if item.get("role") in ("developer", "system") and item.get("content")
+            if item.get("role") in _SYSTEM_ROLES and item.get("content")
         ]
         return "\n\n".join(texts)
 
-    def tools(self, body: Any) -> tuple[str, ...]:
+    def described_tools(self, body: Any) -> list[tuple[str, str]]:
         body = as_dict(body)
         # Codex lists its tools in the input (an `additional_tools` item) too.
         listed = as_list(body.get("tools")) + [
@@ -62,15 +73,15 @@ class OpenAI(Parser):
             if item.get("type") == "additional_tools"
             for tool in as_list(item.get("tools"))
         ]
-        names: list[str] = []
+        found: list[tuple[str, str]] = []
         for tool in map(as_dict, listed):
             nested = as_list(tool.get("tools"))
-            names += (
-                [str(as_dict(t).get("name", "")) for t in nested]
+            found += (
+                [_described(as_dict(t), str(as_dict(t).get("name", ""))) for t in nested]
                 if nested
-                else [str(tool.get("name") or tool.get("type", ""))]
+                else [_described(tool, str(tool.get("name") or tool.get("type", "")))]
             )
-        return tuple(names)
+        return found
 
     def _users(self, body: Any) -> list[dict[str, Any]]:
         return [
@@ -147,18 +158,8 @@ class OpenAI(Parser):
                 )
                 texts.append(said or deltas.get(index, ""))
             elif kind in _OPENAI_CALLS:
-                given: Any = item.get("input")
-                if kind == "function_call":
-                    given = json_or_text(str(item.get("arguments", "")))
-                elif kind != "custom_tool_call":
-                    given = item.get("action", item)
-                calls.append(
-                    ToolCall(
-                        str(item.get("name") or kind),
-                        given,
-                        str(item.get("call_id") or item.get("id", "")),
-                    )
-                )
+                name, given = _call(item)
+                calls.append(ToolCall(name, given, str(item.get("call_id") or item.get("id", ""))))
             elif kind == "reasoning":
                 thinking += sum(len(text_of(s)) for s in [item.get("summary")])
         cached = as_int(as_dict(usage.get("input_tokens_details")).get("cached_tokens"))
@@ -168,3 +169,18 @@ class OpenAI(Parser):
         return Answer(
             model, tuple(texts), tuple(calls), thinking, spent, "", tuple(errors), read + wrote
         )
+
+
+def _call(item: dict[str, Any]) -> tuple[str, Any]:
+    """A call item's tool name and input (a function's arguments read as JSON)."""
+    kind = str(item.get("type", ""))
+    given: Any = item.get("input")
+    if kind == "function_call":
+        given = json_or_text(str(item.get("arguments", "")))
+    elif kind != "custom_tool_call":
+        given = item.get("action", item)
+    return str(item.get("name") or kind), given
+
+
+def _described(tool: dict[str, Any], name: str) -> tuple[str, str]:
+    return name, str(tool.get("description") or "")

@@ -5,9 +5,11 @@ dialects (:mod:`pytest_evalcases.recording.dialects`): the typed views, and the
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_evalcases.agents.base import RequestPart
 from pytest_evalcases.recording.wire import as_dict
 
 Dialect = Literal["anthropic", "openai", "gemini", "other"]
@@ -78,7 +80,8 @@ class ChatMessage:
     role: str
     #: The model's own: its answer or tool call, sent back.
     from_model: bool
-    #: The text it gives the model: its text parts and the tool results it carries.
+    #: The text it gives the model, block by block: its text parts, its tool calls
+    #: (``tool call NAME INPUT``) and the tool results it carries.
     texts: tuple[str, ...]
     #: The message as sent.
     given: Any
@@ -110,6 +113,8 @@ class Request:
     #: The system prompt and the tool list as sent, for comparing two requests.
     given_system: Any = None
     given_tools: Any = None
+    #: Each tool offered, as ``NAME: description`` (its name alone without one).
+    tool_texts: tuple[str, ...] = ()
 
     @property
     def turn(self) -> int:
@@ -129,6 +134,21 @@ class Request:
         if any(text in said for message in self.messages for said in message.texts):
             return "message"
         return ""
+
+    def parts(self) -> tuple[RequestPart, ...]:
+        """What the request gave the model, part by part, as the request checks read it
+        (docs/case-format.md, "What a request check reads"): the system prompt, the tool
+        list, then each message of the conversation, numbered as sent; a message with
+        no text of its own is left out (with Codex, a developer message: the system
+        prompt holds it)."""
+        parts = [RequestPart("system prompt", self.system)] if self.system else []
+        if self.tool_texts:
+            parts.append(RequestPart("tools", "\n".join(self.tool_texts)))
+        for number, message in enumerate(self.messages, 1):
+            role = message.role or str(as_dict(message.given).get("type") or "item")
+            if message.texts:
+                parts.append(RequestPart(f"message {number} ({role})", "\n".join(message.texts)))
+        return tuple(parts)
 
 
 #: What a request of no known dialect gave the model, as far as this can tell.
@@ -163,6 +183,9 @@ class Parser:
             kind=self.kind(body),
             given_system=self.given_system(body),
             given_tools=as_dict(body).get("tools"),
+            tool_texts=tuple(
+                f"{name}: {said}" if said else name for name, said in self.described_tools(body)
+            ),
         )
 
     def helper(self, body: Any) -> bool:
@@ -198,7 +221,8 @@ class Parser:
         return as_dict(message).get("role") == "assistant"
 
     def texts(self, message: Any) -> tuple[str, ...]:
-        """The text a message gives the model: its text parts, its tool results."""
+        """The text a message gives the model, block by block: its text parts, its tool
+        calls (:func:`called`), its tool results."""
         raise NotImplementedError
 
     def system(self, body: Any) -> str:
@@ -207,6 +231,10 @@ class Parser:
 
     def tools(self, body: Any) -> tuple[str, ...]:
         """The names of the tools the request offered the model."""
+        return tuple(name for name, _ in self.described_tools(body))
+
+    def described_tools(self, body: Any) -> list[tuple[str, str]]:
+        """The tools the request offered the model: each one's name and description."""
         raise NotImplementedError
 
     def user_texts(self, body: Any) -> list[str]:
@@ -220,3 +248,10 @@ class Parser:
     def response(self, text: str) -> Answer:
         """What a response body (streamed or not) said."""
         raise NotImplementedError
+
+
+def called(name: str, given: Any) -> str:
+    """A tool call as a message's text shows it: ``tool call NAME INPUT``, the input as
+    sent when it is a string, else as compact JSON."""
+    shown = given if isinstance(given, str) else json.dumps(given, ensure_ascii=False)
+    return f"tool call {name} {shown}".rstrip()

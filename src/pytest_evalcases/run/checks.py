@@ -25,7 +25,7 @@ from pytest_evalcases.defaults import COMMAND_TIMEOUT
 from pytest_evalcases.errors import PathEscapeError, RunError, UsageError
 from pytest_evalcases.extensions import load_entry_point
 from pytest_evalcases.redact import shorten
-from pytest_evalcases.run import agentchecks
+from pytest_evalcases.run import agentchecks, requestchecks
 from pytest_evalcases.run.deadline import search, tick, within
 from pytest_evalcases.run.files import (
     LinkOut,
@@ -425,6 +425,8 @@ def _builtin_registry() -> CheckRegistry:
     registry.register(schema.ToolNotBlocked, _bounded(agentchecks.tool_not_blocked))
     registry.register(schema.SkillUsed, _bounded(agentchecks.skill_used))
     registry.register(schema.SkillNotUsed, _bounded(agentchecks.skill_not_used))
+    registry.register(schema.RequestMatches, _bounded(requestchecks.request_matches))
+    registry.register(schema.RequestNotMatches, _bounded(requestchecks.request_not_matches))
     registry.builtin = frozenset(registry.names)
     return registry
 

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from pytest_evalcases.agents.base import AgentResult
+from pytest_evalcases.agents.base import AgentResult, ModelRequest
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
@@ -21,6 +21,8 @@ from pytest_evalcases.run.workspace import Variant, snapshot
 from pytest_evalcases.text import plural
 
 OUTPUT_FILE = Path(".evalcases") / "output.txt"
+#: Why a graded directory's checks know no request to a model.
+_GRADED = "no agent ran (--eval-workspace grades a directory as it is)"
 
 
 def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
@@ -28,7 +30,9 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
     assert ctx.agent is not None
     result, workspace = ran.result, ran.workspace
     assert result is not None
-    checks = _evaluate(case, ctx, workspace, result, ran.env, ctx.agent.tool_inputs)
+    checks = _evaluate(
+        case, ctx, workspace, result, ran.env, ctx.agent.tool_inputs, requests=ran.requests
+    )
     checks += limit_checks(case, ctx.agent.name, result)
     if ran.watch is not None:
         check_tree(ctx, ran.watch)
@@ -76,7 +80,7 @@ def grade_directory(case: LoadedCase, variant: Variant, ctx: RunContext) -> RunR
     output = _graded_output(workspace)
     env = case_env(ctx.base_env, case, variant, workspace)
     agent = AgentResult(text=output) if output is not None else None
-    checks = _evaluate(case, ctx, workspace, agent, env, True)
+    checks = _evaluate(case, ctx, workspace, agent, env, True, unknown=_GRADED)
     return RunReport(checks=tuple(checks), agent=agent, workspace=workspace)
 
 
@@ -128,6 +132,9 @@ def _evaluate(
     result: AgentResult | None,
     env: Mapping[str, str],
     tool_inputs: bool,
+    *,
+    requests: tuple[ModelRequest, ...] | None = None,
+    unknown: str = "",
 ) -> list[CheckRecord]:
     check_ctx = CheckContext(
         workspace=workspace,
@@ -139,5 +146,7 @@ def _evaluate(
         sandbox=ctx.sandbox,
         agent=ctx.agent.name if ctx.agent is not None else None,
         denials=result.denials if result is not None else None,
+        requests=requests,
+        requests_unknown=unknown,
     )
     return [ctx.registry.evaluate(i, check, check_ctx) for i, check in enumerate(case.checks)]

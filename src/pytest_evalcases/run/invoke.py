@@ -1,7 +1,8 @@
 """Invoking the agent for one run: the workspace populated, the case's ``setup``, the
 agent's home, the agent itself (through the recording proxy when the run is recorded
-or replayed), and what the run stored. All of a live run but the checks
-(:mod:`pytest_evalcases.run.grading`). Plain Python, no pytest."""
+or replayed, or a check reads what the CLI sent its model), and what the run stored.
+All of a live run but the checks (:mod:`pytest_evalcases.run.grading`). Plain Python,
+no pytest."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases import defaults, process
-from pytest_evalcases.agents.base import TIMEOUT_HINT, Agent, AgentResult, RunRequest, run_agent
+from pytest_evalcases.agents.base import (
+    TIMEOUT_HINT,
+    Agent,
+    AgentResult,
+    ModelRequest,
+    RunRequest,
+    run_agent,
+)
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import Replayed, error_kind
@@ -47,7 +55,9 @@ def run_agent_phase(
 
     With a recorder in ``ctx`` and ``record_as`` (the run's name beside the results
     file), an agent that talks HTTP to its model API goes through the recording proxy,
-    and its exchange is stored under that name (docs/replay.md, "Recording").
+    and its exchange is stored under that name (docs/replay.md, "Recording"). So does
+    the run of a case whose checks read what the CLI sent its model, recorded or not:
+    its :attr:`AgentRun.requests` are what the proxy saw.
 
     After an earlier run of the same agent and credentials ended in an authentication
     error or found its API unreachable, nothing is started: :class:`NotStarted`
@@ -124,8 +134,11 @@ def _run_agent(
         outcome: AgentResult | RunError
         recording: str | None = None
         replayed: Replayed | None = None
+        requests: tuple[ModelRequest, ...] | None = None
         try:
-            outcome, recording, replayed = _run_recorded(ctx, request, case, variant, record_as)
+            outcome, recording, replayed, requests = _run_recorded(
+                ctx, request, case, variant, record_as
+            )
         except RunError as exc:
             outcome = exc
     result = outcome if isinstance(outcome, AgentResult) else None
@@ -145,6 +158,7 @@ def _run_agent(
         began=began,
         recording=recording,
         replayed=replayed,
+        requests=requests,
     )
 
 
@@ -154,20 +168,26 @@ def _run_recorded(
     case: LoadedCase,
     variant: Variant,
     record_as: str | None,
-) -> tuple[AgentResult | RunError, str | None, Replayed | None]:
+) -> tuple[AgentResult | RunError, str | None, Replayed | None, tuple[ModelRequest, ...] | None]:
     """Run the agent, through the recording proxy when the run is recorded or
-    replayed: the CLI's base URL points at the run's path on the proxy, which forwards
-    to the API the environment named, or answers from the run's recording
-    (docs/replay.md). What the agent produced or the error that ended it, with the
-    exchange's recording, stored when the agent ends, also when it failed."""
+    replayed, or its case reads what the CLI sent its model: the CLI's base URL points
+    at the run's path on the proxy, which forwards to the API the environment named, or
+    answers from the run's recording (docs/replay.md). What the agent produced or the
+    error that ended it, with the exchange's recording, stored when the agent ends, also
+    when it failed, and the requests the case's checks read (``None`` when they are not
+    known: the run did not go through the proxy)."""
     assert ctx.agent is not None
     recorder, source = ctx.recorder, ctx.replay
-    api = ctx.agent.model_api(request.env) if recorder is not None and record_as else None
+    recorded = record_as is not None and (
+        source is not None or (recorder is not None and recorder.place is not None)
+    )
+    proxied = recorder is not None and (recorded or case.reads_requests)
+    api = ctx.agent.model_api(request.env) if proxied else None
     replay = None
     if source is not None and record_as is not None:
         replay = _replay_for(source, request, case, variant, record_as, api is not None)
-    if recorder is None or record_as is None or api is None:
-        return run_agent(ctx.agent, request), None, None
+    if recorder is None or api is None:
+        return run_agent(ctx.agent, request), None, None, None
     reuse = source is not None and source.mode == "reuse"
     with recorder.channel(api.upstream, request.env, replay=replay, reuse=reuse) as channel:
         if api.variable:
@@ -189,11 +209,14 @@ def _run_recorded(
             from pytest_evalcases.recording.replay import outcome
 
             replayed = outcome(replay, channel.diverged is not None, reuse)
-        stored = _store(recorder, channel, record_as, header)
+        stored = None
+        if recorded and record_as is not None:
+            stored = _store(recorder, channel, record_as, header)
+        requests = channel.requests() if case.reads_requests else None
         if channel.diverged is not None and not reuse:
             # Whatever the CLI made of the refusal, the run ended there.
             ended = RunError(channel.diverged.message, kind="replay-diverged")
-        return ended, stored, replayed
+        return ended, stored, replayed, requests
 
 
 def _run_watched(agent: Agent, request: RunRequest, channel: Channel) -> AgentResult | RunError:

@@ -3,7 +3,8 @@
 
 The run's workspace is rebuilt from a fresh copy of the fixture, with the variant's
 overlays, and the changes the run left (:mod:`pytest_evalcases.run.artifacts`); its
-final answer and transcript are the stored ones. No process starts but those the
+final answer and transcript are the stored ones, and so are the requests its CLI sent
+its model (its recorded exchange), for the checks that read them. No process starts but those the
 checks start themselves (command checks).
 """
 
@@ -15,13 +16,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_evalcases.agents.base import Usage
+from pytest_evalcases.agents.base import ModelRequest, Usage
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import ErrorKind, error_kind
 from pytest_evalcases.recording.recorded import RecordedSession
+from pytest_evalcases.recording.sent import stored_requests
 from pytest_evalcases.run import artifacts
 from pytest_evalcases.run.grading import refusal_error
 from pytest_evalcases.run.runner import RunContext, RunReport, case_env
@@ -44,6 +46,8 @@ _IN_PROCESS = (
     schema.ToolNotCalled,
     schema.SkillUsed,
     schema.SkillNotUsed,
+    schema.RequestMatches,
+    schema.RequestNotMatches,
 )
 
 #: The error kind of a run with nothing stored to regrade or replay.
@@ -106,6 +110,9 @@ def regrade(
         path = found.directory / artifacts.RUN_FILE
         error = RunError(f"{path}: neither an answer nor an error", kind=CORRUPT)
         return _failed(error, began)
+    requests: tuple[ModelRequest, ...] | str | None = None
+    if case.reads_requests:
+        requests = stored_requests(found.directory)
     check_ctx = CheckContext(
         workspace=workspace,
         fixture=case.fixture,
@@ -116,6 +123,10 @@ def regrade(
         sandbox=ctx.sandbox,
         agent=stored.agent,
         denials=result.denials,
+        requests=None if isinstance(requests, str) else requests,
+        requests_unknown=f"its stored run cannot say: {requests}"
+        if isinstance(requests, str)
+        else "",
     )
     try:
         checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]

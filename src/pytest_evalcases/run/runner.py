@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_evalcases import containment, defaults
-from pytest_evalcases.agents.base import Agent, AgentResult
+from pytest_evalcases.agents.base import Agent, AgentResult, ModelRequest
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.errors import RunError
@@ -112,7 +112,9 @@ class RunContext:
     case_ids: frozenset[str] = frozenset()
     #: When the next run may start after rate limits; shared with the scheduler.
     backoff: Backoff = field(default_factory=Backoff)
-    #: Where live runs' model traffic is recorded (``eval_record``); ``None``: nowhere.
+    #: The proxy of the runs that go through it, and where live runs' model traffic is
+    #: recorded (``eval_record``; nowhere when its ``place`` is ``None``); ``None``: no
+    #: run goes through a proxy.
     recorder: Recorder | None = None
     #: The recordings that runs are answered from (``--eval-replay``, ``--eval-reuse``).
     replay: ReplaySource | None = None
@@ -181,6 +183,9 @@ class AgentRun:
     #: The run's recorded exchange, relative to the results file's directory.
     recording: str | None = None
     replayed: Replayed | None = None
+    #: The requests the CLI sent its model, as the proxy saw them, for a case whose
+    #: checks read them; ``None``: not known (the run did not go through the proxy).
+    requests: tuple[ModelRequest, ...] | None = None
 
     @property
     def spent(self) -> Spent | None:

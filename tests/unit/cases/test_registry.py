@@ -79,6 +79,8 @@ def test_the_default_registry_has_the_builtin_types() -> None:
         "file_unchanged",
         "output_matches",
         "output_not_matches",
+        "request_matches",
+        "request_not_matches",
         "skill_not_used",
         "skill_used",
         "tool_blocked",

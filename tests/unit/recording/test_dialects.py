@@ -179,3 +179,131 @@ def test_a_request_says_what_reached_the_model_and_where() -> None:
     assert claude.reaches("never push") == "system prompt"
     assert codex.reaches("AGENTS.md: x") == "system prompt"
     assert gem.reaches("Gemini CLI") == "system prompt"
+
+
+# --- what a request check reads (docs/case-format.md, "What a request check reads") -------
+
+
+def parts(path: str, body: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(part.name, part.text) for part in dialects.request("POST", path, body).parts()]
+
+
+def test_an_anthropic_request_reads_as_its_system_prompt_tools_and_messages() -> None:
+    body = {
+        "system": [
+            {"type": "text", "text": "x-anthropic-billing-header: cc_version=2"},
+            {"type": "text", "text": "You are Claude Code."},
+        ],
+        "tools": [
+            {"name": "Bash", "description": "Runs a command.\nIn the workspace."},
+            {"name": "mcp__tickets__open", "input_schema": {}},
+        ],
+        "messages": [
+            {"role": "user", "content": "Tidy up"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hm"},
+                    {"type": "text", "text": "Reading it."},
+                    {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": [{"type": "text", "text": "1\tx = 1"}],
+                    }
+                ],
+            },
+            {"role": "system", "content": "Contents of .claude/rules/api.md:\n\nValidate input."},
+        ],
+    }
+
+    assert parts(MESSAGES, body) == [
+        ("system prompt", "You are Claude Code."),
+        ("tools", "Bash: Runs a command.\nIn the workspace.\nmcp__tickets__open"),
+        ("message 1 (user)", "Tidy up"),
+        ("message 2 (assistant)", 'Reading it.\ntool call Read {"file_path": "a"}'),
+        ("message 3 (user)", "1\tx = 1"),
+        ("message 4 (system)", "Contents of .claude/rules/api.md:\n\nValidate input."),
+    ]
+
+
+def test_a_responses_request_reads_with_its_developer_messages_in_the_system_prompt() -> None:
+    body = {
+        "instructions": "You are Codex.",
+        "tools": [
+            {"type": "function", "name": "shell", "description": "Runs a command."},
+            {"type": "namespace", "tools": [{"name": "mcp__t__open", "description": "Opens."}]},
+            {"type": "web_search"},
+        ],
+        "input": [
+            {"type": "additional_tools", "role": "developer", "tools": [{"name": "exec"}]},
+            {"role": "developer", "content": [{"type": "input_text", "text": "Sandbox: on."}]},
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "# AGENTS.md\nNo push."}],
+            },
+            {"type": "reasoning", "summary": []},
+            {
+                "type": "function_call",
+                "name": "shell",
+                "arguments": '{"cmd": "ls"}',
+                "call_id": "c1",
+            },
+            {"type": "function_call_output", "call_id": "c1", "output": "README.md"},
+            {
+                "type": "custom_tool_call",
+                "name": "apply_patch",
+                "input": "*** Begin Patch",
+                "call_id": "c2",
+            },
+        ],
+    }
+
+    assert parts(RESPONSES, body) == [
+        ("system prompt", "You are Codex.\n\nSandbox: on."),
+        ("tools", "shell: Runs a command.\nmcp__t__open: Opens.\nweb_search\nexec"),
+        ("message 3 (user)", "# AGENTS.md\nNo push."),
+        ("message 5 (function_call)", 'tool call shell {"cmd": "ls"}'),
+        ("message 6 (function_call_output)", "README.md"),
+        ("message 7 (custom_tool_call)", "tool call apply_patch *** Begin Patch"),
+    ]
+
+
+def test_a_gemini_request_reads_with_its_function_responses_as_their_output() -> None:
+    body = {
+        "systemInstruction": {"parts": [{"text": "You are Gemini CLI."}]},
+        "tools": [{"functionDeclarations": [{"name": "read_file", "description": "Reads."}]}],
+        "contents": [
+            {"role": "user", "parts": [{"text": "GEMINI.md: no push"}, {"text": "Tidy up"}]},
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"name": "read_file", "args": {"file_path": "a"}}}],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {
+                        "functionResponse": {
+                            "name": "read_file",
+                            "response": {"output": "line 1\nline 2"},
+                        }
+                    }
+                ],
+            },
+        ],
+    }
+
+    assert parts(GEMINI, body) == [
+        ("system prompt", "You are Gemini CLI."),
+        ("tools", "read_file: Reads."),
+        ("message 1 (user)", "GEMINI.md: no push\nTidy up"),
+        ("message 2 (model)", 'tool call read_file {"file_path": "a"}'),
+        # The output as the tool gave it, never JSON-escaped: `^line 2$` finds it.
+        ("message 3 (user)", "line 1\nline 2"),
+    ]
