@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field, TypeAdapter, create_model
 
-from pytest_evalcases.agents.base import Denial, ToolCall
+from pytest_evalcases.agents.base import Denial, HookRun, ToolCall
 from pytest_evalcases.cases import limits, schema
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.sandbox import Sandbox
@@ -47,6 +47,8 @@ class CheckContext:
     agent: str | None = None
     #: The tool calls the agent refused; ``None`` when its output cannot show refusals.
     denials: tuple[Denial, ...] | None = None
+    #: The hooks the agent ran; ``None`` when its output cannot show them.
+    hooks: tuple[HookRun, ...] | None = None
 
     def command(self, args: Sequence[str] | str) -> Sequence[str] | str:
         """``args`` (a shell command line when a string) as it runs contained like the

@@ -139,5 +139,6 @@ def _evaluate(
         sandbox=ctx.sandbox,
         agent=ctx.agent.name if ctx.agent is not None else None,
         denials=result.denials if result is not None else None,
+        hooks=result.hooks if result is not None else None,
     )
     return [ctx.registry.evaluate(i, check, check_ctx) for i, check in enumerate(case.checks)]

@@ -116,6 +116,7 @@ def regrade(
         sandbox=ctx.sandbox,
         agent=stored.agent,
         denials=result.denials,
+        hooks=result.hooks,
     )
     try:
         checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]
