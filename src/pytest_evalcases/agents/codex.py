@@ -67,7 +67,7 @@ _RECONNECTING = re.compile(r"^\s*Reconnecting\b", re.IGNORECASE)
 #: "forbidden")``) (docs/config-contract.md).
 _REFUSED = re.compile(
     r"ERROR codex_core::tools::router: error=(?:"
-    r"Command blocked by (?:PreToolUse|PermissionRequest) hook: .*?\. "
+    r"Command blocked by PreToolUse hook: .*?\. "
     r"Command: (?P<hooked>.*)"
     r"|exec_command failed: .*?Rejected\(\\?\"`(?P<ruled>.*?)` rejected: policy forbids.*)$",
     re.MULTILINE,
