@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.agents.base import Denial
+from pytest_evalcases.agents.base import AgentResult, Denial
 from pytest_evalcases.agents.claude import ClaudeAgent
 from pytest_evalcases.agents.codex import CodexAgent
 from pytest_evalcases.agents.gemini import GeminiAgent
@@ -119,18 +119,22 @@ def test_gemini_reads_refusals_from_its_stderr(tmp_path: Path) -> None:
 def test_codex_reads_refusals_from_its_stderr(tmp_path: Path) -> None:
     """Codex 0.171's words, as it printed them (tests/agent_samples/codex-*.stderr): its
     JSON stream has no item for a refused command."""
-    said = "".join(
-        (SAMPLES / name).read_text()
-        for name in ("codex-hook-blocked.stderr", "codex-rule-refused.stderr")
-    )
-    result = CODEX.run(CODEX.request(tmp_path, sample="codex-hook-blocked.jsonl", stderr=said))
 
-    assert result.denials == (
+    def refused(sample: str, stderr: str) -> AgentResult:
+        said = (SAMPLES / stderr).read_text()
+        return CODEX.run(CODEX.request(tmp_path, sample=sample, stderr=said))
+
+    hooked = refused("codex-hook-blocked.jsonl", "codex-hook-blocked.stderr")
+    ruled = refused("codex-rule-refused.jsonl", "codex-rule-refused.stderr")
+
+    assert hooked.denials == (
         Denial("command_execution", "shell", "echo pushed > pushed.txt", "hook"),
+    )
+    assert ruled.denials == (
         Denial("command_execution", "shell", "/bin/bash -lc 'touch pushed.txt'", "permission"),
     )
-    assert result.tool_calls == ()
-    assert result.hooks is None
+    assert hooked.tool_calls == ruled.tool_calls == ()
+    assert hooked.hooks is None
 
 
 def test_codex_without_refusals_shows_none(tmp_path: Path) -> None:
