@@ -135,6 +135,34 @@ def test_codex_reads_refusals_from_its_stderr(tmp_path: Path) -> None:
     )
     assert hooked.tool_calls == ruled.tool_calls == ()
     assert hooked.hooks is None
+    # A call asking to leave the sandbox, which `codex exec` never approves: no command.
+    escalated = refused("codex-escalation-refused.jsonl", "codex-escalation-refused.stderr")
+    assert escalated.denials == (Denial("command_execution", "shell", "", "permission"),)
+
+
+def test_a_refusal_without_its_input_is_an_error_for_a_check_with_input(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tool_not_blocked … input: git push` must not pass because the refused call's
+    input is unknown."""
+    case = "id: escalation\ndefends: AGENTS.md\nprompt: p\n" + (
+        "checks:\n  - {type: tool_not_blocked, tool: shell, input: git push}\n"
+    )
+    monkeypatch.setenv(
+        "FAKE_AGENT_STDERR", (SAMPLES / "codex-escalation-refused.stderr").read_text()
+    )
+
+    result = CODEX.run_cases(
+        pytester, monkeypatch, {"evals/escalation": case}, "codex-escalation-refused.jsonl"
+    )
+
+    result.assert_outcomes(errors=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert record["error_kind"] == "no-transcript"
+    assert record["error"].startswith(
+        "tool_not_blocked with `input:`: the codex agent's output does not name the input "
+        "of a call it refused ('command_execution (by permission)')"
+    )
 
 
 def test_codex_without_refusals_shows_none(tmp_path: Path) -> None:

@@ -63,13 +63,15 @@ _RECONNECTING = re.compile(r"^\s*Reconnecting\b", re.IGNORECASE)
 
 #: How ``codex exec`` 0.171 says that it refused a command: only on stderr, in the log
 #: line of its tool router (its JSON stream has no item for the call), for a PreToolUse
-#: hook and for a rule of its execution policy (``prefix_rule(…, decision =
-#: "forbidden")``) (docs/config-contract.md).
+#: hook, for a rule of its execution policy (``prefix_rule(…, decision =
+#: "forbidden")``) and for a call asking to leave the sandbox, which ``exec`` never
+#: approves (its approval policy is ``never``; no command named) (docs/config-contract.md).
 _REFUSED = re.compile(
     r"ERROR codex_core::tools::router: error=(?:"
     r"Command blocked by PreToolUse hook: .*?\. "
     r"Command: (?P<hooked>.*)"
-    r"|exec_command failed: .*?Rejected\(\\?\"`(?P<ruled>.*?)` rejected: policy forbids.*)$",
+    r"|exec_command failed: .*?Rejected\(\\?\"`(?P<ruled>.*?)` rejected: policy forbids.*"
+    r"|(?P<never>approval policy is Never; reject command)\b.*)$",
     re.MULTILINE,
 )
 
@@ -197,12 +199,12 @@ class CodexAgent(base.AgentBase):
 
 def _denials(stderr: str) -> tuple[base.Denial, ...]:
     """The commands the CLI refused, as its stderr names them: by a hook, with the
-    command as the model wrote it, or by a rule, as the shell ran it
-    (``/bin/bash -lc '…'``)."""
+    command as the model wrote it, or by its permissions, a rule's as the shell ran it
+    (``/bin/bash -lc '…'``), an escalation's without it."""
     return tuple(
         base.Denial("command_execution", "shell", match["hooked"], "hook")
         if match["hooked"] is not None
-        else base.Denial("command_execution", "shell", match["ruled"], "permission")
+        else base.Denial("command_execution", "shell", match["ruled"] or "", "permission")
         for match in _REFUSED.finditer(stderr)
     )
 

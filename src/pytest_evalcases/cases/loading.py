@@ -89,7 +89,8 @@ class LoadedCase:
 
     @property
     def needs_transcript(self) -> bool:
-        transcripts = schema.TOOL_CHECKS + schema.SKILL_CHECKS
+        # A refusal check too: Gemini CLI names a refused call's input in its transcript only.
+        transcripts = schema.TOOL_CHECKS + schema.SKILL_CHECKS + schema.BLOCK_CHECKS
         return self.needs_hook_events or any(c.type in transcripts for c in self.checks)
 
     @property

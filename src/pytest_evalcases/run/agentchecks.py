@@ -107,6 +107,15 @@ def _blocked_calls(
             "only the names of the tools it refused",
             kind="no-transcript",
         )
+    if check.input is not None:
+        unnamed = [d for d in _matching(check.tool, None, ctx.denials) if not d.input]
+        if unnamed:
+            raise RunError(
+                f"{check.type} with `input:`: the {agent} agent's output does not name the "
+                f"input of a call it refused ({quote(unnamed[0].named)}), so the check "
+                f"reached no verdict ({_REFUSALS_DOC})",
+                kind="no-transcript",
+            )
     found = _matching(check.tool, check.input, ctx.denials)
     if check.by == "any":
         return found
