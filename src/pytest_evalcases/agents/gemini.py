@@ -187,9 +187,7 @@ class GeminiAgent(base.AgentBase):
             raise self._error(doc["error"], status)
         self._failed(result)
         if doc is None:
-            said = f"{result.stderr}\n{result.stdout}"
-            hint = _TRUST_HINT if "trust" in said.lower() else ""
-            raise output.no_result_error(self.name, result, "JSON result", hint=hint)
+            raise self._no_result(result, "JSON result")
 
         stats = output.as_object(doc.get("stats"))
         models = output.as_object(stats.get("models"))
@@ -206,6 +204,11 @@ class GeminiAgent(base.AgentBase):
             truncated=result.truncated,
             denials=_denials(result.stderr),
         )
+
+    def _no_result(self, result: process.ProcessResult, missing: str) -> AgentError:
+        said = f"{result.stderr}\n{result.stdout}"
+        hint = _TRUST_HINT if "trust" in said.lower() else ""
+        return output.no_result_error(self.name, result, missing, hint=hint)
 
     def _failed(self, result: process.ProcessResult) -> None:
         """Raise the error of an exit status that Gemini CLI documents as a failure."""
@@ -231,28 +234,25 @@ class GeminiAgent(base.AgentBase):
             raise self._error(final["error"], result.returncode)
         self._failed(result)
         if final is None:
-            said = f"{result.stderr}\n{result.stdout}"
-            hint = _TRUST_HINT if "trust" in said.lower() else ""
-            raise output.no_result_error(self.name, result, "result event", hint=hint)
+            raise self._no_result(result, "result event")
         models = output.as_object(output.as_object(final.get("stats")).get("models"))
-        calls = {
-            str(event.get("tool_id")): _stream_call(event)
-            for event in events
-            if event.get("type") == "tool_use"
-        }
+        used = [event for event in events if event.get("type") == "tool_use"]
+        calls = [_stream_call(event) for event in used]
+        # A refusal names the call by its id.
+        by_id = {str(event.get("tool_id")): call for event, call in zip(used, calls, strict=True)}
         return base.AgentResult(
             text="".join(
                 str(event.get("content") or "")
                 for event in events
                 if event.get("type") == "message" and event.get("role") == "assistant"
             ),
-            tool_calls=tuple(calls.values()),
+            tool_calls=tuple(calls),
             usage=_stream_usage(models),
             models=tuple(models),
             duration_ms=output.measured_ms(result),
             exit_code=result.returncode,
             truncated=result.truncated,
-            denials=_stream_denials(events, calls),
+            denials=_stream_denials(events, by_id),
             hooks=_hooks(result.stderr) if request.hook_events else None,
         )
 
