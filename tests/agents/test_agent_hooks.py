@@ -173,9 +173,7 @@ def test_hook_fired_fails_naming_the_event_when_no_such_hook_ran(
         "no SessionStart hook ran (hooks that ran, by event: PostToolUse, PreToolUse, "
         "Stop, UserPromptSubmit)"
     )
-    assert checks["not-pre"]["message"] == (
-        "PreToolUse hook must not run; ran 'PreToolUse: PreToolUse:Bash'"
-    )
+    assert checks["not-pre"]["message"] == ("PreToolUse hook must not run; ran 'PreToolUse:Bash'")
 
 
 def test_a_hook_command_the_output_does_not_name_is_an_error(

@@ -92,8 +92,10 @@ class HookRun:
 
     @property
     def shown(self) -> str:
-        """The hook as reports name it: ``EVENT: command`` (or the CLI's name for it)."""
-        return f"{self.event}: {self.command if self.command is not None else self.name}"
+        """The hook as reports name it: ``EVENT: command``, else the CLI's name for it."""
+        return (
+            f"{self.event}: {self.command}" if self.command is not None else self.name or self.event
+        )
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,9 @@ def _blocked_calls(
             "only the names of the tools it refused",
             kind="no-transcript",
         )
-    if check.input is not None:
+    found = _matching(check.tool, check.input, ctx.denials)
+    if check.input is not None and not found:
+        # A refused call whose input is not shown may be the one the check names.
         unnamed = [d for d in _matching(check.tool, None, ctx.denials) if not d.input]
         if unnamed:
             raise RunError(
@@ -116,7 +118,6 @@ def _blocked_calls(
                 f"reached no verdict ({_REFUSALS_DOC})",
                 kind="no-transcript",
             )
-    found = _matching(check.tool, check.input, ctx.denials)
     if check.by == "any":
         return found
     unknown = [denial for denial in found if denial.by is None]
