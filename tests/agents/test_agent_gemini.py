@@ -10,6 +10,7 @@ import pytest
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import (
     AgentSettings,
+    Denial,
     ToolCall,
     Usage,
 )
@@ -89,7 +90,8 @@ def test_success_sample(tmp_path: Path) -> None:
         ToolCall(name="read_file", kind="read", input=""),
         ToolCall(name="replace", kind="edit", input=""),
     )
-    assert GeminiAgent.tool_inputs is False
+    # Its transcript (-o stream-json) has them.
+    assert GeminiAgent.tool_inputs is True
 
 
 def test_pretty_printed_output_after_a_log_line(tmp_path: Path) -> None:
@@ -207,25 +209,25 @@ def test_crash_and_parse_errors(tmp_path: Path) -> None:
     assert "Hello from gemini" in str(parse)
 
 
-# --- through pytest: names are checkable, inputs are not ------------------------------
+# --- through pytest: names and inputs, from -o stream-json ----------------------------
 
 GEMINI_CASES = {
-    "evals/gemini-reads": """\
-id: gemini-reads
+    "evals/gemini-runs": """\
+id: gemini-runs
 defends: GEMINI.md
-prompt: "Split parse_config."
+prompt: "Write pushed.txt."
 checks:
   - type: tool_called
-    tool: read_file
-  - type: tool_called
-    tool: edit
+    tool: shell
+    input: "pushed\\\\.txt"
   - type: tool_not_called
     tool: shell
+    input: "grep -r"
 """,
     "evals/gemini-writes": """\
 id: gemini-writes
 defends: GEMINI.md
-prompt: "Split parse_config."
+prompt: "Write pushed.txt."
 checks:
   - type: tool_called
     tool: write_file
@@ -233,11 +235,11 @@ checks:
     "evals/gemini-input": """\
 id: gemini-input
 defends: GEMINI.md
-prompt: "Split parse_config."
+prompt: "Write pushed.txt."
 checks:
   - type: tool_not_called
-    tool: shell
-    input: "grep -r"
+    tool: run_shell_command
+    input: "^echo pushed"
 """,
 }
 
@@ -245,19 +247,67 @@ checks:
 def test_tool_checks_through_pytest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A case with a tool check asks for -o stream-json, whose calls carry their
+    arguments: `input:` is graded (it was an error with -o json, which has counts only)."""
     result = DRIVER.run_cases(
-        pytester, monkeypatch, GEMINI_CASES, "gemini-json-success.json", "-rA"
+        pytester, monkeypatch, GEMINI_CASES, "gemini-stream-hooks-fired.jsonl", "-rA"
     )
-    # A check on inputs cannot be graded from counts: an error, never a silent pass.
-    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines_random(
         [
-            "PASSED*gemini-reads*",
+            "PASSED*gemini-runs*",
             "FAILED*gemini-writes*",
-            "ERROR*gemini-input*",
-            "*needs tool inputs*",
+            "FAILED*gemini-input*",
+            "*must not be called; call run_shell_command: 'echo pushed > pushed.txt'*",
         ]
     )
+
+
+def test_a_transcript_asks_for_stream_json(tmp_path: Path) -> None:
+    plain = DRIVER.agent().invocation(DRIVER.request(tmp_path)).argv
+    assert plain[plain.index("--output-format") + 1] == "json"
+    streamed = DRIVER.agent().invocation(DRIVER.request(tmp_path, needs_transcript=True)).argv
+    assert streamed[streamed.index("--output-format") + 1] == "stream-json"
+    assert "--debug" not in streamed
+
+
+def test_a_json_result_where_a_transcript_was_asked_for_has_none(tmp_path: Path) -> None:
+    """Counts without inputs would let `tool_not_called … input:` pass: no transcript."""
+    result = run(request(tmp_path, sample="gemini-json-success.json", needs_transcript=True))
+    assert result.tool_calls is None
+
+
+def test_the_stream_gives_answer_usage_calls_and_refusals(tmp_path: Path) -> None:
+    fired = run(request(tmp_path, sample="gemini-stream-hooks-fired.jsonl", needs_transcript=True))
+    assert fired.text == "done"
+    assert fired.usage == Usage(input_tokens=300, output_tokens=30, cache_read_tokens=0)
+    assert fired.models == ("gemini-scripted",)
+    assert fired.tool_calls == (ToolCall("run_shell_command", "shell", "echo pushed > pushed.txt"),)
+    assert fired.denials == ()
+    # Not asked to show hooks (no --debug): none shown.
+    assert fired.hooks is None
+
+    denied = run(request(tmp_path, sample="gemini-stream-policy-denied.jsonl"))
+    blocked = run(request(tmp_path, sample="gemini-stream-hook-blocked.jsonl"))
+    assert denied.denials == (
+        Denial("run_shell_command", "shell", "echo pushed > pushed.txt", "permission"),
+    )
+    assert blocked.denials == (
+        Denial("run_shell_command", "shell", "echo pushed > pushed.txt", "hook"),
+    )
+
+
+def test_a_stream_error_is_an_error_of_its_kind(tmp_path: Path) -> None:
+    """What Gemini CLI 0.61 streams when the API answers 500 (exit status 244)."""
+    said = (
+        '{"type":"init","session_id":"s","model":"auto"}\n'
+        '{"type":"result","status":"error","error":{"type":"unknown","message":'
+        '"[API Error: {\\"error\\":{\\"code\\":500,\\"message\\":\\"scripted boom\\"}}]"},'
+        '"stats":{"total_tokens":110,"input_tokens":100,"output_tokens":10,"models":{}}}\n'
+    )
+    error = run_error(request(tmp_path, sample=sample_file(tmp_path, said), exit_code=244))
+    assert error.kind == "server"
+    assert "scripted boom" in str(error)
 
 
 # --- the recording proxy (docs/replay.md) ---------------------------------------------

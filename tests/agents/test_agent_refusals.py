@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.agents.base import Denial
+from pytest_evalcases.agents.base import AgentResult, Denial
 from pytest_evalcases.agents.claude import ClaudeAgent
 from pytest_evalcases.agents.codex import CodexAgent
 from pytest_evalcases.agents.gemini import GeminiAgent
-from tests.helpers.agents import Driver, sample_file
+from tests.helpers.agents import SAMPLES, Driver, sample_file
 from tests.helpers.results import only_results
 
 CLAUDE = Driver(ClaudeAgent, "claude", prompt="Commit and push the fix.", bare=False)
@@ -116,9 +116,58 @@ def test_gemini_reads_refusals_from_its_stderr(tmp_path: Path) -> None:
     )
 
 
-def test_codex_output_cannot_show_refusals(tmp_path: Path) -> None:
+def test_codex_reads_refusals_from_its_stderr(tmp_path: Path) -> None:
+    """Codex 0.171's words, as it printed them (tests/agent_samples/codex-*.stderr): its
+    JSON stream has no item for a refused command."""
+
+    def refused(sample: str, stderr: str) -> AgentResult:
+        said = (SAMPLES / stderr).read_text()
+        return CODEX.run(CODEX.request(tmp_path, sample=sample, stderr=said))
+
+    hooked = refused("codex-hook-blocked.jsonl", "codex-hook-blocked.stderr")
+    ruled = refused("codex-rule-refused.jsonl", "codex-rule-refused.stderr")
+
+    assert hooked.denials == (
+        Denial("command_execution", "shell", "echo pushed > pushed.txt", "hook"),
+    )
+    assert ruled.denials == (
+        Denial("command_execution", "shell", "/bin/bash -lc 'touch pushed.txt'", "permission"),
+    )
+    assert hooked.tool_calls == ruled.tool_calls == ()
+    assert hooked.hooks is None
+    # A call asking to leave the sandbox, which `codex exec` never approves: no command.
+    escalated = refused("codex-escalation-refused.jsonl", "codex-escalation-refused.stderr")
+    assert escalated.denials == (Denial("command_execution", "shell", "", "permission"),)
+
+
+def test_a_refusal_without_its_input_is_an_error_for_a_check_with_input(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tool_not_blocked … input: git push` must not pass because the refused call's
+    input is unknown."""
+    case = "id: escalation\ndefends: AGENTS.md\nprompt: p\n" + (
+        "checks:\n  - {type: tool_not_blocked, tool: shell, input: git push}\n"
+    )
+    monkeypatch.setenv(
+        "FAKE_AGENT_STDERR", (SAMPLES / "codex-escalation-refused.stderr").read_text()
+    )
+
+    result = CODEX.run_cases(
+        pytester, monkeypatch, {"evals/escalation": case}, "codex-escalation-refused.jsonl"
+    )
+
+    result.assert_outcomes(errors=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert record["error_kind"] == "no-transcript"
+    assert record["error"].startswith(
+        "tool_not_blocked with `input:`: the codex agent's output does not name the input "
+        "of a call it refused ('command_execution (by permission)')"
+    )
+
+
+def test_codex_without_refusals_shows_none(tmp_path: Path) -> None:
     result = CODEX.run(CODEX.request(tmp_path, sample="codex-exec.jsonl"))
-    assert result.denials is None
+    assert result.denials == ()
 
 
 # --- in a session ---------------------------------------------------------------------
@@ -266,18 +315,39 @@ def test_tool_blocked_fails_where_the_refusals_are_not_the_ones_it_names(
 def test_tool_checks_on_an_agent_whose_output_cannot_show_refusals_are_errors(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    case = "id: codex-refusals\ndefends: AGENTS.md\nprompt: p\n" + (
+    case = "id: command-refusals\ndefends: AGENTS.md\nprompt: p\n" + (
         "checks:\n  - {type: tool_not_blocked, tool: shell}\n"
     )
-    result = CODEX.run_cases(pytester, monkeypatch, {"evals/codex": case}, "codex-exec.jsonl")
+    pytester.makefile(".yaml", **{"evals/command": case})
+    pytester.makeini("[pytest]\neval_agent = command\neval_agent_command = echo done\n")
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
 
     result.assert_outcomes(errors=1)
     record = only_results(pytester.path)["cases"][0]
     assert record["error_kind"] == "no-transcript"
     assert record["error"].startswith(
-        "tool_not_blocked needs the tool calls the agent refused, and the codex agent's "
+        "tool_not_blocked needs the tool calls the agent refused, and the command agent's "
         "output cannot show refusals, so the check reached no verdict"
     )
+
+
+def test_codex_refusals_are_graded_by_tool_blocked(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = "id: codex-refusals\ndefends: .codex/hooks.json\nprompt: p\n" + (
+        "checks:\n  - {type: tool_blocked, tool: shell, input: echo pushed, by: hook}\n"
+        "  - {type: tool_not_blocked, tool: shell, by: permission}\n"
+    )
+    monkeypatch.setenv("FAKE_AGENT_STDERR", (SAMPLES / "codex-hook-blocked.stderr").read_text())
+
+    result = CODEX.run_cases(
+        pytester, monkeypatch, {"evals/codex": case}, "codex-hook-blocked.jsonl"
+    )
+
+    result.assert_outcomes(passed=1)
+    record = only_results(pytester.path)["cases"][0]
+    assert record["permission_denials"] == ["command_execution: echo pushed > pushed.txt (by hook)"]
 
 
 def test_a_refusal_the_output_cannot_attribute_is_an_error_for_by(

@@ -212,10 +212,11 @@ def test_gemini_a_call_refused_by_a_policy_rule(
     record = only_results(pytester.path)["cases"][0]
     if graded:
         result.assert_outcomes(passed=1)
-        assert record["permission_denials"] == ["run_shell_command (by permission)"]
+        assert record["permission_denials"] == [f"run_shell_command: {COMMIT} (by permission)"]
     else:
         result.assert_outcomes(errors=1)
         assert record["error_kind"] == "denied", record["error"]
+        # No tool check, no transcript: the names only, from its stderr.
         assert "denied run_shell_command (by permission)" in record["error"]
     # The policy came on top of the default approval mode: the call was refused, not
     # missing (Gemini CLI offers no shell tool without yolo in headless mode).
@@ -237,13 +238,15 @@ def test_gemini_a_call_refused_by_a_hook(
 
     result.assert_outcomes(passed=1)
     record = only_results(pytester.path)["cases"][0]
-    assert record["permission_denials"] == ["run_shell_command (by hook)"]
+    assert record["permission_denials"] == [f"run_shell_command: {COMMIT} (by hook)"]
 
 
-def test_codex_tool_blocked_is_an_error_naming_the_agent(
+def test_codex_a_command_it_ran_is_not_blocked(
     pytester: pytest.Pytester,
     codex_ini: tuple[ModelServer, str],  # noqa: F811
 ) -> None:
+    """Codex names its refusals on stderr (tests/agents/test_real_hooks.py): a run that
+    refused nothing is graded by tool_not_blocked (it was an error)."""
     server, ini = codex_ini
     commits(server)
     case = README_CASE + "  - {type: tool_not_blocked, tool: shell}\n"
@@ -251,7 +254,7 @@ def test_codex_tool_blocked_is_an_error_naming_the_agent(
 
     result = pytester.runpytest("-p", "no:cacheprovider")
 
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(passed=1)
     record = only_results(pytester.path)["cases"][0]
-    assert record["error_kind"] == "no-transcript"
-    assert "the codex agent's output cannot show refusals" in record["error"]
+    assert record["permission_denials"] == []
+    assert record["checks"][-1]["message"] == "no call of tool 'shell' refused"

@@ -63,15 +63,17 @@ def test_claude_skill_tool_calls_pass_and_fail_the_skill_checks(suite: pytest.Py
     assert by_id["wrong-skill"]["outcome"] == "failed"
 
 
-def test_gemini_activating_an_unnamed_skill_is_an_error_naming_the_agent(
+def test_gemini_counts_of_skill_activations_are_an_error_naming_the_agent(
     suite: pytest.Pytester,
 ) -> None:
+    """The fake prints Gemini CLI's plain JSON, which counts `activate_skill` calls
+    without naming the skill, where the driver asked for its transcript."""
     result = suite.runpytest("-p", "no:cacheprovider", "--eval-agent", "gemini")
 
     result.assert_outcomes(errors=3)
     records = only_results(suite.path)["cases"]
     assert {r["error_kind"] for r in records} == {"no-transcript"}
-    assert all("the gemini agent loaded 1 skill(s)" in r["error"] for r in records)
+    assert all("the gemini agent gave none" in r["error"] for r in records)
     result.stdout.fnmatch_lines(["*eval gate: INCONCLUSIVE*"])
 
 

@@ -103,6 +103,30 @@ class ModelRequest:
 
 
 @dataclass(frozen=True)
+class HookRun:
+    """One hook the CLI ran, as its output shows it (docs/config-contract.md, "Hooks and
+    refusals: what each CLI shows").
+
+    ``command`` is the hook's command where the output names it, ``None`` where it
+    names the hook otherwise (Claude Code: ``name``, the event and the tool,
+    ``PreToolUse:Bash``). ``blocked`` says that the hook refused what it was asked
+    about: the tool call, the prompt, the stop.
+    """
+
+    event: str
+    command: str | None = None
+    name: str = ""
+    blocked: bool = False
+
+    @property
+    def shown(self) -> str:
+        """The hook as reports name it: ``EVENT: command``, else the CLI's name for it."""
+        return (
+            f"{self.event}: {self.command}" if self.command is not None else self.name or self.event
+        )
+
+
+@dataclass(frozen=True)
 class Usage:
     """Token counts of a run; ``None`` where the agent does not report them."""
 
@@ -137,6 +161,9 @@ class AgentResult:
     #: Paths outside the workspace the sandbox refused to let the agent write, as its
     #: output and transcript name them (docs/sandbox.md).
     refused_writes: tuple[str, ...] = ()
+    #: The hooks the CLI ran, in order; ``None`` when its output cannot show them, or
+    #: the run did not ask it to (:attr:`RunRequest.hook_events`).
+    hooks: tuple[HookRun, ...] | None = None
 
     @property
     def spent(self) -> Spent:
@@ -182,8 +209,9 @@ class RunRequest:
     #: The base URL of the model API the CLI must use (the recording proxy's), for a
     #: driver that passes it on the command line; ``None``: the CLI's own.
     base_url: str | None = None
-    #: The case tells refusals by permission rules from refusals by hooks: the driver
-    #: asks its CLI for what tells them apart (Claude Code's hook events).
+    #: The case checks the hooks that ran, or tells refusals by permission rules from
+    #: refusals by hooks: the driver asks its CLI to show its hooks (Claude Code's
+    #: ``--include-hook-events``, Gemini CLI's ``--debug``).
     hook_events: bool = False
 
 

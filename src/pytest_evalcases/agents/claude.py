@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -183,6 +184,7 @@ class ClaudeAgent(base.AgentBase):
             exit_code=result.returncode,
             truncated=result.truncated,
             denials=_denials(final.get("permission_denials"), events, request.hook_events),
+            hooks=_hooks(events) if request.hook_events else None,
         )
 
     def _wants_transcript(self, request: base.RunRequest) -> bool:
@@ -369,6 +371,53 @@ def _hook_refused(event: output.JSONObject) -> bool:
         if specific.get("permissionDecision") == "deny" or answer.get("decision") == "block":
             return True
     return False
+
+
+#: How a tool result quotes the command of the hook that refused the call (2.1.197):
+#: ``PreToolUse:Bash hook error: [COMMAND]: REASON``.
+_HOOK_ERROR = re.compile(r"(?P<name>\S+) hook error: \[(?P<command>.*?)\]: ", re.DOTALL)
+
+
+def _hooks(events: list[output.JSONObject]) -> tuple[base.HookRun, ...]:
+    """The hooks the CLI ran, from the ``hook_started`` / ``hook_response`` events of
+    ``--include-hook-events``, in order: the event, Claude Code's name for the hook (the
+    event and, for tool events, the tool: ``PreToolUse:Bash``) and whether it refused
+    (:func:`_hook_refused`). The events do not name the hook's command; a refusal's tool
+    result quotes it, and only there is it known (docs/config-contract.md)."""
+    quoted: dict[str, list[str]] = {}
+    for event in events:
+        for block in _blocks(event, "tool_result"):
+            for text in _texts(block.get("content")):
+                for match in _HOOK_ERROR.finditer(text):
+                    quoted.setdefault(match["name"], []).append(match["command"])
+    responses = {
+        event.get("hook_id"): event for event in events if event.get("subtype") == "hook_response"
+    }
+    runs: list[base.HookRun] = []
+    for event in events:
+        if event.get("type") != "system" or event.get("subtype") != "hook_started":
+            continue
+        name = str(event.get("hook_name") or "")
+        response = responses.get(event.get("hook_id"))
+        refused = response is not None and _hook_refused(response)
+        # The refusals of one hook name are quoted in the order they ran.
+        waiting = quoted.get(name) if refused else None
+        command = waiting.pop(0) if waiting else None
+        runs.append(
+            base.HookRun(
+                str(event.get("hook_event") or name.partition(":")[0]), command, name, refused
+            )
+        )
+    return tuple(runs)
+
+
+def _texts(content: object) -> list[str]:
+    """The texts of a tool result's ``content``: a string, or a list of text blocks."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [str(b.get("text", "")) for b in content if isinstance(b, dict)]
+    return []
 
 
 def _usage(usage: output.JSONObject) -> base.Usage:

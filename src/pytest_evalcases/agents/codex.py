@@ -61,6 +61,20 @@ _ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
 # the run never completes.
 _RECONNECTING = re.compile(r"^\s*Reconnecting\b", re.IGNORECASE)
 
+#: How ``codex exec`` 0.171 says that it refused a command: only on stderr, in the log
+#: line of its tool router (its JSON stream has no item for the call), for a PreToolUse
+#: hook, for a rule of its execution policy (``prefix_rule(…, decision =
+#: "forbidden")``) and for a call asking to leave the sandbox, which ``exec`` never
+#: approves (its approval policy is ``never``; no command named) (docs/config-contract.md).
+_REFUSED = re.compile(
+    r"ERROR codex_core::tools::router: error=(?:"
+    r"Command blocked by PreToolUse hook: .*?\. "
+    r"Command: (?P<hooked>.*)"
+    r"|exec_command failed: .*?Rejected\(\\?\"`(?P<ruled>.*?)` rejected: policy forbids.*"
+    r"|(?P<never>approval policy is Never; reject command)\b.*)$",
+    re.MULTILINE,
+)
+
 
 class CodexAgent(base.AgentBase):
     """Runs ``codex exec --json --skip-git-repo-check PROMPT`` in the workspace.
@@ -176,11 +190,23 @@ class CodexAgent(base.AgentBase):
             duration_ms=output.measured_ms(result),
             exit_code=result.returncode,
             truncated=result.truncated,
-            # `codex exec --json` 0.171 prints no event for a call its rules refuse (a
-            # `prefix_rule` with `decision="forbidden"`): only the model is told
-            # (docs/agents.md, "Refused tool calls").
-            denials=None,
+            denials=_denials(result.stderr),
+            # Nothing that `codex exec` 0.171 prints shows the hooks it ran: a hook check
+            # is an error naming the agent (docs/config-contract.md).
+            hooks=None,
         )
+
+
+def _denials(stderr: str) -> tuple[base.Denial, ...]:
+    """The commands the CLI refused, as its stderr names them: by a hook, with the
+    command as the model wrote it, or by its permissions, a rule's as the shell ran it
+    (``/bin/bash -lc '…'``), an escalation's without it."""
+    return tuple(
+        base.Denial("command_execution", "shell", match["hooked"], "hook")
+        if match["hooked"] is not None
+        else base.Denial("command_execution", "shell", match["ruled"] or "", "permission")
+        for match in _REFUSED.finditer(stderr)
+    )
 
 
 def _config_value(args: tuple[str, ...], key: str) -> str | None:

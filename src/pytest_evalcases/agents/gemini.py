@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -18,10 +19,19 @@ from pytest_evalcases.kinds import ErrorKind
 #: mode itself (docs/agents.md, "Permissions").
 PERMISSIONS = (output.Default(("--approval-mode", "yolo"), ("--approval-mode", "--yolo", "-y")),)
 
-#: How Gemini CLI 0.61 says on stderr that it refused a call: a policy rule's ``deny``
-#: ("denied by policy"), or a BeforeTool hook ("blocked: REASON").
-_REFUSED = re.compile(
-    r"^Error executing tool (?P<tool>\S+): Tool execution (?P<how>denied by policy|blocked\b)",
+#: How Gemini CLI 0.61 says that it refused a call, on stderr after the tool's name and
+#: in the ``tool_result`` of ``-o stream-json``: a policy rule's ``deny`` ("denied by
+#: policy"), or a BeforeTool hook ("blocked: REASON").
+_HOW = r"Tool execution (?P<how>denied by policy|blocked\b)"
+_REFUSED = re.compile(rf"^Error executing tool (?P<tool>\S+): {_HOW}", re.MULTILINE)
+
+#: What ``--debug`` prints on stderr of the hooks it runs (0.61): the event's plan, one
+#: line per hook's command, then the event's outcome, naming the hooks that failed.
+_HOOK_LINES = re.compile(
+    r"^(?:Created execution plan for (?P<plan>\w+): \d+ hook"
+    r"|Expanding hook command: (?P<command>.*) \(cwd: [^\n]*\)$"
+    r"|Hook execution for (?P<done>\w+): (?P<outcome>.*)$"
+    r"|Error executing tool \S+: Tool execution (?P<blocked>blocked)\b)",
     re.MULTILINE,
 )
 
@@ -95,16 +105,17 @@ API_URL = "https://generativelanguage.googleapis.com"
 class GeminiAgent(base.AgentBase):
     """Runs ``gemini -p PROMPT --output-format json`` in the workspace.
 
-    The JSON gives the final text (``response``), token counts per model
-    (``stats.models``) and tool call *counts* per tool name (``stats.tools.byName``),
-    but not the tool inputs: each call becomes a :class:`ToolCall` with an empty
-    ``input``, so ``tool_called`` / ``tool_not_called`` work on names and kinds only
-    (``tool_inputs`` is False; a tool check with ``input:`` cannot be graded).
+    The JSON gives the final text (``response``) and token counts per model
+    (``stats.models``). A run that needs a transcript (a tool, skill or hook check, or
+    ``--eval-transcript``) asks for ``--output-format stream-json`` instead, whose
+    ``tool_use`` events carry each call's arguments and whose ``tool_result`` events
+    say which calls were refused; a run that checks hooks adds ``--debug``, whose
+    stderr names each hook the CLI runs (docs/config-contract.md).
     """
 
     name = "gemini"
-    #: The JSON output counts tool calls by name; it has no inputs.
-    tool_inputs = False
+    #: A transcript (``-o stream-json``) has each call's arguments.
+    tool_inputs = True
     requirements = REQUIREMENTS
     has_home = True
 
@@ -119,7 +130,11 @@ class GeminiAgent(base.AgentBase):
             argv = ["gemini", f"--prompt={request.prompt}"]
         else:
             argv = ["gemini", "-p", request.prompt]
-        argv += ["--output-format", "json"]
+        stream = request.needs_transcript or self.settings.transcript or request.hook_events
+        argv += ["--output-format", "stream-json" if stream else "json"]
+        if request.hook_events:
+            # The only place Gemini CLI 0.61 names the hooks it runs (_hooks).
+            argv.append("--debug")
         if self.settings.model:
             argv += ["-m", self.settings.model]
         argv += self.args
@@ -153,6 +168,9 @@ class GeminiAgent(base.AgentBase):
         return variables
 
     def parse(self, result: process.ProcessResult, request: base.RunRequest) -> base.AgentResult:
+        events = output.json_objects(result.stdout)
+        if any(event.get("type") == "init" for event in events):
+            return self._parse_stream(events, result, request)
         # The result is on stdout; Gemini CLI 0.61 writes the JSON of an error (no
         # credentials, exit 41) to stderr instead.
         doc = next(
@@ -167,29 +185,75 @@ class GeminiAgent(base.AgentBase):
         status = result.returncode
         if doc is not None and doc.get("error") is not None:
             raise self._error(doc["error"], status)
-        if status in EXIT_KINDS:
-            kind = EXIT_KINDS[status]
-            said = result.said()
-            raise output.agent_error(
-                self.name, kind, f"exit status {status}: {said}", hint=_hint(kind, said)
-            )
+        self._failed(result)
         if doc is None:
-            said = f"{result.stderr}\n{result.stdout}"
-            hint = _TRUST_HINT if "trust" in said.lower() else ""
-            raise output.no_result_error(self.name, result, "JSON result", hint=hint)
+            raise self._no_result(result, "JSON result")
 
         stats = output.as_object(doc.get("stats"))
         models = output.as_object(stats.get("models"))
+        asked = request.needs_transcript or self.settings.transcript
         response = doc.get("response")
         return base.AgentResult(
             text=response if isinstance(response, str) else "",
-            tool_calls=_tool_calls(stats) if "tools" in stats else None,
+            # Counts without inputs: no transcript for a run that asked for one.
+            tool_calls=_tool_calls(stats) if "tools" in stats and not asked else None,
             usage=_usage(models),
             models=tuple(models),
             duration_ms=output.measured_ms(result),
             exit_code=status,
             truncated=result.truncated,
             denials=_denials(result.stderr),
+        )
+
+    def _no_result(self, result: process.ProcessResult, missing: str) -> AgentError:
+        said = f"{result.stderr}\n{result.stdout}"
+        hint = _TRUST_HINT if "trust" in said.lower() else ""
+        return output.no_result_error(self.name, result, missing, hint=hint)
+
+    def _failed(self, result: process.ProcessResult) -> None:
+        """Raise the error of an exit status that Gemini CLI documents as a failure."""
+        status = result.returncode
+        if status in EXIT_KINDS:
+            kind = EXIT_KINDS[status]
+            said = result.said()
+            raise output.agent_error(
+                self.name, kind, f"exit status {status}: {said}", hint=_hint(kind, said)
+            )
+
+    def _parse_stream(
+        self,
+        events: list[output.JSONObject],
+        result: process.ProcessResult,
+        request: base.RunRequest,
+    ) -> base.AgentResult:
+        """Read ``-o stream-json``: ``message`` events (the answer in ``assistant``
+        deltas), ``tool_use`` / ``tool_result`` and the closing ``result`` (``status``,
+        ``error``, ``stats``)."""
+        final = next((e for e in reversed(events) if e.get("type") == "result"), None)
+        if final is not None and final.get("error") is not None:
+            raise self._error(final["error"], result.returncode)
+        self._failed(result)
+        if final is None:
+            raise self._no_result(result, "result event")
+        models = output.as_object(output.as_object(final.get("stats")).get("models"))
+        used = [event for event in events if event.get("type") == "tool_use"]
+        calls = [_stream_call(event) for event in used]
+        # A refusal names the call by its id.
+        by_id = {str(event.get("tool_id")): call for event, call in zip(used, calls, strict=True)}
+        return base.AgentResult(
+            text="".join(
+                str(event.get("content") or "")
+                for event in events
+                if event.get("type") == "message" and event.get("role") == "assistant"
+            ),
+            tool_calls=tuple(calls),
+            usage=_stream_usage(models),
+            models=tuple(models),
+            duration_ms=output.measured_ms(result),
+            exit_code=result.returncode,
+            truncated=result.truncated,
+            denials=_stream_denials(events, by_id),
+            hooks=_hooks(result.stderr) if request.hook_events else None,
         )
 
     def _error(self, error: object, status: int | None) -> AgentError:
@@ -242,6 +306,70 @@ def _denials(stderr: str) -> tuple[base.Denial, ...]:
         )
         for match in _REFUSED.finditer(stderr)
     )
+
+
+def _stream_call(event: output.JSONObject) -> base.ToolCall:
+    name = str(event.get("tool_name") or "")
+    kind = output.tool_kind(name, TOOL_KINDS)
+    keys = ("command",) if kind == "shell" else ()
+    return base.ToolCall(name, kind, output.tool_input(event.get("parameters", {}), *keys))
+
+
+def _stream_denials(
+    events: list[output.JSONObject], calls: Mapping[str, base.ToolCall]
+) -> tuple[base.Denial, ...]:
+    """The calls the CLI refused, with their inputs: the ``tool_result`` events of a
+    ``policy_violation`` whose words say a policy rule or a hook refused the call."""
+    denied = []
+    for event in events:
+        error = output.as_object(event.get("error"))
+        if event.get("type") != "tool_result" or error.get("type") != "policy_violation":
+            continue
+        how = re.match(_HOW, str(error.get("message") or event.get("output") or ""))
+        call = calls.get(str(event.get("tool_id")))
+        if how is None or call is None:
+            continue
+        by: base.Blocker = "permission" if how["how"] == "denied by policy" else "hook"
+        denied.append(base.Denial(call.name, call.kind, call.input, by))
+    return tuple(denied)
+
+
+def _hooks(stderr: str) -> tuple[base.HookRun, ...]:
+    """The hooks the CLI ran, as ``--debug`` names them on stderr: each command under
+    its event's plan, failed where the event's outcome lists it, and refusing where it
+    failed and the next line of a refused call says a hook blocked it."""
+    runs: list[base.HookRun] = []
+    event = ""
+    pending: list[int] = []
+    failed: list[int] = []
+    for match in _HOOK_LINES.finditer(stderr):
+        if match["plan"]:
+            event, pending, failed = match["plan"], [], []
+        elif match["command"] is not None:
+            pending.append(len(runs))
+            runs.append(base.HookRun(event, match["command"]))
+        elif match["done"]:
+            outcome = match["outcome"]
+            failed = [i for i in pending if " failed (" in outcome and runs[i].command in outcome]
+            pending = []
+        elif match["blocked"] and failed:
+            for i in failed:
+                runs[i] = dataclasses.replace(runs[i], blocked=True)
+            failed = []
+    return tuple(runs)
+
+
+def _stream_usage(models: output.JSONObject) -> base.Usage:
+    """Tokens summed over ``stats.models`` of a stream's ``result``: ``input_tokens``,
+    ``output_tokens`` and ``cached``."""
+    if not models:
+        return base.Usage()
+    totals = [0, 0, 0]
+    for stats in models.values():
+        counts = output.as_object(stats)
+        for i, key in enumerate(("input_tokens", "output_tokens", "cached")):
+            totals[i] += output.as_int(counts.get(key)) or 0
+    return base.Usage(input_tokens=totals[0], output_tokens=totals[1], cache_read_tokens=totals[2])
 
 
 def _usage(models: output.JSONObject) -> base.Usage:

@@ -5,9 +5,9 @@ Each agent CLI loads a skill its own way, and its transcript shows it so:
 - Claude Code calls its ``Skill`` tool with ``{"skill": NAME}``;
 - Codex reads the skill's ``SKILL.md`` from the filesystem with a shell command, so a
   shell call whose command names ``…/skills/NAME/SKILL.md`` is a load;
-- Gemini CLI calls ``activate_skill`` with ``{"name": NAME}``, but its JSON output counts
-  tool calls by name without their inputs: it shows *that* a skill was activated, not
-  which one.
+- Gemini CLI calls ``activate_skill`` with ``{"name": NAME}``, which its transcript
+  (``-o stream-json``) shows; its plain JSON output counts tool calls by name without
+  their inputs: it shows *that* a skill was activated, not which one.
 
 An agent not listed here shows no skills at all: the skill checks are an error for it.
 """

@@ -89,7 +89,8 @@ class LoadedCase:
 
     @property
     def needs_transcript(self) -> bool:
-        transcripts = schema.TOOL_CHECKS + schema.SKILL_CHECKS
+        # A refusal check too: Gemini CLI names a refused call's input in its transcript only.
+        transcripts = schema.TOOL_CHECKS + schema.SKILL_CHECKS + schema.BLOCK_CHECKS
         return self.needs_hook_events or any(c.type in transcripts for c in self.checks)
 
     @property
@@ -108,10 +109,12 @@ class LoadedCase:
 
     @property
     def needs_hook_events(self) -> bool:
-        """A check of the case tells refusals by a hook from refusals by permission
-        rules, which the agent's output must then show."""
+        """A check of the case reads the hooks the agent ran, or tells refusals by a
+        hook from refusals by permission rules: the agent's output must then show them."""
         return any(
-            c.type in schema.BLOCK_CHECKS and getattr(c, "by", "any") != "any" for c in self.checks
+            c.type in schema.HOOK_CHECKS
+            or (c.type in schema.BLOCK_CHECKS and getattr(c, "by", "any") != "any")
+            for c in self.checks
         )
 
 

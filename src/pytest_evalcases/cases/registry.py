@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field, TypeAdapter, create_model
 
-from pytest_evalcases.agents.base import Denial, ModelRequest, ToolCall
+from pytest_evalcases.agents.base import Denial, HookRun, ModelRequest, ToolCall
 from pytest_evalcases.cases import limits, schema
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.sandbox import Sandbox
@@ -51,6 +51,8 @@ class CheckContext:
     #: for the reason ``requests_unknown`` gives.
     requests: tuple[ModelRequest, ...] | None = None
     requests_unknown: str = ""
+    #: The hooks the agent ran; ``None`` when its output cannot show them.
+    hooks: tuple[HookRun, ...] | None = None
 
     def command(self, args: Sequence[str] | str) -> Sequence[str] | str:
         """``args`` (a shell command line when a string) as it runs contained like the

@@ -278,6 +278,31 @@ class ToolNotBlocked(_Blocked):
     type: Literal["tool_not_blocked"]
 
 
+class _Hook(CheckModel):
+    event: str = Field(
+        min_length=1,
+        max_length=limits.LINE_CHARS,
+        description="The hook event, as the agent's settings name it (PreToolUse, Stop, "
+        "BeforeTool, ...)",
+    )
+    hook: Regex | None = Field(
+        default=None, description="A regular expression on the hook's command"
+    )
+
+
+class HookFired(_Hook):
+    """The agent ran a hook for the event, whose command matches ``hook`` when given
+    (docs/case-format.md, `hook_fired`)."""
+
+    type: Literal["hook_fired"]
+
+
+class HookNotFired(_Hook):
+    """The agent ran no such hook."""
+
+    type: Literal["hook_not_fired"]
+
+
 class SkillUsed(CheckModel):
     """The transcript shows the agent loading the skill (docs/skills.md)."""
 
@@ -319,6 +344,8 @@ TOOL_CHECKS = ("tool_called", "tool_not_called")
 #: The checks that grade refused tool calls: a case with one is graded by them, not made
 #: an error by its refusals.
 BLOCK_CHECKS = ("tool_blocked", "tool_not_blocked")
+#: The checks of the hooks the agent ran: its CLI must be asked to show them.
+HOOK_CHECKS = ("hook_fired", "hook_not_fired")
 SKILL_CHECKS = ("skill_used", "skill_not_used")
 #: The checks that read what the CLI sent its model: a run of a case with one goes
 #: through the proxy.

@@ -1,7 +1,8 @@
 """The built-in checks of what the agent did, as its transcript tells: the tools it
 called (``tool_called``, ``tool_not_called``), the calls its CLI refused
-(``tool_blocked``, ``tool_not_blocked``) and the skills it loaded (``skill_used``,
-``skill_not_used``). Without a transcript there is no verdict: a ``RunError``.
+(``tool_blocked``, ``tool_not_blocked``), the hooks it ran (``hook_fired``,
+``hook_not_fired``) and the skills it loaded (``skill_used``, ``skill_not_used``).
+Without a transcript there is no verdict: a ``RunError``.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from pytest_evalcases.agents.base import Denial, ToolCall
+from pytest_evalcases.agents.base import Denial, HookRun, ToolCall
 from pytest_evalcases.agents.skills import SkillLoads, skill_loads
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.registry import CheckContext, Outcome
@@ -107,6 +108,16 @@ def _blocked_calls(
             kind="no-transcript",
         )
     found = _matching(check.tool, check.input, ctx.denials)
+    if check.input is not None and not found:
+        # A refused call whose input is not shown may be the one the check names.
+        unnamed = [d for d in _matching(check.tool, None, ctx.denials) if not d.input]
+        if unnamed:
+            raise RunError(
+                f"{check.type} with `input:`: the {agent} agent's output does not name the "
+                f"input of a call it refused ({quote(unnamed[0].named)}), so the check "
+                f"reached no verdict ({_REFUSALS_DOC})",
+                kind="no-transcript",
+            )
     if check.by == "any":
         return found
     unknown = [denial for denial in found if denial.by is None]
@@ -151,6 +162,74 @@ def tool_not_blocked(check: schema.ToolNotBlocked, ctx: CheckContext) -> Outcome
         f"{_describe_check(check)} must not be refused{_by(check)}; refused "
         f"{quote(denials[0].shown)}"
         + (f" (and {len(denials) - 1} more)" if len(denials) > 1 else ""),
+    )
+
+
+#: Where a hook check's error sends the reader.
+_HOOKS_DOC = 'docs/config-contract.md, "Hooks and refusals: what each CLI shows"'
+
+
+def _hooks_run(check: schema.HookFired | schema.HookNotFired, ctx: CheckContext) -> list[HookRun]:
+    """The hooks the agent ran for the check's event (and, with ``hook:``, whose command
+    matches); an error where its output cannot show hooks, or cannot name the command of
+    a hook it ran for that event when the check asks."""
+    agent = ctx.agent or "(unknown)"
+    if ctx.hooks is None:
+        raise RunError(
+            f"{check.type} {check.event}: the {agent} agent's output cannot show the hooks "
+            f"it ran, so the check reached no verdict ({_HOOKS_DOC})",
+            kind="no-transcript",
+        )
+    runs = [run for run in ctx.hooks if run.event == check.event]
+    if check.hook is None:
+        return runs
+    unnamed = [run for run in runs if run.command is None]
+    tick(f"searching {shown(check.hook)} in the hook commands")
+    found = search(regex(check.hook), [run.command or "" for run in runs])
+    matching = [run for run, hit in zip(runs, found, strict=True) if run.command and hit]
+    if unnamed and not matching:
+        raise RunError(
+            f"{check.type} {check.event} hook {shown(check.hook)}: the {agent} agent ran "
+            f"{len(unnamed)} {check.event} hook(s) and its output does not name their "
+            f"commands ({quote(unnamed[0].shown)}), so the check reached no verdict "
+            f"({_HOOKS_DOC})",
+            kind="no-transcript",
+        )
+    return matching
+
+
+def _describe_hook(check: schema.HookFired | schema.HookNotFired) -> str:
+    return f"{check.event} hook" + (f" {shown(check.hook)}" if check.hook else "")
+
+
+def _hooks_seen(ctx: CheckContext) -> str:
+    events = sorted({run.event for run in ctx.hooks or ()})
+    return ", ".join(events) or "none"
+
+
+def hook_fired(check: schema.HookFired, ctx: CheckContext) -> Outcome:
+    runs = _hooks_run(check, ctx)
+    if runs:
+        blocked = sum(run.blocked for run in runs)
+        return Outcome(
+            True,
+            f"{_describe_hook(check)} ran {len(runs)} time(s)"
+            + (f", {blocked} of them refusing" if blocked else "")
+            + f": {quote(runs[0].shown)}",
+        )
+    return Outcome(
+        False, f"no {_describe_hook(check)} ran (hooks that ran, by event: {_hooks_seen(ctx)})"
+    )
+
+
+def hook_not_fired(check: schema.HookNotFired, ctx: CheckContext) -> Outcome:
+    runs = _hooks_run(check, ctx)
+    if not runs:
+        return Outcome(True, f"no {_describe_hook(check)} ran")
+    return Outcome(
+        False,
+        f"{_describe_hook(check)} must not run; ran {quote(runs[0].shown)}"
+        + (f" (and {len(runs) - 1} more)" if len(runs) > 1 else ""),
     )
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_evalcases import defaults
-from pytest_evalcases.agents.base import AgentResult, Denial, ToolCall, Usage
+from pytest_evalcases.agents.base import AgentResult, Denial, HookRun, ToolCall, Usage
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run.workspace import EntryState, snapshot
 
@@ -212,6 +212,9 @@ def _result_dict(result: AgentResult | None) -> dict[str, Any]:
             else None
         ),
         "refused_writes": list(result.refused_writes),
+        "hooks": (
+            [dataclasses.asdict(run) for run in result.hooks] if result.hooks is not None else None
+        ),
     }
 
 
@@ -236,6 +239,23 @@ def _denials(value: object) -> tuple[Denial, ...] | None:
             name, _, text = str(item).partition(": ")
             denials.append(Denial(name, "other", text))
     return tuple(denials)
+
+
+def _hooks(value: object) -> tuple[HookRun, ...] | None:
+    """The stored hooks that ran; ``None`` for a run whose agent could not show them, or
+    one stored before they were kept."""
+    if not isinstance(value, list):
+        return None
+    return tuple(
+        HookRun(
+            str(item.get("event", "")),
+            item["command"] if isinstance(item.get("command"), str) else None,
+            str(item.get("name", "")),
+            item.get("blocked") is True,
+        )
+        for item in value
+        if isinstance(item, dict)
+    )
 
 
 def _archive(
@@ -465,6 +485,7 @@ def _stored_run(directory: Path, data: dict[str, Any]) -> StoredRun:
             truncated=bool(data.get("truncated", False)),
             denials=_denials(data.get("denials")),
             refused_writes=tuple(data.get("refused_writes") or ()),
+            hooks=_hooks(data.get("hooks")),
         )
     changes = data.get("changes") or {}
     return StoredRun(

@@ -423,6 +423,8 @@ def _builtin_registry() -> CheckRegistry:
     registry.register(schema.ToolNotCalled, _bounded(agentchecks.tool_not_called))
     registry.register(schema.ToolBlocked, _bounded(agentchecks.tool_blocked))
     registry.register(schema.ToolNotBlocked, _bounded(agentchecks.tool_not_blocked))
+    registry.register(schema.HookFired, _bounded(agentchecks.hook_fired))
+    registry.register(schema.HookNotFired, _bounded(agentchecks.hook_not_fired))
     registry.register(schema.SkillUsed, _bounded(agentchecks.skill_used))
     registry.register(schema.SkillNotUsed, _bounded(agentchecks.skill_not_used))
     registry.register(schema.RequestMatches, _bounded(requestchecks.request_matches))

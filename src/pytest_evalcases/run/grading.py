@@ -148,5 +148,6 @@ def _evaluate(
         denials=result.denials if result is not None else None,
         requests=requests,
         requests_unknown=unknown,
+        hooks=result.hooks if result is not None else None,
     )
     return [ctx.registry.evaluate(i, check, check_ctx) for i, check in enumerate(case.checks)]

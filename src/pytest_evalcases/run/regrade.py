@@ -127,6 +127,7 @@ def regrade(
         requests_unknown=f"its stored run cannot say: {requests}"
         if isinstance(requests, str)
         else "",
+        hooks=result.hooks,
     )
     try:
         checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]

@@ -77,6 +77,8 @@ def test_the_default_registry_has_the_builtin_types() -> None:
         "file_not_contains",
         "file_not_matches",
         "file_unchanged",
+        "hook_fired",
+        "hook_not_fired",
         "output_matches",
         "output_not_matches",
         "request_matches",

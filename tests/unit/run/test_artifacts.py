@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evalcases.agents.base import AgentResult, Denial, ToolCall, Usage
+from pytest_evalcases.agents.base import AgentResult, Denial, HookRun, ToolCall, Usage
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import artifacts
 from pytest_evalcases.run.workspace import populate, snapshot
@@ -177,6 +177,35 @@ def test_refused_calls_are_stored_and_read_back_as_the_agent_showed_them(
     assert stored is not None
     assert stored.result is not None
     assert stored.result.denials == denials
+
+
+@pytest.mark.parametrize(
+    "hooks",
+    [
+        (
+            HookRun("PreToolUse", "block-push.sh", "PreToolUse:Bash", True),
+            HookRun("Stop", None, "Stop"),
+        ),
+        (),
+        None,
+    ],
+    ids=["ran", "none-ran", "cannot-show"],
+)
+def test_the_hooks_that_ran_are_stored_and_read_back_as_the_agent_showed_them(
+    tmp_path: Path, hooks: tuple[HookRun, ...] | None
+) -> None:
+    """A regrade grades ``hook_fired`` from them; an agent that cannot show hooks stays
+    one that cannot (``null``), never one that ran none."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = AgentResult(text="done", hooks=hooks)
+
+    directory = store(tmp_path, workspace, snapshot(workspace), result=result)
+
+    stored = artifacts.load(directory)
+    assert stored is not None
+    assert stored.result is not None
+    assert stored.result.hooks == hooks
 
 
 def test_refused_calls_stored_as_text_by_an_earlier_release_read_back(tmp_path: Path) -> None:
