@@ -1,4 +1,5 @@
-"""The copies in tests/agent_samples/ are the shared samples, and every one is used."""
+"""tests/agent_samples/ holds the shared samples, copied as they are, and the samples this
+project recorded itself (listed in its RECORDED.md); every one is used."""
 
 from __future__ import annotations
 
@@ -17,7 +18,22 @@ SHARED = TESTS.parent.parent / "shared" / "agent-samples"
 def test_copies_match_the_shared_samples() -> None:
     shared = {p.name: p.read_bytes() for p in SHARED.iterdir() if p.is_file()}
     ours = {p.name: p.read_bytes() for p in SAMPLES.iterdir() if p.is_file()}
-    assert ours == shared
+    assert {name: ours.get(name) for name in shared} == shared
+    recorded = set(ours) - set(shared) - {"RECORDED.md"}
+    assert recorded == _recorded()
+
+
+def _recorded() -> set[str]:
+    """The files RECORDED.md lists (``a.jsonl / .stderr`` names two)."""
+    names: set[str] = set()
+    for line in (SAMPLES / "RECORDED.md").read_text().splitlines():
+        cell = line.split("|")[1].strip() if line.startswith("| ") else ""
+        first, _, other = cell.partition(" / ")
+        if "." in first and not first.startswith("-"):
+            names.add(first)
+            if other:
+                names.add(first.rsplit(".", 1)[0] + other)
+    return names
 
 
 def test_every_sample_is_used_by_an_agent_test() -> None:
