@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 from pytest_evalcases import containment, process
 from pytest_evalcases.agents.requirements import Requirements
 from pytest_evalcases.errors import AgentError
-from pytest_evalcases.kinds import Spent
+from pytest_evalcases.kinds import ModelDialect, Spent
 from pytest_evalcases.process import tail as tail  # docs/agents.md imports it from here
 from pytest_evalcases.redact import shorten
 from pytest_evalcases.sandbox import Sandbox
@@ -171,6 +171,8 @@ class ModelAPI:
     #: The environment variable the CLI reads its base URL from; empty when the driver
     #: passes it on the command line instead (:attr:`RunRequest.base_url`).
     variable: str = ""
+    #: The API it speaks, in which the scripted model answers it (docs/config-contract.md).
+    dialect: ModelDialect = "anthropic"
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,7 @@ class ClaudeAgent(base.AgentBase):
         when the CLI is told to use Bedrock, Vertex AI or Foundry instead."""
         if any(env.get(name) for name in PROVIDERS):
             return None
-        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL)
+        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL, "anthropic")
 
     def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""

@@ -111,7 +111,7 @@ class CodexAgent(base.AgentBase):
         if not keyed and login.get("tokens") and not login.get("OPENAI_API_KEY"):
             return None
         given = _config_value(self.settings.args, BASE_URL_KEY)
-        return base.ModelAPI(given or API_URL)
+        return base.ModelAPI(given or API_URL, dialect="openai")
 
     def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""

@@ -133,7 +133,7 @@ class GeminiAgent(base.AgentBase):
         with Vertex AI, which has endpoints of its own."""
         if any(env.get(name) for name in PROVIDERS):
             return None
-        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL)
+        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL, "gemini")
 
     def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""

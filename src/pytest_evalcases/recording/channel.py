@@ -1,6 +1,6 @@
 """One run's channel through the recording proxy (docs/replay.md, "Recording"):
 its own path below the proxy (``/r/<token>/``), the exchanges that crossed it in the
-order the requests were sent, the recording that answers it, and the first upstream
+order the requests were sent, the recording or the script that answers it, and the first upstream
 failure that ends the run at once (docs/agents.md, "Failing fast").
 """
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pytest_evalcases.recording.format import Exchange, Message, is_credential_header
 from pytest_evalcases.recording.replay import Divergence, Replay
+from pytest_evalcases.recording.script import Script
 from pytest_evalcases.recording.wire import error_message
 
 #: Seconds a run's end waits for the proxy to write down a request still under way.
@@ -79,6 +80,9 @@ class Channel:
     #: With a recording: forward what does not match (``--eval-reuse``) rather than
     #: refuse it (``--eval-replay``).
     reuse: bool = False
+    #: The case's script, which answers every request itself (docs/config-contract.md,
+    #: "The scripted model"): nothing goes to the API; ``None``: the API or a recording.
+    script: Script | None = None
     #: The first request the recording had no answer to (it and all after it went to
     #: the API under reuse, were refused under replay); ``None`` while all matched.
     diverged: Divergence | None = None
