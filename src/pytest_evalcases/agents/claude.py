@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
-from pytest_evalcases.agents.requirements import Credentials, Requirements
+from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import ErrorKind
 
@@ -75,6 +75,12 @@ REQUIREMENTS = Requirements(
         providers=PROVIDERS,
         bare_variables=BARE_VARIABLES,
         keychain=True,
+        # A bare run insists on a key; no telemetry, update check or other request of
+        # its own (tried with 2.1.197).
+        scripted=(
+            ("ANTHROPIC_API_KEY", SCRIPTED_KEY),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ),
     ),
     # Managed settings and policy memory (CLAUDE.md, managed-settings.json,
     # managed-settings.d/, managed-mcp.json): CLAUDE.md reaches every request of a run

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
-from pytest_evalcases.agents.requirements import Credentials, Requirements
+from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
 
 #: What an eval run may do: write in its workspace and run commands there.
 #: ``eval_agent_args`` adds to it and replaces it where it chooses a sandbox itself
@@ -42,6 +42,8 @@ REQUIREMENTS = Requirements(
         variables=KEY_VARIABLES,
         home=HOME,
         provider_args=("model_provider=", "--oss", "--local-provider"),
+        # Without a key or a login it asks for one (tried with 0.171).
+        scripted=(("OPENAI_API_KEY", SCRIPTED_KEY),),
     ),
     # config.toml, managed_config.toml, requirements.toml and skills/ of the system: the
     # developer_instructions of its config.toml reach every request (tried with 0.171).

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
-from pytest_evalcases.agents.requirements import Credentials, Requirements
+from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import ErrorKind
 
@@ -44,6 +44,9 @@ REQUIREMENTS = Requirements(
         # google_accounts.json only names the account: the login is the OAuth file.
         login_files=("oauth_creds.json",),
         providers=PROVIDERS,
+        # API-key authentication is the one that goes to GOOGLE_GEMINI_BASE_URL (tried
+        # with 0.61).
+        scripted=(("GEMINI_API_KEY", SCRIPTED_KEY),),
     ),
     # The system settings override the user's and the workspace's (their model is the one
     # every request asks for, tried with 0.61); the system defaults come under them.

@@ -5,6 +5,8 @@ checks them once per session."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pytest_evalcases.agents import home
@@ -31,6 +33,31 @@ class Credentials:
     #: Agent arguments that bring a provider of the user's own, with its own credentials
     #: (a Codex ``-c model_provider=...``, ``--oss``): when one is given, nothing is checked.
     provider_args: tuple[str, ...] = ()
+    #: What a run answered by the scripted model sets instead of the operator's
+    #: credentials: a key that is no one's where the CLI insists on one, and what keeps
+    #: its other traffic at home (docs/config-contract.md, "The scripted model").
+    scripted: tuple[tuple[str, str], ...] = ()
+
+
+#: The key a scripted run's CLI is given: it opens nothing.
+SCRIPTED_KEY = "evalcases-scripted-no-key"
+#: A home to copy a login from that holds none (below a file: nothing is there).
+_NO_HOME = os.path.join(os.devnull, "evalcases-no-home")
+
+
+def scripted_env(
+    credentials: Credentials, env: Mapping[str, str], *, own_home: bool
+) -> dict[str, str]:
+    """``env`` for a run the scripted model answers: none of the operator's keys,
+    tokens or provider choices, the driver's stand-ins instead. With ``own_home`` (the
+    run gets a fresh home, docs/agents.md, "The agent's home"), no login file is copied
+    into it either: the CLI has nothing of the operator's to send."""
+    mine = {*credentials.variables, *credentials.providers, *credentials.bare_variables}
+    scripted = {name: value for name, value in env.items() if name not in mine}
+    scripted.update(credentials.scripted)
+    if own_home:
+        scripted[credentials.home.variable] = _NO_HOME
+    return scripted
 
 
 @dataclass(frozen=True)

@@ -167,12 +167,11 @@ class EvalSession:
         return Stops()
 
     @functools.cached_property
-    def recorder(self) -> Recorder | None:
+    def recorder(self) -> Recorder:
         """The recorder of this process's live runs; its proxy starts with the first
-        run that needs it (docs/replay.md, "Recording"). A session that replays has one
-        also when it records nothing: its proxy answers from the recordings."""
-        if self.settings.record is None and self.settings.replay is None:
-            return None
+        run that needs it (docs/replay.md, "Recording"). A session that records nothing
+        has one all the same: its proxy answers from the recordings when it replays,
+        and from a case's script (docs/config-contract.md)."""
         from pytest_evalcases.recording.recorder import Recorder
 
         return Recorder(self.settings.record, self.redact)
