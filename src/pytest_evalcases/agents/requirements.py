@@ -39,8 +39,9 @@ class Credentials:
     scripted: tuple[tuple[str, str], ...] = ()
 
 
-#: The key a scripted run's CLI is given: it opens nothing.
-SCRIPTED_KEY = "evalcases-scripted-no-key"
+#: The key a scripted run's CLI is given: it opens nothing. Letters no text holds: the
+#: recording withholds a credential header's value wherever it appears.
+SCRIPTED_KEY = "Qz7Xv2Lp9Wt4Hk8N"
 #: A home to copy a login from that holds none (below a file: nothing is there).
 _NO_HOME = os.path.join(os.devnull, "evalcases-no-home")
 
