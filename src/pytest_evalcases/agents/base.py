@@ -154,6 +154,9 @@ class RunRequest:
     #: The base URL of the model API the CLI must use (the recording proxy's), for a
     #: driver that passes it on the command line; ``None``: the CLI's own.
     base_url: str | None = None
+    #: The scripted model answers at ``base_url`` (docs/config-contract.md): a driver
+    #: whose CLI would send a login of the operator's there sends its stand-in key.
+    scripted: bool = False
     #: The case tells refusals by permission rules from refusals by hooks: the driver
     #: asks its CLI for what tells them apart (Claude Code's hook events).
     hook_events: bool = False

@@ -42,7 +42,7 @@ REQUIREMENTS = Requirements(
         variables=KEY_VARIABLES,
         home=HOME,
         provider_args=("model_provider=", "--oss", "--local-provider"),
-        # Without a key or a login it asks for one (tried with 0.171).
+        # The key the scripted provider sends (SCRIPTED_PROVIDER's env_key).
         scripted=(("OPENAI_API_KEY", SCRIPTED_KEY),),
     ),
     # config.toml, managed_config.toml, requirements.toml and skills/ of the system: the
@@ -57,11 +57,24 @@ API_URL = "https://api.openai.com/v1"
 #: Extra arguments that send requests to another provider than OpenAI's.
 PROVIDER_ARGS = ("model_provider=", "model_providers.", "--oss", "--local-provider")
 
+#: The model provider a scripted run's Codex is given (docs/config-contract.md).
+SCRIPTED_PROVIDER = "evalcases-scripted"
+
 _ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
 
 # Codex prints these while it retries a dropped connection; they only matter when
 # the run never completes.
 _RECONNECTING = re.compile(r"^\s*Reconnecting\b", re.IGNORECASE)
+
+
+def _scripted_provider(url: str) -> str:
+    """The ``-c`` value defining :data:`SCRIPTED_PROVIDER` at ``url``: the Responses API,
+    keyed by ``OPENAI_API_KEY`` (the stand-in of a scripted run), never retried."""
+    fields = (
+        f'name="scripted",base_url={json.dumps(url)},env_key="OPENAI_API_KEY",'
+        'wire_api="responses",request_max_retries=0,stream_max_retries=0'
+    )
+    return f"model_providers.{SCRIPTED_PROVIDER}={{{fields}}}"
 
 
 class CodexAgent(base.AgentBase):
@@ -94,7 +107,13 @@ class CodexAgent(base.AgentBase):
         if self.settings.model:
             argv += ["-m", self.settings.model]
         argv += self.args
-        if request.base_url is not None:
+        if request.base_url is not None and request.scripted:
+            # A provider of the plugin's own, keyed by the stand-in: the built-in one
+            # sends the key of an auth.json in CODEX_HOME, the operator's under
+            # `eval_agent_home = inherit` (tried with 0.171).
+            argv += ["-c", f"model_provider={json.dumps(SCRIPTED_PROVIDER)}"]
+            argv += ["-c", _scripted_provider(request.base_url)]
+        elif request.base_url is not None:
             # After the user's own -c: the last override wins.
             argv += ["-c", f"{BASE_URL_KEY}={json.dumps(request.base_url)}"]
         if request.prompt.startswith("-"):

@@ -196,7 +196,7 @@ def _run_recorded(
         if api.variable:
             request = replace(request, env={**request.env, api.variable: channel.url})
         else:
-            request = replace(request, base_url=channel.url)
+            request = replace(request, base_url=channel.url, scripted=script is not None)
         header: dict[str, Any] = {
             "run": record_as,
             "case": case.id,
