@@ -45,6 +45,17 @@ def test_none_of_the_operators_credentials_reach_a_scripted_run(
     assert all(env.get(name) in (None, SCRIPTED_KEY) for name in own)
 
 
+def test_a_scripted_run_reaches_no_other_machine_through_any_proxy() -> None:
+    credentials = claude.REQUIREMENTS.credentials
+    assert credentials is not None
+    given = {**OPERATOR, "HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "corp"}
+
+    env = scripted_env(credentials, given, own_home=False)
+
+    assert env["HTTPS_PROXY"] == env["HTTP_PROXY"] == env["all_proxy"] == "http://127.0.0.1:9"
+    assert env["NO_PROXY"] == "127.0.0.1,localhost,::1"
+
+
 def test_a_fresh_home_gets_no_login_copied_into_it(tmp_path: Path) -> None:
     login = tmp_path / ".codex" / "auth.json"
     login.parent.mkdir()
