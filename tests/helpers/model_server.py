@@ -21,9 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from pytest_evalcases.kinds import ModelDialect
+from pytest_evalcases.recording import views
 from pytest_evalcases.recording.gemini import is_helper
 from pytest_evalcases.recording.script import respond, tool_results
-from pytest_evalcases.recording.views import Reply
 
 Dialect = ModelDialect
 __all__ = [
@@ -61,6 +61,15 @@ class Request:
     def tool_results(self) -> int:
         """How many tool results the conversation carries (the agent loop's turn)."""
         return tool_results(self.text)
+
+
+@dataclass(frozen=True)
+class Reply(views.Reply):
+    """What the model answers (the product's scripted reply), reporting some usage by
+    default, as a live model's answer does."""
+
+    input_tokens: int = 100
+    output_tokens: int = 10
 
 
 Script = Callable[[Request], Reply]

@@ -172,9 +172,7 @@ def helper_answer(body: Any, streamed: bool = False) -> bytes:
     }
     if "next_speaker" in given:
         given["next_speaker"] = "user"
-    return _written(
-        _chunk([{"text": json.dumps(given)}], Reply(input_tokens=0, output_tokens=0)), streamed
-    )
+    return _written(_chunk([{"text": json.dumps(given)}], Reply()), streamed)
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:

@@ -44,14 +44,11 @@ class Turn:
     text: str | None = None
 
     def reply(self) -> Reply:
-        # A scripted answer reports no usage: it cost nothing.
         if self.shell is not None:
-            return Reply(shell=self.shell, input_tokens=0, output_tokens=0)
+            return Reply(shell=self.shell)
         if self.tool is not None:
-            return Reply(
-                tool=self.tool, tool_input=dict(self.input), input_tokens=0, output_tokens=0
-            )
-        return Reply(text=self.text or "", input_tokens=0, output_tokens=0)
+            return Reply(tool=self.tool, tool_input=dict(self.input))
+        return Reply(text=self.text or "")
 
 
 @dataclass(frozen=True)

@@ -84,8 +84,9 @@ class Reply:
     shell: str | None = None
     status: int = 200
     error: str = ""
-    input_tokens: int = 100
-    output_tokens: int = 10
+    #: The usage the answer reports: none by default (the plugin's answers cost nothing).
+    input_tokens: int = 0
+    output_tokens: int = 0
     #: Anthropic's ``cache_read_input_tokens``, besides ``input_tokens``.
     cache_read_tokens: int = 0
     #: A call of this tool, by the CLI's own name, with ``tool_input``.
