@@ -115,3 +115,31 @@ def test_a_script_on_an_agent_whose_model_the_plugin_cannot_play_is_an_error(
     result.stdout.fnmatch_lines(
         ["*scripted.yaml:2: `script:` plays the model of claude, codex, gemini only*'command'*"]
     )
+
+
+@pytest.mark.real_cli
+@pytest.mark.usefixtures("offline")
+def test_a_tool_turn_calls_the_clis_tool_by_its_own_name_with_its_input(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = cli("claude")
+    monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+    pytester.makefile(".ini", tox="[pytest]\neval_agent = claude\n")
+    (pytester.path / "evals" / "fixtures" / "api" / "src" / "api").mkdir(parents=True)
+    (pytester.path / "evals" / "fixtures" / "api" / "src" / "api" / "orders.py").write_text(
+        "ORDERS = 'MARK-orders'\n"
+    )
+    (pytester.path / "evals" / "reads.yaml").write_text(
+        "id: reads\ndefends: AGENTS.md\ncwd: fixtures/api\nprompt: Read the orders module\n"
+        "script:\n"
+        "  - tool: Read\n"
+        "    input: {file_path: src/api/orders.py}\n"
+        "  - text: read it\n"
+        "checks:\n"
+        "  - {type: tool_called, tool: read, input: orders}\n"
+        "  - {type: output_matches, pattern: read it}\n"
+    )
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
