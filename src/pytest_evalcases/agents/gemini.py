@@ -151,7 +151,11 @@ class GeminiAgent(base.AgentBase):
         auth = chosen.get("auth") if isinstance(chosen, dict) else None
         if not isinstance(auth, dict) and env.get("GEMINI_API_KEY"):
             auth = {"selectedType": "gemini-api-key"}
-        settings = {"security": {"auth": auth}} if isinstance(auth, dict) else {}
+        settings: dict[str, object] = {"security": {"auth": auth}} if isinstance(auth, dict) else {}
+        if env.get("GEMINI_API_KEY") == SCRIPTED_KEY:
+            # A scripted run (docs/config-contract.md): its usage statistics would go to
+            # a proxy that is not there, retried for seconds at the end of the run.
+            settings["privacy"] = {"usageStatisticsEnabled": False}
         (config / "settings.json").write_text(json.dumps(settings), "utf-8")
         return variables
 
