@@ -16,6 +16,7 @@ import pytest
 
 from pytest_evalcases.recording import format as recording
 from tests.agents.test_real_clis import cli
+from tests.helpers.model_server import Reply, model_server
 from tests.helpers.results import only_results
 from tests.helpers.sandbox import USER_CACHE
 
@@ -143,3 +144,34 @@ def test_a_tool_turn_calls_the_clis_tool_by_its_own_name_with_its_input(
     result = pytester.runpytest("-p", "no:cacheprovider")
 
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.real_cli
+@pytest.mark.usefixtures("offline")
+def test_a_refused_key_stops_the_live_runs_and_never_the_scripted_ones(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = cli("claude")
+    monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+    with model_server(
+        "anthropic", lambda request: Reply(status=401, error="invalid x-api-key")
+    ) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-Wq4rT8yU2iO6")
+        pytester.makefile(".ini", tox="[pytest]\neval_agent = claude\n")
+        (pytester.path / "evals").mkdir()
+        live = "  - id: live-{n}\n    defends: AGENTS.md\n    prompt: hi\n    checks:\n"
+        live += "      - {{type: output_matches, pattern: hi}}\n"
+        (pytester.path / "evals" / "mixed.yaml").write_text(
+            "cases:\n" + live.format(n=1) + live.format(n=2) + CASES.split("cases:\n", 1)[1]
+        )
+
+        result = pytester.runpytest("-p", "no:cacheprovider")
+
+    # The second live run is not started after the first one's refusal; the scripted
+    # ones run all the same: their key is no one's.
+    result.assert_outcomes(passed=1, failed=1, errors=2)
+    records = {r["id"]: r for r in only_results(pytester.path)["cases"]}
+    assert records["live-1"]["error_kind"] == "authentication"
+    assert records["makes-a-file"]["outcome"] == "passed"
+    assert records["red"]["outcome"] == "failed"

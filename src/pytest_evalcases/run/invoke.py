@@ -54,9 +54,12 @@ def run_agent_phase(
 
     After an earlier run of the same agent and credentials ended in an authentication
     error or found its API unreachable, nothing is started: :class:`NotStarted`
-    (docs/agents.md, "Failing fast")."""
+    (docs/agents.md, "Failing fast"); a scripted run starts all the same."""
     began = time.monotonic()
-    key = identity(ctx.agent, ctx.base_env) if ctx.agent is not None else None
+    # A scripted run uses no credential of the operator's: a refused or unreachable API
+    # stops it not, and its failures stop no live run (docs/config-contract.md).
+    live = case.script is None
+    key = identity(ctx.agent, ctx.base_env) if ctx.agent is not None and live else None
     if ctx.agent is not None and key is not None:
         try:
             ctx.stops.check(key, ctx.agent.name)
