@@ -29,6 +29,10 @@ CaseOutcome = Literal["passed", "failed", "error", "skipped"]
 #: not load (``file``).
 RecordKind = Literal["case", "task", "file"]
 
+#: The model APIs the agent CLIs speak over HTTP, which the recording proxy reads and
+#: the scripted model writes: Anthropic Messages, OpenAI Responses, the Gemini API.
+ModelDialect = Literal["anthropic", "openai", "gemini"]
+
 #: How a run went through the replaying proxy (docs/replay.md): every request answered
 #: from the recording, some (then live), none (live), or a replay that diverged.
 ReplayHow = Literal["full", "partial", "live", "diverged"]

@@ -359,6 +359,26 @@ def test_a_recorded_run_is_pointed_at_the_proxy_after_the_users_arguments(
     assert got.argv[-3:] == ("-c", 'openai_base_url="http://127.0.0.1:9/r/t"', "fix it")
 
 
+def test_a_scripted_run_gets_a_provider_keyed_by_the_stand_in_not_the_built_in_one(
+    tmp_path: Path,
+) -> None:
+    # The built-in provider sends the key of an auth.json in CODEX_HOME (the operator's,
+    # with eval_agent_home = inherit), whatever OPENAI_API_KEY says: tried with 0.171.
+    req = dataclasses.replace(
+        request(tmp_path, prompt="fix it"), base_url="http://127.0.0.1:9/r/t", scripted=True
+    )
+    argv = agent().invocation(req).argv
+    assert argv[-5:-1] == (
+        "-c",
+        'model_provider="evalcases-scripted"',
+        "-c",
+        'model_providers.evalcases-scripted={name="scripted",base_url="http://127.0.0.1:9/r/t",'
+        'env_key="OPENAI_API_KEY",wire_api="responses",request_max_retries=0,'
+        "stream_max_retries=0}",
+    )
+    assert not any("openai_base_url" in arg for arg in argv)
+
+
 @pytest.mark.parametrize(
     ("args", "env", "upstream"),
     [

@@ -21,6 +21,7 @@ ROWS = {
     "`pattern`, `tool`, `input`": (limits.PATTERN_CHARS,),
     "`prompt` (and `task.md`), `setup`, `command`": (limits.TEXT_CHARS,),
     "`checks` of one case": (limits.CHECKS,),
+    "`script` turns of one case": (limits.TURNS,),
 }
 
 

@@ -167,6 +167,29 @@ BAD: dict[str, Bad] = {
     "severity-invalid": bad_field(
         "severity: high\n", 4, "severity", "'critical'", "'normal'", "'advisory'", "'high'"
     ),
+    "script-turn-of-two-kinds": bad_field(
+        "script:\n  - shell: ls\n    text: done\n",
+        5,
+        "script[0]",
+        "a turn has exactly one of `shell`, `tool` or `text` (got `shell`, `text`)",
+    ),
+    "script-input-not-a-mapping": bad_field(
+        "script:\n  - tool: Read\n    input: src/a.py\n",
+        6,
+        "script[0].input",
+        "expected a mapping",
+        "got a string",
+    ),
+    "script-input-without-tool": bad_field(
+        "script:\n  - text: hi\n    input: {a: 1}\n", 5, "script[0]", "`input` goes with `tool`"
+    ),
+    "script-for-the-command-agent": bad_field(
+        "agents: [command]\nscript:\n  - text: hi\n",
+        4,
+        "agents",
+        "`script:` plays the model of claude, codex, gemini only, and agent 'command' is not "
+        "one of them",
+    ),
     "timeout-not-number": bad_field("timeout: abc\n", 4, "timeout", "number", "'abc'"),
     "timeout-negative": bad_field("timeout: -5\n", 4, "timeout", "greater than 0", "-5"),
     # Valid numbers that would fail only when the run waits on them.

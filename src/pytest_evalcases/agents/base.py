@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 from pytest_evalcases import containment, process
 from pytest_evalcases.agents.requirements import Requirements
 from pytest_evalcases.errors import AgentError
-from pytest_evalcases.kinds import Spent
+from pytest_evalcases.kinds import ModelDialect, Spent
 from pytest_evalcases.process import tail as tail  # docs/agents.md imports it from here
 from pytest_evalcases.redact import shorten
 from pytest_evalcases.sandbox import Sandbox
@@ -209,6 +209,9 @@ class RunRequest:
     #: The base URL of the model API the CLI must use (the recording proxy's), for a
     #: driver that passes it on the command line; ``None``: the CLI's own.
     base_url: str | None = None
+    #: The scripted model answers at ``base_url`` (docs/config-contract.md): a driver
+    #: whose CLI would send a login of the operator's there sends its stand-in key.
+    scripted: bool = False
     #: The case checks the hooks that ran, or tells refusals by permission rules from
     #: refusals by hooks: the driver asks its CLI to show its hooks (Claude Code's
     #: ``--include-hook-events``, Gemini CLI's ``--debug``).
@@ -227,6 +230,8 @@ class ModelAPI:
     #: The environment variable the CLI reads its base URL from; empty when the driver
     #: passes it on the command line instead (:attr:`RunRequest.base_url`).
     variable: str = ""
+    #: The API it speaks, in which the scripted model answers it (docs/config-contract.md).
+    dialect: ModelDialect = "anthropic"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
-from pytest_evalcases.agents.requirements import Credentials, Requirements
+from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import ErrorKind
 
@@ -76,6 +76,12 @@ REQUIREMENTS = Requirements(
         providers=PROVIDERS,
         bare_variables=BARE_VARIABLES,
         keychain=True,
+        # A bare run insists on a key; no telemetry, update check or other request of
+        # its own (tried with 2.1.197).
+        scripted=(
+            ("ANTHROPIC_API_KEY", SCRIPTED_KEY),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ),
     ),
     # Managed settings and policy memory (CLAUDE.md, managed-settings.json,
     # managed-settings.d/, managed-mcp.json): CLAUDE.md reaches every request of a run
@@ -144,7 +150,7 @@ class ClaudeAgent(base.AgentBase):
         when the CLI is told to use Bedrock, Vertex AI or Foundry instead."""
         if any(env.get(name) for name in PROVIDERS):
             return None
-        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL)
+        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL, "anthropic")
 
     def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
-from pytest_evalcases.agents.requirements import Credentials, Requirements
+from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
 
 #: What an eval run may do: write in its workspace and run commands there.
 #: ``eval_agent_args`` adds to it and replaces it where it chooses a sandbox itself
@@ -42,6 +42,8 @@ REQUIREMENTS = Requirements(
         variables=KEY_VARIABLES,
         home=HOME,
         provider_args=("model_provider=", "--oss", "--local-provider"),
+        # The key the scripted provider sends (SCRIPTED_PROVIDER's env_key).
+        scripted=(("OPENAI_API_KEY", SCRIPTED_KEY),),
     ),
     # config.toml, managed_config.toml, requirements.toml and skills/ of the system: the
     # developer_instructions of its config.toml reach every request (tried with 0.171).
@@ -54,6 +56,9 @@ BASE_URL_KEY = "openai_base_url"
 API_URL = "https://api.openai.com/v1"
 #: Extra arguments that send requests to another provider than OpenAI's.
 PROVIDER_ARGS = ("model_provider=", "model_providers.", "--oss", "--local-provider")
+
+#: The model provider a scripted run's Codex is given (docs/config-contract.md).
+SCRIPTED_PROVIDER = "evalcases-scripted"
 
 _ITEM_EVENTS = ("item.started", "item.updated", "item.completed")
 
@@ -74,6 +79,16 @@ _REFUSED = re.compile(
     r"|(?P<never>approval policy is Never; reject command)\b.*)$",
     re.MULTILINE,
 )
+
+
+def _scripted_provider(url: str) -> str:
+    """The ``-c`` value defining :data:`SCRIPTED_PROVIDER` at ``url``: the Responses API,
+    keyed by ``OPENAI_API_KEY`` (the stand-in of a scripted run), never retried."""
+    fields = (
+        f'name="scripted",base_url={json.dumps(url)},env_key="OPENAI_API_KEY",'
+        'wire_api="responses",request_max_retries=0,stream_max_retries=0'
+    )
+    return f"model_providers.{SCRIPTED_PROVIDER}={{{fields}}}"
 
 
 class CodexAgent(base.AgentBase):
@@ -106,7 +121,13 @@ class CodexAgent(base.AgentBase):
         if self.settings.model:
             argv += ["-m", self.settings.model]
         argv += self.args
-        if request.base_url is not None:
+        if request.base_url is not None and request.scripted:
+            # A provider of the plugin's own, keyed by the stand-in: the built-in one
+            # sends the key of an auth.json in CODEX_HOME, the operator's under
+            # `eval_agent_home = inherit` (tried with 0.171).
+            argv += ["-c", f"model_provider={json.dumps(SCRIPTED_PROVIDER)}"]
+            argv += ["-c", _scripted_provider(request.base_url)]
+        elif request.base_url is not None:
             # After the user's own -c: the last override wins.
             argv += ["-c", f"{BASE_URL_KEY}={json.dumps(request.base_url)}"]
         if request.prompt.startswith("-"):
@@ -125,7 +146,7 @@ class CodexAgent(base.AgentBase):
         if not keyed and login.get("tokens") and not login.get("OPENAI_API_KEY"):
             return None
         given = _config_value(self.settings.args, BASE_URL_KEY)
-        return base.ModelAPI(given or API_URL)
+        return base.ModelAPI(given or API_URL, dialect="openai")
 
     def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""

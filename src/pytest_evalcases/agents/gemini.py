@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
-from pytest_evalcases.agents.requirements import Credentials, Requirements
+from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import ErrorKind
 
@@ -54,6 +54,9 @@ REQUIREMENTS = Requirements(
         # google_accounts.json only names the account: the login is the OAuth file.
         login_files=("oauth_creds.json",),
         providers=PROVIDERS,
+        # API-key authentication is the one that goes to GOOGLE_GEMINI_BASE_URL (tried
+        # with 0.61).
+        scripted=(("GEMINI_API_KEY", SCRIPTED_KEY),),
     ),
     # The system settings override the user's and the workspace's (their model is the one
     # every request asks for, tried with 0.61); the system defaults come under them.
@@ -148,7 +151,7 @@ class GeminiAgent(base.AgentBase):
         with Vertex AI, which has endpoints of its own."""
         if any(env.get(name) for name in PROVIDERS):
             return None
-        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL)
+        return base.ModelAPI(env.get(BASE_URL) or API_URL, BASE_URL, "gemini")
 
     def home_paths(self, env: Mapping[str, str]) -> tuple[Path, ...]:
         """The operator's own home that the CLI writes to (``eval_agent_home = inherit``)."""
@@ -163,7 +166,11 @@ class GeminiAgent(base.AgentBase):
         auth = chosen.get("auth") if isinstance(chosen, dict) else None
         if not isinstance(auth, dict) and env.get("GEMINI_API_KEY"):
             auth = {"selectedType": "gemini-api-key"}
-        settings = {"security": {"auth": auth}} if isinstance(auth, dict) else {}
+        settings: dict[str, object] = {"security": {"auth": auth}} if isinstance(auth, dict) else {}
+        if env.get("GEMINI_API_KEY") == SCRIPTED_KEY:
+            # A scripted run (docs/config-contract.md): its usage statistics would go to
+            # a proxy that is not there, retried for seconds at the end of the run.
+            settings["privacy"] = {"usageStatisticsEnabled": False}
         (config / "settings.json").write_text(json.dumps(settings), "utf-8")
         return variables
 

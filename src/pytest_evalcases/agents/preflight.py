@@ -28,10 +28,12 @@ VERSION_TIMEOUT = 30.0
 
 @dataclass(frozen=True)
 class Needs:
-    """What the collected items ask of the agent: how many runs, how many of them bare."""
+    """What the collected items ask of the agent: how many runs, how many of them bare,
+    and how many the scripted model answers (which need no credential)."""
 
     runs: int
     bare: int = 0
+    scripted: int = 0
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,9 @@ def check(
     if not base.on_path(program, env):
         raise UsageError(missing_program(agent.name, program, requirements))
     credentials = requirements.credentials
-    if credentials is not None and not _own_provider(credentials, agent.args):
+    # A run the scripted model answers logs in nowhere (docs/config-contract.md).
+    live = needs.runs > needs.scripted
+    if credentials is not None and live and not _own_provider(credentials, agent.args):
         problem = credential_problem(agent.name, credentials, needs, env, platform)
         if problem:
             raise UsageError(problem)

@@ -30,6 +30,8 @@ PATTERN_CHARS = 10_000
 TEXT_CHARS = 100_000
 #: Checks of one case.
 CHECKS = 100
+#: Turns of one case's ``script:``.
+TURNS = 100
 #: Characters of a value or a field name quoted in a message.
 SHOWN = 80
 

@@ -64,6 +64,9 @@ class LoadedCase:
     check_severities: tuple[Severity, ...] = ()
     #: ``perturb: false``: ``--eval-perturb`` leaves the prompt alone.
     perturb: bool = True
+    #: ``script:``: the turns the plugin plays as the model (docs/config-contract.md);
+    #: ``None``: the agent's own model answers.
+    script: tuple[schema.ScriptTurn, ...] | None = None
 
     def other_agent(self, agent: str | None) -> str | None:
         """Why the case does not run on ``agent``, when its ``agents:`` leaves it out;
@@ -229,6 +232,7 @@ def _cases(
                 [*loc, "id"], "value", f"duplicate id {model.id!r} (also at line {seen[model.id]})"
             )
         seen[model.id] = line + 1
+        _scripted_agents(source, model, loc)
         fixture = _fixture(source, evals_root, model.cwd, [*loc, "cwd"])
         cases.append(
             LoadedCase(
@@ -252,9 +256,22 @@ def _cases(
                 max_cost=model.max_cost,
                 max_tokens=model.max_tokens,
                 perturb=model.perturb,
+                script=tuple(model.script) if model.script is not None else None,
             )
         )
     return cases
+
+
+def _scripted_agents(source: Source, model: schema.CaseModelBase, loc: list[str | int]) -> None:
+    """Refuse a ``script:`` for an agent whose model the plugin cannot play."""
+    others = [a for a in model.agents or () if a not in schema.SCRIPTED_AGENTS]
+    if model.script is not None and others:
+        raise source.error(
+            [*loc, "agents"],
+            "value",
+            f"`script:` plays the model of {', '.join(schema.SCRIPTED_AGENTS)} only, and "
+            f"agent {shown(others[0])} is not one of them",
+        )
 
 
 def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:

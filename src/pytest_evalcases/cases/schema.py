@@ -361,6 +361,49 @@ def check_type_name(model: type[CheckModel]) -> str:
     return args[0]
 
 
+#: The agents whose model the plugin can play (``script:``): those that reach it over HTTP.
+SCRIPTED_AGENTS = ("claude", "codex", "gemini")
+
+
+class ScriptTurn(BaseModel):
+    """One turn of the scripted model (docs/case-format.md, `script`): a command for the
+    CLI's shell tool, a call of a tool by the CLI's own name with its input, or the text
+    of an answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
+
+    shell: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=limits.TEXT_CHARS,
+        description="A command the model runs with the CLI's own shell tool",
+    )
+    tool: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=limits.LINE_CHARS,
+        description="A tool the model calls, by the CLI's own name (Read, read_file, ...)",
+    )
+    input: dict[str, Any] | None = Field(
+        default=None, description="With `tool`: the call's input, a mapping"
+    )
+    text: str | None = Field(
+        default=None, max_length=limits.TEXT_CHARS, description="The model's answer"
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ScriptTurn:
+        given = [name for name in ("shell", "tool", "text") if getattr(self, name) is not None]
+        if len(given) != 1:
+            said = ", ".join(f"`{name}`" for name in given) or "none"
+            raise ValueError(f"a turn has exactly one of `shell`, `tool` or `text` (got {said})")
+        if self.input is not None and self.tool is None:
+            raise ValueError("`input` goes with `tool`")
+        return self
+
+
 class CaseModelBase(BaseModel):
     """One case (docs/case-format.md); the ``checks`` field is added per check registry."""
 
@@ -445,6 +488,13 @@ class CaseModelBase(BaseModel):
         default=True,
         description="false: --eval-perturb never perturbs this prompt (its exact form is "
         "the point: a quoted message, a path)",
+    )
+    script: list[ScriptTurn] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=limits.TURNS,
+        description="The model's turns, played by the plugin on 127.0.0.1 for claude, codex "
+        "and gemini: no credential, no cost (docs/config-contract.md)",
     )
 
 

@@ -1,11 +1,29 @@
-"""The Anthropic Messages API, as Claude Code speaks it."""
+"""The Anthropic Messages API, as Claude Code speaks it: read (:class:`Anthropic`), and
+written by the scripted model (:func:`stream`, :func:`error_body`)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage, called
-from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events, json_or_text, text_of
+from pytest_evalcases.recording.views import (
+    Answer,
+    Parser,
+    Reply,
+    ToolCall,
+    ToolResult,
+    Usage,
+    called,
+)
+from pytest_evalcases.recording.wire import (
+    as_dict,
+    as_int,
+    as_list,
+    events,
+    json_or_text,
+    sse,
+    text_of,
+)
 
 
 class Anthropic(Parser):
@@ -165,3 +183,72 @@ class Anthropic(Parser):
         return Answer(
             model, tuple(texts), tuple(calls), thinking, spent, stop, tuple(errors), tokens
         )
+
+
+#: The error type the Messages API names for a status, as its SDK reads it.
+_ERRORS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def stream(reply: Reply, model: str, call_id: str) -> bytes:
+    """``reply`` as the Messages API streams it: one content block (text, or a tool
+    call ``call_id``; a shell command is a call of Claude Code's ``Bash``)."""
+    usage = {
+        "input_tokens": reply.input_tokens,
+        "cache_read_input_tokens": reply.cache_read_tokens,
+        "output_tokens": 1,
+    }
+    message: dict[str, Any] = {
+        "id": "msg_scripted",
+        "type": "message",
+        "role": "assistant",
+        "model": model or "claude-scripted",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    block: dict[str, Any]
+    if reply.calls_tool:
+        name, given = (
+            ("Bash", {"command": reply.shell, "description": "run"})
+            if reply.tool is None
+            else (reply.tool, reply.tool_input)
+        )
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(given)}
+    else:
+        block = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": reply.text}
+    return sse(
+        [
+            {"type": "message_start", "message": message},
+            {"type": "content_block_start", "index": 0, "content_block": block},
+            {"type": "content_block_delta", "index": 0, "delta": delta},
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {
+                    "stop_reason": "tool_use" if reply.calls_tool else "end_turn",
+                    "stop_sequence": None,
+                },
+                "usage": {"output_tokens": reply.output_tokens},
+            },
+            {"type": "message_stop"},
+        ]
+    )
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """The Messages API's error body for ``status``."""
+    return {
+        "type": "error",
+        "error": {"type": _ERRORS.get(status, "api_error"), "message": message},
+    }

@@ -1,7 +1,7 @@
 """One run's channel through the recording proxy (docs/replay.md, "Recording"):
 its own path below the proxy (``/r/<token>/``), the exchanges that crossed it in the
 order the requests were sent (what the request checks read, also of a run that is not
-recorded), the recording that answers it, and the first upstream
+recorded), the recording or the script that answers it, and the first upstream
 failure that ends the run at once (docs/agents.md, "Failing fast").
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pytest_evalcases.agents.base import ModelRequest
 from pytest_evalcases.recording.format import Exchange, Message, is_credential_header
 from pytest_evalcases.recording.replay import Divergence, Replay
+from pytest_evalcases.recording.script import Script
 from pytest_evalcases.recording.sent import model_requests
 from pytest_evalcases.recording.wire import error_message
 
@@ -82,6 +83,9 @@ class Channel:
     #: With a recording: forward what does not match (``--eval-reuse``) rather than
     #: refuse it (``--eval-replay``).
     reuse: bool = False
+    #: The case's script, which answers every request itself (docs/config-contract.md,
+    #: "The scripted model"): nothing goes to the API; ``None``: the API or a recording.
+    script: Script | None = None
     #: The first request the recording had no answer to (it and all after it went to
     #: the API under reuse, were refused under replay); ``None`` while all matched.
     diverged: Divergence | None = None

@@ -1,11 +1,20 @@
-"""The Gemini API, as Gemini CLI speaks it."""
+"""The Gemini API, as Gemini CLI speaks it: read (:class:`Gemini`), and written by the
+scripted model (:func:`answer`, :func:`helper_answer`, :func:`error_body`)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage, called
+from pytest_evalcases.recording.views import (
+    Answer,
+    Parser,
+    Reply,
+    ToolCall,
+    ToolResult,
+    Usage,
+    called,
+)
 from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events
 
 
@@ -141,3 +150,67 @@ def _result(response: Any) -> tuple[str, bool]:
     output = given.get("output", given.get("error", response))
     text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
     return text, "error" in given and "output" not in given
+
+
+def is_helper(body: Any) -> bool:
+    """Whether a request is one of Gemini CLI's helper calls beside its agent loop (an
+    answer in a JSON schema: whether to go on, a name for the session), not a turn."""
+    config = as_dict(as_dict(body).get("generationConfig"))
+    return bool(config.get("responseJsonSchema") or config.get("responseSchema"))
+
+
+def answer(reply: Reply, streamed: bool) -> bytes:
+    """``reply`` as the Gemini API answers ``:streamGenerateContent`` (``streamed``, one
+    server-sent event) or ``:generateContent``: a text part, or a function call (a shell
+    command is Gemini CLI's ``run_shell_command``)."""
+    if reply.tool is not None:
+        parts: list[Any] = [{"functionCall": {"name": reply.tool, "args": reply.tool_input}}]
+    elif reply.shell is not None:
+        parts = [{"functionCall": {"name": "run_shell_command", "args": {"command": reply.shell}}}]
+    else:
+        parts = [{"text": reply.text}]
+    return _written(_chunk(parts, reply), streamed)
+
+
+def helper_answer(body: Any, streamed: bool = False) -> bytes:
+    """An answer to a helper call that matches its ``responseJsonSchema``: each property
+    its enum's first value, else an empty value of its type (and the user speaks next)."""
+    config = as_dict(as_dict(body).get("generationConfig"))
+    schema = as_dict(config.get("responseJsonSchema") or config.get("responseSchema"))
+    empty: dict[str, Any] = {"string": "", "number": 0, "integer": 0, "boolean": False, "array": []}
+    given = {
+        name: (
+            prop["enum"][0]
+            if as_list(prop.get("enum"))
+            else empty.get(str(prop.get("type")).lower(), {})
+        )
+        for name, prop in ((k, as_dict(v)) for k, v in as_dict(schema.get("properties")).items())
+    }
+    if "next_speaker" in given:
+        given["next_speaker"] = "user"
+    return _written(_chunk([{"text": json.dumps(given)}], Reply()), streamed)
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """The Gemini API's error body."""
+    return {"error": {"code": status, "message": message, "status": "UNAVAILABLE"}}
+
+
+def _chunk(parts: list[Any], reply: Reply) -> dict[str, Any]:
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": reply.input_tokens,
+            "candidatesTokenCount": reply.output_tokens,
+            "totalTokenCount": reply.input_tokens + reply.output_tokens,
+        },
+        "modelVersion": "gemini-scripted",
+    }
+
+
+def _written(chunk: dict[str, Any], streamed: bool) -> bytes:
+    if streamed:
+        return f"data: {json.dumps(chunk)}\r\n\r\n".encode()
+    return json.dumps(chunk).encode()

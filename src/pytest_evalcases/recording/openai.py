@@ -1,11 +1,29 @@
-"""The OpenAI Responses API, as Codex speaks it."""
+"""The OpenAI Responses API, as Codex speaks it: read (:class:`OpenAI`), and written by
+the scripted model (:func:`stream`, :func:`error_body`)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from pytest_evalcases.recording.views import Answer, Parser, ToolCall, ToolResult, Usage, called
-from pytest_evalcases.recording.wire import as_dict, as_int, as_list, events, json_or_text, text_of
+from pytest_evalcases.recording.views import (
+    Answer,
+    Parser,
+    Reply,
+    ToolCall,
+    ToolResult,
+    Usage,
+    called,
+)
+from pytest_evalcases.recording.wire import (
+    as_dict,
+    as_int,
+    as_list,
+    events,
+    json_or_text,
+    sse,
+    text_of,
+)
 
 _OPENAI_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OPENAI_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
@@ -184,3 +202,52 @@ def _call(item: dict[str, Any]) -> tuple[str, Any]:
 
 def _described(tool: dict[str, Any], name: str) -> tuple[str, str]:
     return name, str(tool.get("description") or "")
+
+
+def stream(reply: Reply, call_id: str) -> bytes:
+    """``reply`` as the Responses API streams it: one output item (a message, or a
+    tool call ``call_id``). A shell command is a call of Codex's ``exec``, the
+    JavaScript tool through which its model reaches ``exec_command``."""
+    item: dict[str, Any]
+    if reply.shell is not None:
+        item = {
+            "type": "custom_tool_call",
+            "id": f"ctc_{call_id}",
+            "call_id": call_id,
+            "name": "exec",
+            "input": f"text(await tools.exec_command({{cmd: {json.dumps(reply.shell)}}}));",
+        }
+    elif reply.tool is not None:
+        item = {
+            "type": "function_call",
+            "id": f"fc_{call_id}",
+            "call_id": call_id,
+            "name": reply.tool,
+            "arguments": json.dumps(reply.tool_input),
+        }
+    else:
+        item = {
+            "type": "message",
+            "id": "msg_scripted",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+        }
+    usage = {
+        "input_tokens": reply.input_tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": reply.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": reply.input_tokens + reply.output_tokens,
+    }
+    return sse(
+        [
+            {"type": "response.created", "response": {"id": "resp_scripted"}},
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            {"type": "response.completed", "response": {"id": "resp_scripted", "usage": usage}},
+        ]
+    )
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """The Responses API's error body."""
+    return {"error": {"message": message, "type": "invalid_request_error", "code": None}}

@@ -12,7 +12,9 @@ A channel given a recording (a :class:`~pytest_evalcases.recording.replay.Replay
 from it instead (docs/replay.md, "Replay", "Reuse"): a request that matches a recorded one
 gets the recorded response and never reaches the API. One that does not ends the replay:
 refused with a ``400`` the CLI does not retry (``--eval-replay``), or forwarded, with all
-after it, as a live run's (``--eval-reuse``).
+after it, as a live run's (``--eval-reuse``). A channel given a case's script (a
+:class:`~pytest_evalcases.recording.script.Script`) answers every request from it and
+forwards none (docs/config-contract.md, "The scripted model").
 
 An upstream that refuses the run's credentials (``401``, ``403``) or cannot be reached
 (connection refused, DNS, TLS) is a :class:`Failure` of the channel, which the runner
@@ -41,6 +43,7 @@ from pytest_evalcases import defaults
 from pytest_evalcases.recording.channel import Channel, Failure, Slot, quoted, status_line
 from pytest_evalcases.recording.format import Exchange, Message
 from pytest_evalcases.recording.replay import Divergence, Replay
+from pytest_evalcases.recording.script import Script
 
 #: Headers of one connection, not of the exchange (RFC 9110, 7.6.1): never forwarded.
 _HOP_BY_HOP = frozenset(
@@ -86,12 +89,14 @@ class Proxy:
         *,
         replay: Replay | None = None,
         reuse: bool = False,
+        script: Script | None = None,
     ) -> Channel:
         """A new channel to ``upstream`` for one run, through the HTTP proxy ``via``;
-        answering from ``replay`` while requests match, when given."""
+        answering from ``replay`` while requests match, or from ``script`` always,
+        when given."""
         token = secrets.token_hex(8)
         url = f"http://127.0.0.1:{self.port}/r/{token}"
-        channel = Channel(token, upstream.rstrip("/"), url, via, replay, reuse)
+        channel = Channel(token, upstream.rstrip("/"), url, via, replay, reuse, script)
         with self._lock:
             self._channels[token] = channel
         return channel
@@ -178,6 +183,9 @@ class _Relay(BaseHTTPRequestHandler):
             self._refuse(501, "the recording proxy does not relay protocol upgrades")
             slot.exchange = _failed(slot, 501, "protocol upgrade refused")
             return
+        if channel.script is not None:
+            self._scripted(channel.script, slot)
+            return
         found = channel.answer(slot)
         if isinstance(found, Divergence):
             self._diverged(slot, found.message)
@@ -230,6 +238,27 @@ class _Relay(BaseHTTPRequestHandler):
             found.reason,
             Message(headers, found.response.body),
             source="replay",
+        )
+
+    def _scripted(self, script: Script, slot: Slot) -> None:
+        """Answer from the case's script: the request never leaves the machine."""
+        written = script.respond(slot.method, slot.path, slot.request.body)
+        headers = (("content-type", written.content_type),)
+        self.send_response_only(written.status)
+        self.send_header("Content-Type", written.content_type)
+        self.send_header("Content-Length", str(len(written.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(written.body)
+        self.wfile.flush()
+        slot.exchange = Exchange(
+            slot.method,
+            slot.path,
+            slot.request,
+            written.status,
+            "",
+            Message(headers, written.body),
+            source="scripted",
         )
 
     def _diverged(self, slot: Slot, message: str) -> None:

@@ -23,6 +23,7 @@ from pytest_evalcases.recording.channel import Channel
 from pytest_evalcases.recording.format import RecordPlace, serialise, write
 from pytest_evalcases.recording.proxy import Proxy, http_proxy
 from pytest_evalcases.recording.replay import Replay
+from pytest_evalcases.recording.script import Script
 from pytest_evalcases.redact import Redactor
 
 
@@ -71,12 +72,16 @@ class Recorder:
         *,
         replay: Replay | None = None,
         reuse: bool = False,
+        script: Script | None = None,
     ) -> Iterator[Channel]:
         """A channel for one run to ``upstream``, through the HTTP proxy ``env`` names
-        for it, answering from ``replay`` while it can (docs/replay.md, "Replay"); the
-        proxy forgets the channel when the block ends."""
+        for it, answering from ``replay`` while it can (docs/replay.md, "Replay"), or
+        from ``script`` (docs/config-contract.md); the proxy forgets the channel when
+        the block ends."""
         proxy = self.proxy
-        channel = proxy.open(upstream, http_proxy(upstream, env), replay=replay, reuse=reuse)
+        channel = proxy.open(
+            upstream, http_proxy(upstream, env), replay=replay, reuse=reuse, script=script
+        )
         try:
             yield channel
         finally:

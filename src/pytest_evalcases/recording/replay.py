@@ -31,6 +31,7 @@ from pytest_evalcases.kinds import Replayed, ReplayHow
 from pytest_evalcases.recording import dialects
 from pytest_evalcases.recording.format import Exchange, exchange_file, read
 from pytest_evalcases.recording.normalise import Normalised, Normaliser, Places
+from pytest_evalcases.recording.script import TOOL_RESULT
 from pytest_evalcases.recording.views import Request
 
 
@@ -265,9 +266,6 @@ def outcome(replay: Replay | None, diverged: bool, reuse: bool) -> Replayed:
     )
 
 
-_TOOL_RESULT = re.compile(
-    r"\"(tool_result|function_call_output|custom_tool_call_output|functionResponse)\""
-)
 #: Context a CLI puts in a message of its own before the conversation: Claude Code's
 #: ``<system-reminder>`` (CLAUDE.md), Codex's AGENTS.md and environment, Gemini CLI's
 #: session context.
@@ -280,7 +278,7 @@ _CLI_CONTEXT = re.compile(
 def _describe_message(index: int, request: Request) -> str:
     message = request.messages[index]
     text = json.dumps(message.given, ensure_ascii=False)
-    if _TOOL_RESULT.search(text):
+    if TOOL_RESULT.search(text):
         return f"the tool result in message {index + 1}"
     first_turn = not any(m.from_model for m in request.messages[:index])
     if first_turn and (message.role in ("developer", "system") or _CLI_CONTEXT.search(text)):

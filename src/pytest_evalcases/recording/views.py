@@ -74,6 +74,33 @@ class Answer:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """What a scripted model answers one request with, in any dialect (the writers of
+    :mod:`~pytest_evalcases.recording.anthropic`, :mod:`~pytest_evalcases.recording.openai`
+    and :mod:`~pytest_evalcases.recording.gemini`): text, a call of the CLI's shell tool,
+    a call of any tool, or an HTTP error (docs/config-contract.md, "The scripted model")."""
+
+    text: str = ""
+    #: A command for the CLI's own shell tool (Claude Code ``Bash``, Codex
+    #: ``exec_command``, Gemini CLI ``run_shell_command``).
+    shell: str | None = None
+    status: int = 200
+    error: str = ""
+    #: The usage the answer reports: none by default (the plugin's answers cost nothing).
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: Anthropic's ``cache_read_input_tokens``, besides ``input_tokens``.
+    cache_read_tokens: int = 0
+    #: A call of this tool, by the CLI's own name, with ``tool_input``.
+    tool: str | None = None
+    tool_input: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def calls_tool(self) -> bool:
+        return self.shell is not None or self.tool is not None
+
+
+@dataclass(frozen=True)
 class ChatMessage:
     """One message (or input item, or content) of the conversation a request carries."""
 

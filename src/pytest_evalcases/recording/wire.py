@@ -89,3 +89,9 @@ def _error_message(doc: Any) -> str:
         return error
     message = doc.get("message")
     return message if isinstance(message, str) else ""
+
+
+def sse(events: list[dict[str, Any]]) -> bytes:
+    """Server-sent events, each named by its JSON's ``type`` (how the Anthropic and
+    OpenAI APIs stream)."""
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()

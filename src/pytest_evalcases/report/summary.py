@@ -223,10 +223,16 @@ def usage_line(records: Sequence[RunRecord]) -> str:
     """``  tokens 24,690 (2,469 per run) · cost $0.1234 ($0.0123 per run)``: what one
     variant's runs spent, as their agent reported it; empty when no run reported tokens
     or cost (the command agent, graded directories). Runs that did not say are counted
-    apart, so that a mean over some runs is not read as one over all."""
+    apart, so that a mean over some runs is not read as one over all; scripted runs are
+    left out and named."""
     ran = [r for r in records if r.kind != "file" and r.outcome != "skipped"]
+    # Scripted runs spent nothing: they are not "runs that did not say" (docs/results.md).
+    scripted = sum(r.scripted for r in ran)
+    ran = [r for r in ran if not r.scripted]
     spent = usage(ran)
     if not spent.runs_with_tokens and not spent.runs_with_cost:
+        if scripted and not ran:
+            return f"  nothing spent: {plural(scripted, 'scripted run')} (the plugin's own model)"
         return _regraded_line(ran)
     parts = []
     for what, reported, total, mean in (
@@ -239,6 +245,8 @@ def usage_line(records: Sequence[RunRecord]) -> str:
         per_run = f"{mean:,.0f}" if what == "tokens" else usd(mean)
         some = f"; {reported} of {len(ran)} runs reported it" if reported < len(ran) else ""
         parts.append(f"{what} {total} ({per_run} per run{some})")
+    if scripted:
+        parts.append(f"{plural(scripted, 'scripted run')} apart, which spent nothing")
     return "  " + " · ".join(parts)
 
 

@@ -229,6 +229,7 @@ def _read_record(f: _Fields) -> RunRecord:
     f.get("saved_tokens", lambda v: v is None or _is_int(v), "a whole number", None)
     f.number_or_none("saved_usd")
     f.text_or_none("perturbation")
+    f.flag("scripted", False)
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)

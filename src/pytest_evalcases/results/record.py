@@ -109,6 +109,10 @@ class RunRecord:
     #: A perturbed run's perturbation, ``CLASS-K`` (``typo-3``); ``None`` for a run of
     #: the prompt as written (docs/perturbation.md).
     perturbation: str | None = None
+    #: The scripted model answered the run (``script:``, docs/config-contract.md): it
+    #: spent nothing, and its ``tokens_in``, ``tokens_out`` and ``cost_usd`` are
+    #: ``None``, out of every live figure (docs/results.md).
+    scripted: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a results file's case entry: the case's id is ``id``.

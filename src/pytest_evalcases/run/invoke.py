@@ -22,9 +22,12 @@ from pytest_evalcases.agents.base import (
     RunRequest,
     run_agent,
 )
+from pytest_evalcases.agents.requirements import scripted_env
 from pytest_evalcases.cases.loading import LoadedCase
+from pytest_evalcases.cases.schema import SCRIPTED_AGENTS
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import Replayed, error_kind
+from pytest_evalcases.recording.script import Script, Turn
 from pytest_evalcases.run.agenthome import agent_home
 from pytest_evalcases.run.failfast import NotStarted, Unreachable, identity
 from pytest_evalcases.run.repository import watch
@@ -61,9 +64,12 @@ def run_agent_phase(
 
     After an earlier run of the same agent and credentials ended in an authentication
     error or found its API unreachable, nothing is started: :class:`NotStarted`
-    (docs/agents.md, "Failing fast")."""
+    (docs/agents.md, "Failing fast"); a scripted run starts all the same."""
     began = time.monotonic()
-    key = identity(ctx.agent, ctx.base_env) if ctx.agent is not None else None
+    # A scripted run uses no credential of the operator's: a refused or unreachable API
+    # stops it not, and its failures stop no live run (docs/config-contract.md).
+    live = case.script is None
+    key = identity(ctx.agent, ctx.base_env) if ctx.agent is not None and live else None
     if ctx.agent is not None and key is not None:
         try:
             ctx.stops.check(key, ctx.agent.name)
@@ -100,6 +106,9 @@ def _run_agent(
             kind="case",
         )
     env = case_env(ctx.base_env, case, variant, workspace)
+    script = None
+    if case.script is not None:
+        env, script = _scripted(case, ctx, env)
     populate(workspace, case.fixture, variant.overlays)
     watched = watch(ctx)
     # What the run's stored changes are relative to: the fixture as populated.
@@ -137,7 +146,7 @@ def _run_agent(
         requests: tuple[ModelRequest, ...] | None = None
         try:
             outcome, recording, replayed, requests = _run_recorded(
-                ctx, request, case, variant, record_as
+                ctx, request, case, variant, record_as, script
             )
         except RunError as exc:
             outcome = exc
@@ -168,32 +177,44 @@ def _run_recorded(
     case: LoadedCase,
     variant: Variant,
     record_as: str | None,
+    script: Script | None = None,
 ) -> tuple[AgentResult | RunError, str | None, Replayed | None, tuple[ModelRequest, ...] | None]:
-    """Run the agent, through the recording proxy when the run is recorded or
-    replayed, or its case reads what the CLI sent its model: the CLI's base URL points
+    """Run the agent, through the recording proxy when the run is recorded, replayed or
+    scripted, or its case reads what the CLI sent its model: the CLI's base URL points
     at the run's path on the proxy, which forwards to the API the environment named, or
-    answers from the run's recording (docs/replay.md). What the agent produced or the
-    error that ended it, with the exchange's recording, stored when the agent ends, also
-    when it failed, and the requests the case's checks read (``None`` when they are not
-    known: the run did not go through the proxy)."""
+    answers from the run's recording (docs/replay.md) or from the case's script
+    (docs/config-contract.md). What the agent produced or the error that ended it, with
+    the exchange's recording, stored when the agent ends, also when it failed, and the
+    requests the case's checks read (``None`` when they are not known: the run did not
+    go through the proxy)."""
     assert ctx.agent is not None
-    recorder, source = ctx.recorder, ctx.replay
+    recorder = ctx.recorder
+    # A scripted run replays nothing: its script is its answers, every time.
+    source = ctx.replay if script is None else None
     recorded = record_as is not None and (
         source is not None or (recorder is not None and recorder.place is not None)
     )
-    proxied = recorder is not None and (recorded or case.reads_requests)
+    proxied = recorder is not None and (recorded or case.reads_requests or script is not None)
     api = ctx.agent.model_api(request.env) if proxied else None
     replay = None
     if source is not None and record_as is not None:
         replay = _replay_for(source, request, case, variant, record_as, api is not None)
     if recorder is None or api is None:
+        if script is not None:
+            raise RunError(
+                f"agent {ctx.agent.name!r}: the scripted model answers through the plugin's "
+                "own proxy, which this run has none of",
+                kind="case",
+            )
         return run_agent(ctx.agent, request), None, None, None
     reuse = source is not None and source.mode == "reuse"
-    with recorder.channel(api.upstream, request.env, replay=replay, reuse=reuse) as channel:
+    with recorder.channel(
+        api.upstream, request.env, replay=replay, reuse=reuse, script=script
+    ) as channel:
         if api.variable:
             request = replace(request, env={**request.env, api.variable: channel.url})
         else:
-            request = replace(request, base_url=channel.url)
+            request = replace(request, base_url=channel.url, scripted=script is not None)
         header: dict[str, Any] = {
             "run": record_as,
             "case": case.id,
@@ -217,6 +238,37 @@ def _run_recorded(
             # Whatever the CLI made of the refusal, the run ended there.
             ended = RunError(channel.diverged.message, kind="replay-diverged")
         return ended, stored, replayed, requests
+
+
+def _scripted(
+    case: LoadedCase, ctx: RunContext, env: dict[str, str]
+) -> tuple[dict[str, str], Script]:
+    """The environment of a run the scripted model answers, and its script: none of
+    the operator's credentials, the driver's stand-ins instead (docs/config-contract.md,
+    "The scripted model"). A case whose agent's model the plugin cannot play is an
+    error naming the agent, before anything runs."""
+    agent = ctx.agent
+    assert agent is not None
+    assert case.script is not None
+    credentials = agent.requirements.credentials if agent.requirements is not None else None
+    scripted = (
+        scripted_env(credentials, env, own_home=ctx.agent_home != "inherit" and agent.has_home)
+        if credentials is not None and credentials.scripted
+        else None
+    )
+    api = agent.model_api(scripted) if scripted is not None else None
+    if scripted is None or api is None:
+        raise RunError(
+            f"{case.file}:{case.line + 1}: `script:` plays the model of "
+            f"{', '.join(SCRIPTED_AGENTS)} only, over HTTP, and this run's agent is "
+            f"{agent.name!r}",
+            kind="case",
+        )
+    turns = tuple(
+        Turn(shell=t.shell, tool=t.tool, input=dict(t.input or {}), text=t.text)
+        for t in case.script
+    )
+    return scripted, Script(api.dialect, turns)
 
 
 def _run_watched(agent: Agent, request: RunRequest, channel: Channel) -> AgentResult | RunError:

@@ -177,6 +177,12 @@ def variant_of(param: str, variants: Mapping[str, Variant]) -> str:
 
 
 def needs(cases: Iterable[LoadedCase]) -> preflight.Needs:
-    """How many cases run the agent, and how many of them bare (each case once)."""
-    bare: dict[str, bool] = {case.id: case.bare for case in cases}
-    return preflight.Needs(runs=len(bare), bare=sum(bare.values()))
+    """How many cases run the agent, how many of them bare with its own model, and how
+    many with the scripted model's (each case once)."""
+    scripted: dict[str, bool] = {}
+    bare: dict[str, bool] = {}
+    for case in cases:
+        scripted[case.id] = case.script is not None
+        # A scripted run needs no login: bare or not, it asks for no credential.
+        bare[case.id] = case.bare and case.script is None
+    return preflight.Needs(runs=len(bare), bare=sum(bare.values()), scripted=sum(scripted.values()))

@@ -63,6 +63,7 @@ def run_record(
         rec.error = case_file_message(case, invocation_dir)
         return rec
     rec.kind = case.kind
+    rec.scripted = case.script is not None
     rec.description = case.description
     rec.min_pass_rate = case.min_pass_rate
     if case.fixture is not None:
@@ -104,8 +105,10 @@ def run_record(
 
 
 def _spent(rec: RunRecord, spent: Spent | None) -> None:
-    """What the run's attempts reported together: each was paid for (docs/budget.md)."""
-    if spent is not None:
+    """What the run's attempts reported together: each was paid for (docs/budget.md).
+    A scripted run's CLI counted the plugin's own answers: nothing was paid, and its
+    figures stay out of the live ones (docs/config-contract.md)."""
+    if spent is not None and not rec.scripted:
         rec.tokens_in = spent.tokens_in
         rec.tokens_out = spent.tokens_out
         rec.cost_usd = spent.cost_usd

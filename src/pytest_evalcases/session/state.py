@@ -170,8 +170,9 @@ class EvalSession:
     def recorder(self) -> Recorder:
         """The recorder of this process's live runs; its proxy starts with the first
         run that needs it (docs/replay.md, "Recording"). A session that records nothing
-        has one too: its proxy answers from the recordings when it replays, and sees
-        what the CLI sent its model for the cases whose checks read it."""
+        has one too: its proxy answers from the recordings when it replays, and from a
+        case's script (docs/config-contract.md), and sees what the CLI sent its model for
+        the cases whose checks read it."""
         from pytest_evalcases.recording.recorder import Recorder
 
         return Recorder(self.settings.record, self.redact)

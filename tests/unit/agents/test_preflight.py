@@ -45,10 +45,17 @@ def env_of(home: Path, **variables: str) -> dict[str, str]:
 
 
 def check(
-    name: str, home: Path, *, runs: int = 1, bare: int = 0, platform: str = "linux", **env: str
+    name: str,
+    home: Path,
+    *,
+    runs: int = 1,
+    bare: int = 0,
+    scripted: int = 0,
+    platform: str = "linux",
+    **env: str,
 ) -> preflight.Checked:
     agent = make_agent(AgentSettings(name, command="fake-agent {prompt}"))
-    needs = preflight.Needs(runs=runs, bare=bare)
+    needs = preflight.Needs(runs=runs, bare=bare, scripted=scripted)
     return preflight.check(agent, needs, env_of(home, **env), home, platform=platform)
 
 
@@ -126,6 +133,13 @@ def test_no_credential_names_the_variables_and_the_login_file(
     assert problem(name, tmp_path) == (
         f"agent {name!r} has no credentials: set {variables}, or log in so that {tmp_path}/{file}"
     )
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini"])
+def test_runs_the_scripted_model_answers_ask_for_no_credential(tmp_path: Path, name: str) -> None:
+    check(name, tmp_path, runs=2, bare=0, scripted=2)
+    # One live run among them asks for one again.
+    assert "has no credentials" in problem(name, tmp_path, runs=3, scripted=2)
 
 
 @pytest.mark.parametrize(

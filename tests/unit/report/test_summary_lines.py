@@ -113,6 +113,24 @@ def test_each_variant_says_the_tokens_and_cost_its_runs_reported() -> None:
     assert lines[3] == ("  tokens 600 (600 per run; 1 of 2 runs reported it) · cost not reported")
 
 
+def test_scripted_runs_are_named_apart_from_what_live_runs_spent() -> None:
+    records = [
+        run("alpha", "passed", "main", tokens_in=1000, tokens_out=200, cost_usd=0.01),
+        run("hook", "passed", "main", scripted=True),
+        run("rule", "failed", "main", scripted=True),
+        run("hook", "passed", "pr", scripted=True),
+    ]
+
+    lines = summary.lines(gate.decide(records, GatePolicy(0.9), order=["main", "pr"]))
+
+    # Not "1 of 3 runs reported it": the scripted ones are no live runs that did not say.
+    assert lines[1] == (
+        "  tokens 1,200 (1,200 per run) · cost $0.0100 ($0.0100 per run) · "
+        "2 scripted runs apart, which spent nothing"
+    )
+    assert lines[3] == "  nothing spent: 1 scripted run (the plugin's own model)"
+
+
 def test_a_replaying_session_says_how_its_runs_went_and_what_it_saved() -> None:
     records = [run(name, "passed") for name in ("a", "b", "c", "d", "e")]
     for record, how, tokens, usd in zip(

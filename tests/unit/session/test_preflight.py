@@ -14,9 +14,10 @@ from pytest_evalcases.session.preflight import asked_for_cases, needs, variant_o
 
 
 class _Case:
-    def __init__(self, case_id: str, bare: bool) -> None:
+    def __init__(self, case_id: str, bare: bool, script: tuple[Any, ...] | None = None) -> None:
         self.id = case_id
         self.bare = bare
+        self.script = script
 
 
 def test_variant_of_an_item_parameter() -> None:
@@ -31,6 +32,13 @@ def test_needs_counts_each_case_once() -> None:
     cases: list[Any] = [_Case("a", True), _Case("a", True), _Case("b", False)]
     found = needs(cases)
     assert (found.runs, found.bare) == (2, 1)
+
+
+def test_needs_counts_scripted_cases_apart_and_never_as_bare() -> None:
+    # A scripted case needs no credential: bare or not, it asks for no key.
+    cases: list[Any] = [_Case("a", True, ("turn",)), _Case("b", True), _Case("c", False)]
+    found = needs(cases)
+    assert (found.runs, found.bare, found.scripted) == (3, 1, 1)
 
 
 def test_asked_for_cases_by_a_case_path_an_option_or_a_selection(
