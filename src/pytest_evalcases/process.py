@@ -231,7 +231,9 @@ def run(
                 reaper.SUBREAPER.running(proc.pid, mark)
                 files.callback(reaper.SUBREAPER.ended, proc.pid)
             if before is not None:
-                leftovers = reaper.Leftovers(mark, before, reaper.start_time(proc.pid) or 0)
+                leftovers = reaper.Leftovers(
+                    mark, before, reaper.start_time(proc.pid) or 0, proc.pid
+                )
             status = _wait(proc, timeout, token)
         except BaseException:
             if proc is not None:

@@ -50,7 +50,9 @@ def kill_marked(mark: str) -> int:
     return killed
 
 
-def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str = "") -> int:
+def kill_adopted(
+    before: Collection[tuple[int, int]], born: int = 0, mark: str = "", leader: int = 0
+) -> int:
     """SIGKILL every child of this process that started at or after ``born`` (clock
     ticks since boot, as ``/proc/PID/stat`` counts them) in a session other than this
     process's own, but those it had ``before`` (pid and start time pairs, from
@@ -66,6 +68,10 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
     that other code starts with :mod:`subprocess` stays in this process's session and
     is left alone; the commands of :func:`run` in other threads are known as they
     start (:meth:`_Subreaper.spawning`). Reads ``/proc``: elsewhere it does nothing.
+
+    ``leader`` is the command's first process: what it orphaned is looked for first
+    among the few process ids after its own (:func:`_near`), and every process only when
+    none of those is an orphan of it.
     """
     me = os.getpid()
     own_session = os.getsid(0)
@@ -73,6 +79,7 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
     out_of_reach: set[int] = set()
     killed = 0
     deadline = time.monotonic() + KILL_GRACE
+    first = True
     while True:
         if not _haschildren():
             # The common case, and it costs no look at /proc: nothing (more) was adopted.
@@ -86,17 +93,19 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
                 # One that had exited already (bubblewrap's init, as often as not):
                 # reaped without reading every process.
                 continue
-            table = _processes()
-            adopted = [
-                pid
-                for pid, (ppid, start, _, session) in table.items()
-                if ppid == me
-                and start >= born
-                and session != own_session
-                and (pid, start) not in kept
-                and pid not in running
-                and _mark_of(pid) not in others
-            ]
+            # bubblewrap's init, still tearing its namespaces down as its leader exits,
+            # has one of the ids after the leader's as often as not: found there, it is
+            # killed (and with it every process of its PID namespace) without a look at
+            # every process. Whatever else is left is found the next time round.
+            partial = first and leader > 0
+            first = False
+            table = _near(leader) if partial else {}
+            orphan = _Orphan(me, born, own_session, kept, running, others)
+            adopted = [pid for pid, entry in table.items() if orphan(pid, entry)]
+            if not adopted:
+                partial = False
+                table = _processes()
+                adopted = [pid for pid, entry in table.items() if orphan(pid, entry)]
             doomed = _descendants(table, adopted) - out_of_reach
             dying: list[int] = []
             for pid in doomed:
@@ -117,6 +126,9 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
                 # subprocess.Popen must be left for its own wait().
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, os.WNOHANG)
+        if partial and not dying:
+            # Reaped already: any other orphan is looked for among every process.
+            continue
         if not dying or time.monotonic() > deadline:
             return killed
         # Until none is left: a killed parent's children are adopted next, and a
@@ -127,6 +139,31 @@ def kill_adopted(before: Collection[tuple[int, int]], born: int = 0, mark: str =
             # Reaped now, those that were: none left, no second look at /proc.
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
+
+
+@dataclass(frozen=True)
+class _Orphan:
+    """Whether a process of the table is one that :func:`kill_adopted` kills: a child of
+    this process (``me``), started since ``born`` in a session of its own, neither kept
+    from ``before`` nor a running command, nor marked as another's."""
+
+    me: int
+    born: int
+    own_session: int
+    kept: Collection[tuple[int, int]]
+    running: Collection[int]
+    others: Collection[str]
+
+    def __call__(self, pid: int, entry: tuple[int, int, str, int]) -> bool:
+        ppid, start, _, session = entry
+        return (
+            ppid == self.me
+            and start >= self.born
+            and session != self.own_session
+            and (pid, start) not in self.kept
+            and pid not in self.running
+            and _mark_of(pid) not in self.others
+        )
 
 
 def _reaped_orphan(
@@ -240,6 +277,20 @@ def _processes() -> dict[int, tuple[int, int, str, int]]:
     every process."""
     table: dict[int, tuple[int, int, str, int]] = {}
     for pid in _pids():
+        fields = _stat(pid)
+        if fields is not None:
+            table[pid] = (int(fields[1]), int(fields[19]), fields[0], int(fields[3]))
+    return table
+
+
+#: How many process ids after a command's leader :func:`_near` reads.
+NEAR = 4
+
+
+def _near(leader: int) -> dict[int, tuple[int, int, str, int]]:
+    """:func:`_processes`, of the :data:`NEAR` process ids after ``leader`` alone."""
+    table: dict[int, tuple[int, int, str, int]] = {}
+    for pid in range(leader + 1, leader + 1 + NEAR):
         fields = _stat(pid)
         if fields is not None:
             table[pid] = (int(fields[1]), int(fields[19]), fields[0], int(fields[3]))
@@ -393,9 +444,11 @@ class Leftovers:
     mark: str
     before: frozenset[tuple[int, int]] | None = None
     born: int = 0
+    #: The command's first process (:func:`kill_adopted`).
+    leader: int = 0
 
     def kill(self) -> None:
         if self.before is None:
             kill_marked(self.mark)
         else:
-            kill_adopted(self.before, self.born, self.mark)
+            kill_adopted(self.before, self.born, self.mark, self.leader)

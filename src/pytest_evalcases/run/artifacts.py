@@ -384,9 +384,10 @@ def _write(path: Path, data: bytes, mode: int) -> None:
         # As the results file beside it: what the umask allows (mkstemp's is private).
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    finally:
+    except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        raise
 
 
 # --- finding a session's recordings ------------------------------------------------------
