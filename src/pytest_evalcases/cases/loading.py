@@ -107,6 +107,12 @@ class LoadedCase:
             c.type in schema.BLOCK_CHECKS and getattr(c, "by", "any") != "any" for c in self.checks
         )
 
+    @property
+    def starts_processes(self) -> bool:
+        """Whether a check of the case may start a process: a command check, or a check
+        type of a plugin (a run that starts no agent needs the sandbox for these only)."""
+        return not all(isinstance(check, schema.IN_PROCESS_CHECKS) for check in self.checks)
+
 
 def load_case_file(
     path: Path, evals_root: Path, registry: CheckRegistry, cache: ParseCache | None = None

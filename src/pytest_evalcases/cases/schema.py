@@ -297,6 +297,24 @@ TOOL_CHECKS = ("tool_called", "tool_not_called")
 #: an error by its refusals.
 BLOCK_CHECKS = ("tool_blocked", "tool_not_blocked")
 SKILL_CHECKS = ("skill_used", "skill_not_used")
+#: The built-in check types that start no process: a regrade, or a graded directory,
+#: of a case with no other check starts none, not even a trial of the sandbox.
+IN_PROCESS_CHECKS: tuple[type[CheckModel], ...] = (
+    OutputMatches,
+    OutputNotMatches,
+    FileExists,
+    FileAbsent,
+    DirectoryExists,
+    FileMatches,
+    FileNotMatches,
+    FileContains,
+    FileNotContains,
+    FileUnchanged,
+    ToolCalled,
+    ToolNotCalled,
+    SkillUsed,
+    SkillNotUsed,
+)
 
 
 def check_type_name(model: type[CheckModel]) -> str:
