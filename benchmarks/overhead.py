@@ -1,10 +1,10 @@
 """Per-run overhead: cases run and graded by the plugin against hand-written pytest
 tests doing the same work.
 
-Run from the repository root with ``python benchmarks/overhead.py``. Every tree is built
-in a temporary directory and run with ``pytest -q -p no:cacheprovider`` in a subprocess
-of this interpreter, alternating, several times; it prints the medians side by side
-with their targets:
+Run from the repository root with ``python benchmarks/overhead.py`` (``--only runs`` or
+``--only grading`` times one part alone). Every tree is built in a temporary directory
+and run with ``pytest -q -p no:cacheprovider`` in a subprocess of this interpreter,
+alternating, several times; it prints the medians side by side with their targets:
 
 * **runs**: 200 cases, each copying a small fixture directory (6 files) into a fresh
   workspace, running ``setup`` (a shell command) there, then a no-op agent
