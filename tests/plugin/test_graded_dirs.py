@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.suite import SuiteBuilder
+from tests.plugin.test_regrade import AUDIT, path_of_bwrap_only
 
 IDS = ("discount-no-print", "refund-rounding", "order-audit")
 
@@ -55,3 +56,25 @@ def test_a_directory_without_per_case_directories_is_one_workspace(
     result = pytester.runpytest("-p", "no:cacheprovider", "--eval-workspace", "out/single")
 
     result.assert_outcomes(passed=3)
+
+
+def test_grading_starts_no_process_and_loads_no_recorder(
+    suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No agent runs: no trial of bubblewrap (a failing one is all PATH holds), no git
+    # watching the repository, no recording proxy; a command check would still need them.
+    log = pytester.path / "processes.log"
+    pytester.makeconftest(
+        AUDIT.format(log=str(log))
+        + "\n\ndef pytest_unconfigure(config):\n"
+        + "    print('recorder:', 'pytest_evalcases.recording.recorder' in sys.modules)\n"
+    )
+    monkeypatch.setenv("PATH", str(path_of_bwrap_only(pytester.path)))
+
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--eval-workspace", "out/single"
+    )
+
+    result.assert_outcomes(passed=3)
+    assert not log.exists(), log.read_text()
+    result.stdout.fnmatch_lines(["recorder: False"])

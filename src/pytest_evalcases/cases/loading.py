@@ -120,6 +120,12 @@ class LoadedCase:
             for c in self.checks
         )
 
+    @property
+    def starts_processes(self) -> bool:
+        """Whether a check of the case may start a process: a command check, or a check
+        type of a plugin (a run that starts no agent needs the sandbox for these only)."""
+        return not all(isinstance(check, schema.IN_PROCESS_CHECKS) for check in self.checks)
+
 
 def load_case_file(
     path: Path, evals_root: Path, registry: CheckRegistry, cache: ParseCache | None = None

@@ -13,6 +13,7 @@ Check-type authors import these names from :mod:`pytest_evalcases.checks`
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,12 @@ class CheckContext:
     requests_unknown: str = ""
     #: The hooks the agent ran; ``None`` when its output cannot show them.
     hooks: tuple[HookRun, ...] | None = None
+
+    @functools.cached_property
+    def resolved_workspace(self) -> str:
+        """The workspace with its symlinks resolved, once for the run's checks: every
+        path they read must resolve below it."""
+        return os.path.realpath(self.workspace)
 
     def command(self, args: Sequence[str] | str) -> Sequence[str] | str:
         """``args`` (a shell command line when a string) as it runs contained like the

@@ -350,6 +350,30 @@ SKILL_CHECKS = ("skill_used", "skill_not_used")
 #: The checks that read what the CLI sent its model: a run of a case with one goes
 #: through the proxy.
 REQUEST_CHECKS = ("request_matches", "request_not_matches")
+#: The built-in check types that start no process: a regrade, or a graded directory,
+#: of a case with no other check starts none, not even a trial of the sandbox.
+IN_PROCESS_CHECKS: tuple[type[CheckModel], ...] = (
+    OutputMatches,
+    OutputNotMatches,
+    FileExists,
+    FileAbsent,
+    DirectoryExists,
+    FileMatches,
+    FileNotMatches,
+    FileContains,
+    FileNotContains,
+    FileUnchanged,
+    ToolCalled,
+    ToolNotCalled,
+    SkillUsed,
+    SkillNotUsed,
+    ToolBlocked,
+    ToolNotBlocked,
+    HookFired,
+    HookNotFired,
+    RequestMatches,
+    RequestNotMatches,
+)
 
 
 def check_type_name(model: type[CheckModel]) -> str:

@@ -81,7 +81,7 @@ def resolve(ctx: CheckContext, rel: str) -> Path:
     fixture holds is the author's error (docs/case-format.md, "Paths, globs and
     symlinks")."""
     try:
-        return inside(ctx.workspace, rel)
+        return inside(ctx.workspace, rel, top=ctx.resolved_workspace)
     except PathEscapeError as exc:
         raise _blamed(ctx, rel, exc) from None
 

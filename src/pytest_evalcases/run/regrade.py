@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytest_evalcases.agents.base import ModelRequest, Usage
-from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
@@ -28,27 +27,6 @@ from pytest_evalcases.run import artifacts
 from pytest_evalcases.run.grading import refusal_error
 from pytest_evalcases.run.runner import RunContext, RunReport, case_env
 from pytest_evalcases.run.workspace import Variant, populate
-
-#: The built-in check types that start no process: a regrade of a case with no other
-#: check starts none, not even a trial of the sandbox.
-_IN_PROCESS = (
-    schema.OutputMatches,
-    schema.OutputNotMatches,
-    schema.FileExists,
-    schema.FileAbsent,
-    schema.DirectoryExists,
-    schema.FileMatches,
-    schema.FileNotMatches,
-    schema.FileContains,
-    schema.FileNotContains,
-    schema.FileUnchanged,
-    schema.ToolCalled,
-    schema.ToolNotCalled,
-    schema.SkillUsed,
-    schema.SkillNotUsed,
-    schema.RequestMatches,
-    schema.RequestNotMatches,
-)
 
 #: The error kind of a run with nothing stored to regrade or replay.
 MISSING: ErrorKind = "replay-missing"
@@ -147,12 +125,6 @@ def regrade(
         recording=recording,
         recorded_spent=result.spent,
     )
-
-
-def starts_processes(case: LoadedCase) -> bool:
-    """Whether a check of ``case`` may start a process: a command check, or a check
-    type of a plugin."""
-    return not all(isinstance(check, _IN_PROCESS) for check in case.checks)
 
 
 def _failed(

@@ -293,14 +293,12 @@ class CaseRun:
         return self.workspaces[-1]
 
     def _needs_sandbox(self) -> bool:
-        """Whether the run needs the sandbox: always, but in a regrade whose checks
-        start no process (docs/replay.md, "Regrade")."""
-        if self.state.settings.regrade is None:
+        """Whether the run needs the sandbox: always, but in a regrade or a graded
+        directory whose checks start no process (docs/replay.md, "Regrade";
+        docs/agents.md, "No agent: grading existing directories")."""
+        if self.state.settings.regrade is None and self.run.variant.graded_dir is None:
             return True
-        # The regrade needs the runner (pydantic): imported when a session regrades.
-        from pytest_evalcases.run.regrade import starts_processes
-
-        return starts_processes(self.run.case)
+        return self.run.case.starts_processes
 
     def _regrade(self, context: RunContext) -> RunReport:
         # The regrade needs the runner (pydantic): imported when a session regrades.

@@ -241,6 +241,11 @@ class EvalSession:
         sandbox = self.sandbox if sandboxed else Sandbox(reason="no check starts a process")
         results = self.settings.results
         record = self.settings.record
+        # A regrade and a graded directory start no agent: nothing of theirs is recorded
+        # or replayed (nor the recorder's modules imported), no repository watched.
+        agent_runs = self.settings.regrade is None and (
+            variant is None or variant.graded_dir is None
+        )
         return RunContext(
             registry=self.registry,
             agent=self.agent if variant is None else self.agent_for(variant),
@@ -249,10 +254,8 @@ class EvalSession:
             transcript=self.settings.transcript,
             agent_home=self.settings.agent_home,
             sandbox=sandbox,
-            # Watched around agent runs only: a regrade runs none (and starts no git).
-            repository=None
-            if sandbox.contained or self.settings.regrade is not None
-            else self.repository,
+            # Watched around agent runs only (a run that starts none starts no git).
+            repository=self.repository if agent_runs and not sandbox.contained else None,
             session_paths=tuple(
                 p
                 for p in (
@@ -265,8 +268,8 @@ class EvalSession:
             case_ids=frozenset(self.ids),
             backoff=self.backoff,
             stops=self.stops,
-            recorder=self.recorder,
-            replay=self.replay_source,
+            recorder=self.recorder if agent_runs else None,
+            replay=self.replay_source if agent_runs else None,
         )
 
     @property
