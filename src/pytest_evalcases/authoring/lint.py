@@ -31,6 +31,13 @@ from pytest_evalcases.cases.limits import shown
 from pytest_evalcases.cases.loading import LoadedCase, load_case_file, load_task_dir
 from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.cases.rootdir import defends_root
+from pytest_evalcases.cases.schema import (
+    CheckModel,
+    HookFired,
+    HookNotFired,
+    ToolBlocked,
+    ToolNotBlocked,
+)
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.run.checks import default_registry
 from pytest_evalcases.text import plural
@@ -54,8 +61,12 @@ NEGATIVE_CHECKS = frozenset(
         "command_fails",
         "file_unchanged",
         "skill_not_used",
+        "request_not_matches",
+        "hook_not_fired",
+        "tool_not_blocked",
     }
 )
+
 #: Check types that catch a prohibited behaviour: the negative ones, and ``tool_blocked``,
 #: which proves the forbidden call was refused (and, unlike them, fails an agent that
 #: did nothing).
@@ -331,6 +342,18 @@ def _lint_case(
             f"defends {case.defends!r}, which a bare run (`bare: true`, the default) does not "
             "load: no hooks, skills or settings are discovered; write `bare: false`",
         )
+    hooked = [i for i, c in enumerate(case.checks) if _about_hooks(c)]
+    if case.bare and hooked and (case.agents is None or "claude" in case.agents):
+        index = hooked[0]
+        yield Finding(
+            path,
+            line("checks", index),
+            WARNING,
+            "bare-hook-check",
+            f"checks[{index}] ({case.checks[index].type}) asks about hooks, but Claude Code "
+            "runs none in a bare run (`bare: true`, the default): on claude the check "
+            "grades a run without them; write `bare: false`",
+        )
     rule_text = ruletext.rule_text(defended, root) if defended is not None else ""
     if case.prompt and rule_text:
         quoted = ruletext.quoted_run(case.prompt, rule_text)
@@ -389,6 +412,13 @@ def _lint_case(
             f"id {case.id!r} differs from the file name {path.name!r}; name the file "
             f"{case.id}{path.suffix} so a failure leads to it",
         )
+
+
+def _about_hooks(check: CheckModel) -> bool:
+    """Whether ``check`` asks about a hook: which ran, or which refused a call."""
+    if isinstance(check, HookFired | HookNotFired):
+        return True
+    return isinstance(check, ToolBlocked | ToolNotBlocked) and check.by == "hook"
 
 
 def _bare_skips(defends: str) -> bool:

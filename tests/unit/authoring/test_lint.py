@@ -82,7 +82,8 @@ def test_a_prohibition_about_what_the_case_tests_wants_a_negative_check(project:
         "the case tests ('push': 'Never force-push to main.') but the case has only positive "
         "checks; add one that fails when the forbidden thing happens (command_fails, "
         "file_absent, file_not_contains, file_not_matches, file_unchanged, "
-        "output_not_matches, skill_not_used, tool_blocked, tool_not_called)"
+        "hook_not_fired, output_not_matches, request_not_matches, skill_not_used, "
+        "tool_blocked, tool_not_blocked, tool_not_called)"
     ]
 
 
@@ -185,3 +186,71 @@ def test_a_misspelt_agent_in_agents_is_a_warning(project: Path) -> None:
         "hook.yaml:4: unknown-agent: agents: 'claud' is no agent this project knows (claude, "
     )
     assert said[0].endswith("so a misspelt name skips it everywhere")
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "{type: request_not_matches, pattern: force-push}",
+        "{type: hook_not_fired, event: PreToolUse}",
+        "{type: tool_not_blocked, tool: shell, input: git push}",
+    ],
+)
+def test_request_hook_and_refusal_negatives_count_as_negative_checks(
+    project: Path, check: str
+) -> None:
+    push = case_file(
+        project,
+        "push",
+        f"id: push\ndefends: AGENTS.md\nprompt: Push my change to main.\nbare: false\n"
+        f"checks:\n  - {check}\n",
+    )
+
+    said = findings(project, push)
+
+    # A negative check answers the prohibition; alone, it passes an idle agent.
+    assert [s.split(": ")[1] for s in said] == ["only-negative-checks"]
+
+
+HOOKED = """\
+id: push
+defends: AGENTS.md
+prompt: Tidy the readme.
+{fields}checks:
+  - {{type: output_matches, pattern: tidied}}
+  - {check}
+"""
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "{type: hook_fired, event: PreToolUse}",
+        "{type: hook_not_fired, event: Stop}",
+        "{type: tool_blocked, tool: shell, input: git push, by: hook}",
+    ],
+)
+def test_a_hook_check_on_a_bare_claude_case_is_a_warning(project: Path, check: str) -> None:
+    path = case_file(project, "push", HOOKED.format(fields="", check=check))
+
+    said = findings(project, path)
+
+    assert len(said) == 1
+    assert said[0].startswith("push.yaml:6: bare-hook-check: checks[1] (")
+    assert "Claude Code runs none in a bare run" in said[0]
+    assert said[0].endswith("write `bare: false`")
+
+
+@pytest.mark.parametrize(
+    ("fields", "check"),
+    [
+        ("bare: false\n", "{type: hook_fired, event: PreToolUse}"),
+        ("agents: [gemini]\n", "{type: hook_fired, event: BeforeTool}"),
+        ("", "{type: tool_blocked, tool: shell, input: git push, by: permission}"),
+    ],
+    ids=["not-bare", "not-claude", "not-a-hook"],
+)
+def test_a_hook_check_where_hooks_run_is_no_concern(project: Path, fields: str, check: str) -> None:
+    path = case_file(project, "push", HOOKED.format(fields=fields, check=check))
+
+    assert findings(project, path) == []
