@@ -304,6 +304,7 @@ def _denials(
     if not isinstance(value, list):
         return None
     denied = []
+    listed = set()
     for entry in value:
         if not isinstance(entry, dict):
             continue
@@ -313,7 +314,38 @@ def _denials(
         text = output.tool_input(entry.get("tool_input"), *keys)
         by = _blocker(events, entry.get("tool_use_id"), name) if hook_events else None
         denied.append(base.Denial(name, kind, text, by))
-    return tuple(denied)
+        listed.add(entry.get("tool_use_id"))
+    return (*denied, *_path_denials(events, listed))
+
+
+#: The error a file tool's call gets when a deny rule names its path (``Read(./.env)``):
+#: Claude Code 2.1.197 refuses it before asking, and leaves it out of
+#: ``permission_denials``.
+PATH_DENIED = "denied by your permission settings"
+
+
+def _path_denials(events: list[output.JSONObject], listed: set[object]) -> list[base.Denial]:
+    """The calls of a file tool refused by a deny rule on their path, but for those
+    already ``listed`` (by call id)."""
+    calls: dict[object, output.JSONObject] = {}
+    for event in events:
+        for block in _blocks(event, "tool_use"):
+            calls.setdefault(block.get("id"), block)
+    denied = []
+    for event in events:
+        for block in _blocks(event, "tool_result"):
+            call = calls.get(block.get("tool_use_id"))
+            said = str(block.get("content", ""))
+            refused = block.get("is_error") is True and PATH_DENIED in said
+            if call is None or not refused or block.get("tool_use_id") in listed:
+                continue
+            listed.add(block.get("tool_use_id"))
+            name = str(call.get("name", ""))
+            kind = output.tool_kind(name, TOOL_KINDS)
+            denied.append(
+                base.Denial(name, kind, output.tool_input(call.get("input")), "permission")
+            )
+    return denied
 
 
 def _blocker(events: list[output.JSONObject], call_id: object, tool: str) -> base.Blocker | None:
