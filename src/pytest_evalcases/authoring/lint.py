@@ -225,7 +225,9 @@ def lint_files(
         for index, case in enumerate(cases):
             prefix: list[str | int] = ["cases", index] if multi else []
             findings.extend(_lint_case(case, source, prefix, root_of(file.path), multi))
-            if case.prompt and case.prompt.strip():
+            # A scripted case's run is its script, whatever the prompt says: cases that
+            # share a prompt and play different turns test different things.
+            if case.prompt and case.prompt.strip() and case.script is None:
                 key = " ".join(case.prompt.lower().split())
                 line = source.line_of([*prefix, "prompt"])
                 first = prompts.get(key)
@@ -366,7 +368,12 @@ def _lint_case(
                 f"the prompt quotes {case.defends}: {' '.join(quoted)!r}; it tests the "
                 "prompt, not the configuration",
             )
-    if rule_text and not any(c.type in PROHIBITION_CHECKS for c in case.checks):
+    # A scripted case cannot catch the model breaking a prohibition: its turns are
+    # written, not chosen (docs/config-contract.md, "The limit").
+    prohibitions = case.script is None and not any(
+        c.type in PROHIBITION_CHECKS for c in case.checks
+    )
+    if rule_text and prohibitions:
         found = ruletext.prohibition_about(rule_text, ruletext.case_words(case))
         if found is not None:
             word, topic, passage = found

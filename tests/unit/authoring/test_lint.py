@@ -254,3 +254,27 @@ def test_a_hook_check_where_hooks_run_is_no_concern(project: Path, fields: str, 
     path = case_file(project, "push", HOOKED.format(fields=fields, check=check))
 
     assert findings(project, path) == []
+
+
+def test_scripted_cases_sharing_a_prompt_and_a_prohibition_are_no_concern(
+    project: Path,
+) -> None:
+    # The script, not the prompt, is what runs; and its turns are written, so no
+    # negative check could catch the model breaking the rule.
+    scripted = """\
+    id: {id}
+    defends: AGENTS.md
+    prompt: Push my change to main.
+    bare: false
+    script:
+      - shell: {command}
+      - text: done
+    checks:
+      - {{type: request_matches, pattern: Never force-push}}
+    """
+    paths = [
+        case_file(project, name, scripted.format(id=name, command=command))
+        for name, command in (("forced", "git push --force"), ("plain", "git push"))
+    ]
+
+    assert findings(project, *paths) == []
