@@ -227,6 +227,10 @@ def gemini_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[M
         monkeypatch.setenv("GEMINI_API_KEY", "Wb4yF9dS2kP7")
         monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
         monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        # Gemini CLI starts a second node process of itself, with a larger heap (its
+        # "relaunch"): these runs need no larger heap, and one start costs half as much.
+        # The tests of what a timeout leaves behind keep it.
+        monkeypatch.setenv("GEMINI_CLI_NO_RELAUNCH", "true")
         yield server
 
 
@@ -456,6 +460,7 @@ def test_gemini_retrying_a_rate_limit_past_the_timeout_is_an_error_not_a_failure
     # fresh home leaves at the default): the run's timeout ends it, as an error. It
     # counts from the first 429 on, after the CLI's start-up, however long that takes.
     gemini_server.script = lambda request: Reply(status=429, error="scripted quota")
+    monkeypatch.delenv("GEMINI_CLI_NO_RELAUNCH")
     timeout_once(monkeypatch, lambda pid: len(gemini_server.conversation()) >= 1)
     write_case(pytester, GEMINI_INI + "eval_timeout = 3\n")
 
