@@ -25,6 +25,7 @@ from pytest_evalcases.recording import format as recording
 from tests.helpers.model_server import ModelServer, Reply, Request, Script, model_server
 from tests.helpers.results import only_results, results_files
 from tests.helpers.sandbox import USER_CACHE, Hostile, hostile_targets, requires_bwrap
+from tests.helpers.timeouts import timeout_once
 
 pytestmark = pytest.mark.real_cli
 
@@ -227,6 +228,10 @@ def gemini_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[M
         monkeypatch.setenv("GEMINI_API_KEY", "Wb4yF9dS2kP7")
         monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
         monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        # Gemini CLI starts a second node process of itself, with a larger heap (its
+        # "relaunch"): these runs need no larger heap, and one start costs half as much.
+        # The tests of what a timeout leaves behind keep it.
+        monkeypatch.setenv("GEMINI_CLI_NO_RELAUNCH", "true")
         yield server
 
 
@@ -373,9 +378,9 @@ def processes_in(directory: Path) -> list[int]:
     return found
 
 
-#: The runaway's timeout: the CLI's start-up and at least two model requests must fit in
-#: it on a loaded machine (a few seconds when idle); the test waits for it in full.
-RUNAWAY_TIMEOUT = 30
+#: The runaway's timeout, counted from its second model request on (timeout_once): the
+#: CLI's start-up and two requests, however long they take on a loaded machine, come first.
+RUNAWAY_TIMEOUT = 2
 
 
 @pytest.mark.parametrize(
@@ -387,9 +392,14 @@ RUNAWAY_TIMEOUT = 30
     ids=["max-turns", "timeout"],
 )
 def test_a_model_that_never_stops_calling_tools_is_an_error_and_leaves_no_process(
-    pytester: pytest.Pytester, claude_env: ModelServer, extra: str, kind: str
+    pytester: pytest.Pytester,
+    claude_env: ModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    extra: str,
+    kind: str,
 ) -> None:
     claude_env.script = lambda request: Reply(shell="sleep 0.3; echo again >> log.txt")
+    timeout_once(monkeypatch, lambda pid: len(claude_env.conversation()) >= 2)
     write_case(pytester, CLAUDE_INI + extra)
 
     result = pytester.runpytest("-p", "no:cacheprovider")
@@ -445,12 +455,15 @@ def test_gemini_bad_credentials_are_an_authentication_error(
 
 
 def test_gemini_retrying_a_rate_limit_past_the_timeout_is_an_error_not_a_failure(
-    pytester: pytest.Pytester, gemini_server: ModelServer
+    pytester: pytest.Pytester, gemini_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Gemini CLI retries 429s for minutes (its settings' general.maxAttempts, which a
-    # fresh home leaves at the default): the run's timeout ends it, as an error.
+    # fresh home leaves at the default): the run's timeout ends it, as an error. It
+    # counts from the first 429 on, after the CLI's start-up, however long that takes.
     gemini_server.script = lambda request: Reply(status=429, error="scripted quota")
-    write_case(pytester, GEMINI_INI + "eval_timeout = 10\n")
+    monkeypatch.delenv("GEMINI_CLI_NO_RELAUNCH")
+    timeout_once(monkeypatch, lambda pid: len(gemini_server.conversation()) >= 1)
+    write_case(pytester, GEMINI_INI + "eval_timeout = 3\n")
 
     result = pytester.runpytest("-p", "no:cacheprovider")
 

@@ -34,3 +34,24 @@ def timeout_once(monkeypatch: pytest.MonkeyPatch, ready: Callable[[int], bool]) 
         return real(proc, timeout, token)
 
     monkeypatch.setattr(process, "_wait", wait)
+
+
+#: :func:`timeout_once` for a pytest session of its own, xdist workers included: a
+#: ``conftest.py`` for its rootdir, formatted with ``ready`` (a file's path), that makes
+#: each command's timeout start once that file exists (or the command exited).
+READY_CONFTEST = """
+import pathlib, time
+from pytest_evalcases import process
+
+real = process._wait
+ready = pathlib.Path({ready!r})
+
+
+def wait(proc, timeout, token=None):
+    while proc.poll() is None and not ready.exists():
+        time.sleep(0.01)
+    return real(proc, timeout, token)
+
+
+process._wait = wait
+"""

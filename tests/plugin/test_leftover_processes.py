@@ -14,6 +14,7 @@ import pytest
 from tests.helpers.interrupt import interrupted_pytest
 from tests.helpers.sandbox import gone, requires_bwrap
 from tests.helpers.suite import SuiteBuilder
+from tests.helpers.timeouts import READY_CONFTEST
 
 #: ``daemon.py NAME DIR TOKEN``: start a daemon as a dev server does (fork, setsid,
 #: fork again, exec with an empty environment), wait until it runs, and return; the
@@ -59,11 +60,16 @@ checks:
 
 #: The timeout of the case named ``hangs``: its agent's daemon must run before it runs
 #: out, after three Python start-ups (agent, daemon.py, the daemon), in bwrap too, on a
-#: loaded machine. The test waits for it in full, once per parameter.
+#: loaded machine. An interrupted run never waits for it; the test of the timeout starts
+#: counting it once that daemon runs (READY_CONFTEST), and waits only that long.
 HANGS_TIMEOUT = 20
+#: The timeout of ``hangs`` where it starts once its agent's daemon runs.
+READY_TIMEOUT = 1
 
 
-def daemon_suite(make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str) -> Path:
+def daemon_suite(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str, timeout: float
+) -> Path:
     """Two cases whose agent, setup and command check each start a daemon; the one
     named ``hangs`` times out after its daemons started. Returns where the daemons
     say they run."""
@@ -82,7 +88,7 @@ def daemon_suite(make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: s
             check=daemon(f"check-{case_id}"),
             more=more,
         )
-        for case_id, more in (("ends", ""), ("hangs", f"timeout: {HANGS_TIMEOUT:g}"))
+        for case_id, more in (("ends", ""), ("hangs", f"timeout: {timeout:g}"))
     }
     make_suite(
         AGENT,
@@ -108,12 +114,13 @@ SANDBOXES = [pytest.param("none"), pytest.param("bwrap", marks=requires_bwrap)]
 def test_daemons_die_when_the_command_ends_or_times_out(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str, args: tuple[str, ...]
 ) -> None:
-    up = daemon_suite(make_suite, pytester, sandbox)
+    up = daemon_suite(make_suite, pytester, sandbox, READY_TIMEOUT)
+    pytester.makeconftest(READY_CONFTEST.format(ready=str(up / "agent-hangs")))
 
     result = pytester.runpytest("-p", "no:cacheprovider", *args)
 
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines([f"*timed out after {HANGS_TIMEOUT:g}s*"])
+    result.stdout.fnmatch_lines([f"*timed out after {READY_TIMEOUT:g}s*"])
     # Every daemon ran: the agent's, the setup's and the check's of the case that
     # passed, the setup's and the agent's of the one that timed out.
     assert sorted(p.name for p in up.iterdir()) == [
@@ -133,7 +140,7 @@ def test_daemons_die_when_the_command_ends_or_times_out(
 def test_daemons_die_when_the_run_is_interrupted(
     make_suite: SuiteBuilder, pytester: pytest.Pytester, sandbox: str, args: tuple[str, ...]
 ) -> None:
-    up = daemon_suite(make_suite, pytester, sandbox)
+    up = daemon_suite(make_suite, pytester, sandbox, HANGS_TIMEOUT)
 
     returncode, out = interrupted_pytest(
         pytester.path, (up / "agent-hangs").exists, args=("-k", "hangs", *args)
