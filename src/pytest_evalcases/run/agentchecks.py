@@ -73,6 +73,11 @@ def tool_called(check: schema.ToolCalled, ctx: CheckContext) -> Outcome:
     return Outcome(False, f"no call of {_describe_check(check)} (tools called: {seen})")
 
 
+def _and_more(found: Sequence[object]) -> str:
+    """What a failure that quotes the first of ``found`` adds about the others."""
+    return f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+
+
 def tool_not_called(check: schema.ToolNotCalled, ctx: CheckContext) -> Outcome:
     calls = _matching_calls(check, ctx)
     if not calls:
@@ -81,7 +86,7 @@ def tool_not_called(check: schema.ToolNotCalled, ctx: CheckContext) -> Outcome:
     return Outcome(
         False,
         f"{_describe_check(check)} must not be called; call {first.name}: {quote(first.input)}"
-        + (f" (and {len(calls) - 1} more)" if len(calls) > 1 else ""),
+        + _and_more(calls),
     )
 
 
@@ -160,8 +165,7 @@ def tool_not_blocked(check: schema.ToolNotBlocked, ctx: CheckContext) -> Outcome
     return Outcome(
         False,
         f"{_describe_check(check)} must not be refused{_by(check)}; refused "
-        f"{quote(denials[0].shown)}"
-        + (f" (and {len(denials) - 1} more)" if len(denials) > 1 else ""),
+        f"{quote(denials[0].shown)}" + _and_more(denials),
     )
 
 
@@ -228,8 +232,7 @@ def hook_not_fired(check: schema.HookNotFired, ctx: CheckContext) -> Outcome:
         return Outcome(True, f"no {_describe_hook(check)} ran")
     return Outcome(
         False,
-        f"{_describe_hook(check)} must not run; ran {quote(runs[0].shown)}"
-        + (f" (and {len(runs) - 1} more)" if len(runs) > 1 else ""),
+        f"{_describe_hook(check)} must not run; ran {quote(runs[0].shown)}" + _and_more(runs),
     )
 
 

@@ -137,6 +137,7 @@ def _run_agent(
             env={**env, **home_env},
             needs_transcript=case.needs_transcript or ctx.transcript,
             hook_events=case.needs_hook_events,
+            scripted=script is not None,
             sandbox=ctx.sandbox,
             writable=home_paths,
         )
@@ -214,7 +215,7 @@ def _run_recorded(
         if api.variable:
             request = replace(request, env={**request.env, api.variable: channel.url})
         else:
-            request = replace(request, base_url=channel.url, scripted=script is not None)
+            request = replace(request, base_url=channel.url)
         header: dict[str, Any] = {
             "run": record_as,
             "case": case.id,
