@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pytest_evalcases import process
@@ -369,24 +369,33 @@ def _hooks(stderr: str) -> tuple[base.HookRun, ...]:
 def _stream_usage(models: output.JSONObject) -> base.Usage:
     """Tokens summed over ``stats.models`` of a stream's ``result``: ``input_tokens``,
     ``output_tokens`` and ``cached``."""
-    if not models:
-        return base.Usage()
-    totals = [0, 0, 0]
-    for stats in models.values():
-        counts = output.as_object(stats)
-        for i, key in enumerate(("input_tokens", "output_tokens", "cached")):
-            totals[i] += output.as_int(counts.get(key)) or 0
-    return base.Usage(input_tokens=totals[0], output_tokens=totals[1], cache_read_tokens=totals[2])
+    return _summed(
+        models,
+        lambda stats: (stats.get("input_tokens"), stats.get("output_tokens"), stats.get("cached")),
+    )
 
 
 def _usage(models: output.JSONObject) -> base.Usage:
+    """Tokens summed over ``stats.models`` of the JSON output: each model's ``tokens``."""
+
+    def counts(stats: output.JSONObject) -> tuple[object, object, object]:
+        tokens = output.as_object(stats.get("tokens"))
+        # `input` is the newer name of `prompt`; both may be present with one value.
+        sent = tokens.get("input", tokens.get("prompt"))
+        return sent, tokens.get("candidates"), tokens.get("cached")
+
+    return _summed(models, counts)
+
+
+def _summed(
+    models: output.JSONObject,
+    counts: Callable[[output.JSONObject], tuple[object, object, object]],
+) -> base.Usage:
+    """Input, output and cached tokens, each model's ``counts``, summed over ``models``."""
     if not models:
         return base.Usage()
     totals = [0, 0, 0]
     for stats in models.values():
-        tokens = output.as_object(output.as_object(stats).get("tokens"))
-        # `input` is the newer name of `prompt`; both may be present with one value.
-        sent = tokens.get("input", tokens.get("prompt"))
-        for i, value in enumerate((sent, tokens.get("candidates"), tokens.get("cached"))):
+        for i, value in enumerate(counts(output.as_object(stats))):
             totals[i] += output.as_int(value) or 0
     return base.Usage(input_tokens=totals[0], output_tokens=totals[1], cache_read_tokens=totals[2])
