@@ -181,6 +181,11 @@ def test_quotes_read_the_environment_once_and_again_when_it_changes(
     monkeypatch.delenv("EVALCASES_TEST_TOKEN")
     assert quote(f"found {secret}") == f"'found {secret}'"
 
+    # ... unless it could hold a URL's password.
+    plain = environment_redactor()
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_y[http://u:pw-8842@h] (call)")
+    assert environment_redactor() is not plain
+
 
 def test_a_urls_password_is_redacted_and_its_scheme_user_and_host_stay() -> None:
     redact = Redactor({})
