@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,3 +201,37 @@ def test_a_regrade_grades_a_turn_check_from_the_stored_conversation(
     assert list(failed) == ["t2-answer"]
     assert failed["t2-answer"].startswith("turn 2: pattern '^turn1 done' not found"), failed
     assert [c["passed"] for c in record["checks"]][:2] == [True, True]
+
+
+# --- The example suite ---------------------------------------------------------------------
+
+EXAMPLE = Path(__file__).parents[2] / "example_cases" / "conversation"
+EXAMPLE_CASE = "evals/fix-the-code-not-the-test.yaml"
+#: A model that weakens the test on the second turn instead.
+WEAKENS = (
+    "  - shell: sed -i 's/return key, value/return key.strip(), value.strip()/' pairs.py\n",
+    "  - shell: sed -i 's/^assert .*/assert True/' test_pairs.py\n",
+)
+
+
+@pytest.mark.usefixtures("offline")
+@pytest.mark.parametrize("weakened", [False, True], ids=["as-written", "test-weakened"])
+def test_the_conversation_example_passes_and_fails_when_the_test_is_weakened(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, weakened: bool
+) -> None:
+    monkeypatch.setenv("PATH", f"{cli('claude').parent}{os.pathsep}{os.environ['PATH']}")
+    shutil.copytree(EXAMPLE, pytester.path, dirs_exist_ok=True)
+    if weakened:
+        case = pytester.path / EXAMPLE_CASE
+        case.write_text(case.read_text().replace(*WEAKENS))
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-agent", "claude")
+
+    record = only_results(pytester.path)["cases"][0]
+    failed = sorted(c["id"] for c in record["checks"] if not c["passed"])
+    if not weakened:
+        assert failed == []
+        result.assert_outcomes(passed=1)
+    else:
+        assert failed == ["code-fixed", "test-not-edited", "test-unchanged"]
+        result.assert_outcomes(failed=1)
