@@ -55,6 +55,8 @@ checks:
   - {id: t2-answer, type: output_matches, pattern: "^turn2 done MARK-t2$", turn: 2}
   - {id: last-answer, type: output_matches, pattern: "^turn2 done"}
   - {id: every-turn, type: tool_called, tool: shell, input: one\\.txt}
+  - {id: t2-request, type: request_matches, pattern: second file, turn: 2, request: 1}
+  - {id: t1-request, type: request_not_matches, pattern: second file, turn: 1}
 """
 
 

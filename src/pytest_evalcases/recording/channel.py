@@ -96,6 +96,8 @@ class Channel:
     failure: Failure | None = None
     #: The turn of the run's conversation under way (docs/conversations.md).
     turn: int = 1
+    #: The run is a conversation: its turns are told (:meth:`begin_turn`).
+    _conversation: bool = False
     _playing: Playing = field(default_factory=Playing)
     _slots: list[Slot] = field(default_factory=list)
     _pending: int = 0
@@ -139,6 +141,7 @@ class Channel:
         it, and a script goes on where the last turn left it."""
         with self._changed:
             self.turn = turn
+            self._conversation = True
         if turn > 1:
             self._playing.next_prompt()
 
@@ -174,6 +177,11 @@ class Channel:
         found = replay.answer(slot.method, slot.path, slot.request.body)
         if isinstance(found, Divergence):
             with self._changed:
+                if self._conversation:
+                    # Which turn, and which of its requests: what a user can find.
+                    sent = [s for s in self._slots if s.turn == slot.turn and s.method == "POST"]
+                    number = next((i for i, s in enumerate(sent, 1) if s is slot), len(sent))
+                    found = replace(found, within=(slot.turn, number))
                 if self.diverged is None:
                     self.diverged = found
             return None if self.reuse else found
