@@ -18,6 +18,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.codex import PERMISSIONS, CodexAgent
+from pytest_evalcases.errors import AgentError
 from tests.helpers.agents import SAMPLES, Driver, sample_file
 from tests.helpers.timeouts import timeout_once
 
@@ -445,3 +446,17 @@ def test_a_follow_up_counts_its_own_tokens_not_the_threads(tmp_path: Path) -> No
         output_tokens=max(first.usage.output_tokens - 100, 0),
         cache_read_tokens=max((first.usage.cache_read_tokens or 0) - 500, 0),
     )
+
+
+def test_a_follow_up_with_an_option_resume_lacks_is_a_config_error(tmp_path: Path) -> None:
+    follow_up = dataclasses.replace(request(tmp_path), session="0199a213", follow_up=True)
+
+    with pytest.raises(AgentError) as info:
+        agent(args=("--profile", "work")).invocation(follow_up)
+
+    assert info.value.kind == "config"
+    assert "`codex exec resume` (0.171) has no --profile" in str(info.value)
+    # --color is only how the text would look: --json has none.
+    got = agent(args=("--color", "never")).invocation(follow_up).argv
+    assert "--color" not in got
+    assert "never" not in got

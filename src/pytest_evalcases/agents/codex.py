@@ -11,6 +11,7 @@ from pathlib import Path
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
 from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
+from pytest_evalcases.errors import AgentError
 
 #: What an eval run may do: write in its workspace and run commands there.
 #: ``eval_agent_args`` adds to it and replaces it where it chooses a sandbox itself
@@ -234,12 +235,23 @@ class CodexAgent(base.AgentBase):
 def _resumable(args: tuple[str, ...]) -> tuple[str, ...]:
     """``args`` as ``codex exec resume`` takes them: it has no ``-s``/``--sandbox``,
     whose choice becomes ``-c sandbox_mode=…``, and no ``-C``/``--cd`` (the process
-    runs in the workspace anyway) (docs/conversations.md)."""
+    runs in the workspace anyway) nor ``--color`` (``--json`` has none); an option of
+    ``exec`` that it lacks and that would change the run is an error of kind
+    ``config`` (docs/conversations.md)."""
     kept: list[str] = []
     words = iter(args)
     for arg in words:
         name, eq, value = arg.partition("=")
-        if name in ("-s", "--sandbox"):
+        if name in _NOT_RESUMABLE:
+            raise AgentError(
+                f"agent 'codex': `codex exec resume` (0.171) has no {name}, which "
+                "eval_agent_args gives: a case with follow_ups cannot run with it",
+                kind="config",
+            )
+        if name == "--color":
+            if not eq:
+                next(words, None)
+        elif name in ("-s", "--sandbox"):
             mode = value if eq else next(words, "")
             kept += ["-c", f"sandbox_mode={json.dumps(mode)}"]
         elif name in ("-C", "--cd"):
@@ -248,6 +260,11 @@ def _resumable(args: tuple[str, ...]) -> tuple[str, ...]:
         else:
             kept.append(arg)
     return tuple(kept)
+
+
+#: Options of ``codex exec`` that ``codex exec resume`` lacks (0.171) and that change
+#: the run: a follow-up cannot repeat them.
+_NOT_RESUMABLE = ("-p", "--profile", "--add-dir", "--oss", "--local-provider", "--approve-for-me")
 
 
 def _this_turn(reported: base.Usage, request: base.RunRequest) -> base.Usage:
