@@ -148,3 +148,18 @@ def test_the_cases_timeout_covers_the_whole_conversation_and_names_the_turn(
     assert found["error_kind"] == "timeout"
     assert str(found["error"]).startswith("turn 2 of 3: agent 'command' timed out after")
     assert turns_run(pytester) == ["first", "wait"]
+
+
+def test_each_repetition_runs_the_whole_conversation_in_a_workspace_of_its_own(
+    pytester: pytest.Pytester,
+) -> None:
+    suite(pytester, COMMAND, "second")
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-repeat", "2")
+
+    result.assert_outcomes(passed=2)
+    runs = only_results(pytester.path)["cases"]
+    assert [r["repetition"] for r in runs] == [0, 1]
+    for run in runs:
+        assert all(c["passed"] for c in run["checks"]), run["checks"]
+        assert len(run["conversation"]) == 2
