@@ -8,8 +8,8 @@ carries (the CLI's agent loop sends the whole conversation each time); after the
 turn, with the last ``text``. Across a conversation (``follow_ups``) the script runs on:
 a prompt's requests carry the earlier prompts' tool results too, so its request is
 answered with the turns played so far plus the tool results it carries beyond its
-prompt's first request's (:class:`Playing`). Nothing is forwarded: the run needs no credential and
-costs nothing. The answers are written by the dialect modules, beside their parsers.
+prompt's first request's (:class:`Playing`). Nothing is forwarded: the run needs no
+credential and costs nothing. The answers are written by the dialect modules, beside their parsers.
 """
 
 from __future__ import annotations
