@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -547,3 +548,19 @@ def test_the_model_api_is_the_base_url_the_environment_names(
     assert (api.upstream if api is not None else None) == upstream
     if api is not None:
         assert api.variable == "ANTHROPIC_BASE_URL"
+
+
+@pytest.mark.parametrize(("follow_up", "flag"), [(False, "--session-id"), (True, "--resume")])
+def test_a_conversation_names_its_session_up_front_and_resumes_it(
+    tmp_path: Path, follow_up: bool, flag: str
+) -> None:
+    turn = dataclasses.replace(
+        request(tmp_path), session="11111111-2222-4333-8444-555555555555", follow_up=follow_up
+    )
+
+    argv = agent().invocation(turn).argv
+
+    assert argv[argv.index(flag) + 1] == "11111111-2222-4333-8444-555555555555"
+    # Every flag of the first turn again: a resumed session keeps none of them.
+    assert "--allowedTools" in argv
+    assert "--session-id" not in agent().invocation(request(tmp_path)).argv

@@ -18,6 +18,7 @@ from pytest_evalcases.agents.base import (
     Usage,
 )
 from pytest_evalcases.agents.codex import PERMISSIONS, CodexAgent
+from pytest_evalcases.errors import AgentError
 from tests.helpers.agents import SAMPLES, Driver, sample_file
 from tests.helpers.timeouts import timeout_once
 
@@ -403,3 +404,59 @@ def test_a_chatgpt_login_is_not_proxied(tmp_path: Path) -> None:
     agent_ = CodexAgent(AgentSettings(name="codex"))
     assert agent_.model_api({"CODEX_HOME": str(tmp_path / "codex")}) is None
     assert agent_.model_api({"CODEX_HOME": str(tmp_path / "codex"), "OPENAI_API_KEY": "k"})
+
+
+# --- follow-ups (docs/conversations.md) -------------------------------------------------
+
+
+def test_a_follow_up_resumes_the_thread_with_its_sandbox_as_configuration(
+    tmp_path: Path,
+) -> None:
+    follow_up = dataclasses.replace(
+        request(tmp_path, prompt="now the test"), session="0199a213", follow_up=True
+    )
+
+    got = agent(args=("--sandbox=read-only", "-C", "/elsewhere")).invocation(follow_up)
+
+    # `exec resume` has neither -s nor -C: the sandbox is a setting, the cwd the process's.
+    assert got.argv == (
+        *("codex", "exec", "resume", "--json", "--skip-git-repo-check"),
+        *("-c", 'sandbox_mode="read-only"', "0199a213", "now the test"),
+    )
+    first = dataclasses.replace(follow_up, follow_up=False)
+    assert "resume" not in agent().invocation(first).argv
+
+
+def test_a_follow_up_counts_its_own_tokens_not_the_threads(tmp_path: Path) -> None:
+    first = run(request(tmp_path, sample="codex-exec.jsonl"))
+    assert first.session == "0199a213-81c0-7800-8aa1-bbab2a035a53"
+    follow_up = dataclasses.replace(
+        request(tmp_path, sample="codex-exec.jsonl"),
+        session=first.session,
+        follow_up=True,
+        earlier=Usage(input_tokens=1000, output_tokens=100, cache_read_tokens=500),
+    )
+
+    again = run(follow_up)
+
+    assert first.usage.input_tokens is not None
+    assert first.usage.output_tokens is not None
+    assert again.usage == Usage(
+        input_tokens=max(first.usage.input_tokens - 1000, 0),
+        output_tokens=max(first.usage.output_tokens - 100, 0),
+        cache_read_tokens=max((first.usage.cache_read_tokens or 0) - 500, 0),
+    )
+
+
+def test_a_follow_up_with_an_option_resume_lacks_is_a_config_error(tmp_path: Path) -> None:
+    follow_up = dataclasses.replace(request(tmp_path), session="0199a213", follow_up=True)
+
+    with pytest.raises(AgentError) as info:
+        agent(args=("--profile", "work")).invocation(follow_up)
+
+    assert info.value.kind == "config"
+    assert "`codex exec resume` (0.171) has no --profile" in str(info.value)
+    # --color is only how the text would look: --json has none.
+    got = agent(args=("--color", "never")).invocation(follow_up).argv
+    assert "--color" not in got
+    assert "never" not in got

@@ -94,6 +94,8 @@ class ModelRequest:
     #: Why the request's text is not known (a recording that left its body out); empty
     #: when it is.
     unreadable: str = ""
+    #: The turn of the run's conversation it was sent in (docs/conversations.md).
+    turn: int = 1
 
     @property
     def text(self) -> str:
@@ -164,11 +166,24 @@ class AgentResult:
     #: The hooks the CLI ran, in order; ``None`` when its output cannot show them, or
     #: the run did not ask it to (:attr:`RunRequest.hook_events`).
     hooks: tuple[HookRun, ...] | None = None
+    #: The session the CLI reported (its id, to continue it with a follow-up prompt);
+    #: ``None`` where its output names none (docs/conversations.md).
+    session: str | None = None
+    #: A conversation's turns, each what its prompt produced, in order; empty for a run
+    #: of one prompt. The run's own fields are then their totals (docs/conversations.md).
+    turns: tuple[AgentResult, ...] = ()
 
     @property
     def spent(self) -> Spent:
         """The tokens and cost the run reported."""
         return self.usage.spent(self.cost_usd)
+
+    def turn(self, number: int | None) -> AgentResult:
+        """What turn ``number`` (1 = the case's ``prompt``) produced; the whole run for
+        ``None`` or a run of one prompt."""
+        if number is None or not self.turns:
+            return self
+        return self.turns[number - 1]
 
 
 @dataclass(frozen=True)
@@ -216,6 +231,16 @@ class RunRequest:
     #: refusals by hooks: the driver asks its CLI to show its hooks (Claude Code's
     #: ``--include-hook-events``, Gemini CLI's ``--debug``).
     hook_events: bool = False
+    #: The session of a conversation (docs/conversations.md): the id its first turn
+    #: starts it with (a CLI that takes one), then the id the CLI reported; ``None``:
+    #: a run of one prompt, which names no session.
+    session: str | None = None
+    #: This prompt is a follow-up: the run continues :attr:`session` rather than
+    #: starting it.
+    follow_up: bool = False
+    #: The tokens the conversation's earlier turns reported, for a CLI that reports a
+    #: session's usage so far rather than its turn's (Codex) to subtract.
+    earlier: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True)
@@ -277,6 +302,10 @@ class Agent(Driver, Protocol):
     #: Whether the CLI keeps a user-level home of its own, which :meth:`isolate`
     #: replaces for each run (docs/agents.md, "The agent's home").
     has_home: bool
+    #: Whether a follow-up prompt can continue the session of an earlier run
+    #: (:attr:`RunRequest.follow_up`); ``False``: a case with ``follow_ups`` is an
+    #: error on this agent (docs/conversations.md).
+    continues: bool
 
     def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
         """The model API the CLI talks to over HTTP in ``env``, for the recording proxy;
@@ -293,12 +322,13 @@ class Agent(Driver, Protocol):
 class AgentBase(abc.ABC):
     """The defaults of the :class:`Agent` protocol, for a driver to subclass: no
     requirements but the program, the settings' arguments, tool calls with inputs, no
-    model API the proxy can record, and no home of its own."""
+    model API the proxy can record, no home of its own, and no session to continue."""
 
     name: str
     requirements: Requirements | None = None
     tool_inputs: bool = True
     has_home: bool = False
+    continues: bool = False
 
     def __init__(self, settings: AgentSettings) -> None:
         self.settings = settings
@@ -350,6 +380,7 @@ class Adapted(AgentBase):
         self._home_paths = getattr(driver, "home_paths", None)
         self._isolate = getattr(driver, "isolate", None)
         self.has_home = self._isolate is not None
+        self.continues = bool(getattr(driver, "continues", False))
 
     def invocation(self, request: RunRequest) -> Invocation:
         return self.driver.invocation(request)

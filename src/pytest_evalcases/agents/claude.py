@@ -113,6 +113,8 @@ class ClaudeAgent(base.AgentBase):
     tool_inputs = True
     requirements = REQUIREMENTS
     has_home = True
+    #: ``--session-id`` starts a conversation, ``--resume`` continues it.
+    continues = True
 
     def __init__(self, settings: base.AgentSettings) -> None:
         super().__init__(settings)
@@ -142,6 +144,10 @@ class ClaudeAgent(base.AgentBase):
             argv += ["--bare", "--add-dir", str(request.workspace)]
         if self.settings.model:
             argv += ["--model", self.settings.model]
+        if request.session is not None:
+            # The plugin names the session up front; every other flag is repeated on a
+            # follow-up, which keeps none of them (docs/conversations.md).
+            argv += ["--resume" if request.follow_up else "--session-id", request.session]
         argv += self.args
         return base.Invocation(tuple(argv), stdin=stdin)
 
@@ -191,6 +197,7 @@ class ClaudeAgent(base.AgentBase):
             truncated=result.truncated,
             denials=_denials(final.get("permission_denials"), events, request.hook_events),
             hooks=_hooks(events) if request.hook_events else None,
+            session=output.as_str(final.get("session_id")) or request.session,
         )
 
     def _wants_transcript(self, request: base.RunRequest) -> bool:

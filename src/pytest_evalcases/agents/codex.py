@@ -11,6 +11,7 @@ from pathlib import Path
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
 from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
+from pytest_evalcases.errors import AgentError
 
 #: What an eval run may do: write in its workspace and run commands there.
 #: ``eval_agent_args`` adds to it and replaces it where it chooses a sandbox itself
@@ -107,6 +108,8 @@ class CodexAgent(base.AgentBase):
     tool_inputs = True
     requirements = REQUIREMENTS
     has_home = True
+    #: ``codex exec resume THREAD`` continues the thread that ``thread.started`` named.
+    continues = True
 
     def __init__(self, settings: base.AgentSettings) -> None:
         super().__init__(settings)
@@ -117,10 +120,11 @@ class CodexAgent(base.AgentBase):
 
     def invocation(self, request: base.RunRequest) -> base.Invocation:
         # The workspace is outside any git repository, which codex refuses by default.
-        argv = ["codex", "exec", "--json", "--skip-git-repo-check"]
+        resume = request.follow_up and request.session is not None
+        argv = ["codex", "exec", *(["resume"] if resume else []), "--json", "--skip-git-repo-check"]
         if self.settings.model:
             argv += ["-m", self.settings.model]
-        argv += self.args
+        argv += _resumable(self.args) if resume else self.args
         if request.base_url is not None and request.scripted:
             # A provider of the plugin's own, keyed by the stand-in: the built-in one
             # sends the key of an auth.json in CODEX_HOME, the operator's under
@@ -130,6 +134,9 @@ class CodexAgent(base.AgentBase):
         elif request.base_url is not None:
             # After the user's own -c: the last override wins.
             argv += ["-c", f"{BASE_URL_KEY}={json.dumps(request.base_url)}"]
+        if resume:
+            assert request.session is not None
+            argv.append(request.session)
         if request.prompt.startswith("-"):
             # It would be read as an option; "-" makes codex read the prompt from stdin.
             return base.Invocation((*argv, "-"), stdin=request.prompt)
@@ -162,11 +169,14 @@ class CodexAgent(base.AgentBase):
         items: dict[str, output.JSONObject] = {}
         completed = False
         usage = [0, 0, 0]
+        thread: str | None = None
         failures: list[str] = []
         errors: list[str] = []
         for index, event in enumerate(output.json_objects(result.stdout)):
             kind = event.get("type")
-            if kind in _ITEM_EVENTS:
+            if kind == "thread.started":
+                thread = output.as_str(event.get("thread_id"))
+            elif kind in _ITEM_EVENTS:
                 item = output.as_object(event.get("item"))
                 # A command is announced by item.started and repeated by item.completed:
                 # keyed by id, each item is counted once, in its latest state.
@@ -204,8 +214,11 @@ class CodexAgent(base.AgentBase):
         return base.AgentResult(
             text=texts[-1] if texts else "",
             tool_calls=tuple(call for item in items.values() if (call := _tool_call(item))),
-            usage=base.Usage(
-                input_tokens=usage[0], cache_read_tokens=usage[1], output_tokens=usage[2]
+            usage=_this_turn(
+                base.Usage(
+                    input_tokens=usage[0], cache_read_tokens=usage[1], output_tokens=usage[2]
+                ),
+                request,
             ),
             models=self.models,
             duration_ms=output.measured_ms(result),
@@ -215,7 +228,61 @@ class CodexAgent(base.AgentBase):
             # Nothing that `codex exec` 0.171 prints shows the hooks it ran: a hook check
             # is an error naming the agent (docs/config-contract.md).
             hooks=None,
+            session=thread,
         )
+
+
+def _resumable(args: tuple[str, ...]) -> tuple[str, ...]:
+    """``args`` as ``codex exec resume`` takes them: it has no ``-s``/``--sandbox``,
+    whose choice becomes ``-c sandbox_mode=…``, and no ``-C``/``--cd`` (the process
+    runs in the workspace anyway) nor ``--color`` (``--json`` has none); an option of
+    ``exec`` that it lacks and that would change the run is an error of kind
+    ``config`` (docs/conversations.md)."""
+    kept: list[str] = []
+    words = iter(args)
+    for arg in words:
+        name, eq, value = arg.partition("=")
+        if name in _NOT_RESUMABLE:
+            raise AgentError(
+                f"agent 'codex': `codex exec resume` (0.171) has no {name}, which "
+                "eval_agent_args gives: a case with follow_ups cannot run with it",
+                kind="config",
+            )
+        if name == "--color":
+            if not eq:
+                next(words, None)
+        elif name in ("-s", "--sandbox"):
+            mode = value if eq else next(words, "")
+            kept += ["-c", f"sandbox_mode={json.dumps(mode)}"]
+        elif name in ("-C", "--cd"):
+            if not eq:
+                next(words, None)
+        else:
+            kept.append(arg)
+    return tuple(kept)
+
+
+#: Options of ``codex exec`` that ``codex exec resume`` lacks (0.171) and that change
+#: the run: a follow-up cannot repeat them.
+_NOT_RESUMABLE = ("-p", "--profile", "--add-dir", "--oss", "--local-provider", "--approve-for-me")
+
+
+def _this_turn(reported: base.Usage, request: base.RunRequest) -> base.Usage:
+    """A follow-up's own tokens: ``turn.completed`` of ``codex exec resume`` counts the
+    whole thread so far (0.171), so what its earlier turns reported is taken off."""
+    if not request.follow_up:
+        return reported
+    before = request.earlier
+
+    def own(total: int | None, earlier: int | None) -> int | None:
+        return None if total is None else max(total - (earlier or 0), 0)
+
+    return base.Usage(
+        input_tokens=own(reported.input_tokens, before.input_tokens),
+        output_tokens=own(reported.output_tokens, before.output_tokens),
+        cache_read_tokens=own(reported.cache_read_tokens, before.cache_read_tokens),
+        cache_write_tokens=own(reported.cache_write_tokens, before.cache_write_tokens),
+    )
 
 
 def _denials(stderr: str) -> tuple[base.Denial, ...]:

@@ -28,6 +28,11 @@ class CommandAgent(AgentBase):
     settings) are replaced inside words too, never inside the prompt, as they are:
     like the prompt, no shell splits them.
 
+    A case with ``follow_ups`` runs the command again for each follow-up, with
+    ``{session}`` the id the first run printed as a line ``EVALCASES_SESSION=<id>``
+    (left out of the answer), also in the variable ``EVALCASES_SESSION``; a command
+    line without ``{session}`` cannot continue a session (docs/conversations.md).
+
     A failure is an error: ``authentication`` when the command's own words say so
     (HTTP 401, "invalid api key", "unauthorized"), ``config`` when a relative path of
     the command line is missing in the workspace it runs in, else ``crash``.
@@ -50,21 +55,25 @@ class CommandAgent(AgentBase):
         super().__init__(settings)
         self.words = shlex.split(settings.command)
         self.placeholders = dict(settings.placeholders)
+        #: Only a command line that takes the session can be given a follow-up.
+        self.continues = any(SESSION_PLACEHOLDER in word for word in self.words)
 
     def invocation(self, request: RunRequest) -> Invocation:
         argv: list[str] = []
         uses_prompt = False
+        session = request.session if request.follow_up and request.session is not None else ""
         for word in self.words:
             parts = word.split("{prompt}")
             uses_prompt = uses_prompt or len(parts) > 1
-            argv.append(request.prompt.join(self._expand(part) for part in parts))
+            argv.append(request.prompt.join(self._expand(part, session) for part in parts))
         argv.extend(self.args)
-        return Invocation(tuple(argv), stdin=None if uses_prompt else request.prompt)
+        env = ((SESSION_VARIABLE, session),) if session else ()
+        return Invocation(tuple(argv), stdin=None if uses_prompt else request.prompt, env=env)
 
-    def _expand(self, text: str) -> str:
+    def _expand(self, text: str, session: str) -> str:
         for key, value in self.placeholders.items():
             text = text.replace("{" + key + "}", value)
-        return text
+        return text.replace(SESSION_PLACEHOLDER, session)
 
     def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
         if result.returncode != 0:
@@ -91,8 +100,10 @@ class CommandAgent(AgentBase):
                     kind="config",
                 )
             raise AgentError(f"agent command {status}: {said}", kind="crash")
+        named = _SESSION_LINE.findall(result.stdout)
         return AgentResult(
-            text=result.stdout,
+            text=_SESSION_LINE.sub("", result.stdout) if named else result.stdout,
+            session=named[-1] if named else None,
             exit_code=result.returncode,
             duration_ms=measured_ms(result),
             truncated=result.truncated,
@@ -115,6 +126,12 @@ class CommandAgent(AgentBase):
                 return path
         return ""
 
+
+#: Where a follow-up's command line takes the session (docs/conversations.md).
+SESSION_PLACEHOLDER = "{session}"
+#: The line a command prints to name its session, and the variable a follow-up gets it in.
+SESSION_VARIABLE = "EVALCASES_SESSION"
+_SESSION_LINE = re.compile(rf"^{SESSION_VARIABLE}=(\S+)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 
 #: How interpreters and shells say that a file they were given does not exist.
 _NOT_FOUND = re.compile(

@@ -121,6 +121,8 @@ class GeminiAgent(base.AgentBase):
     tool_inputs = True
     requirements = REQUIREMENTS
     has_home = True
+    #: ``--session-id`` starts a conversation, ``--resume`` continues it.
+    continues = True
 
     def __init__(self, settings: base.AgentSettings) -> None:
         super().__init__(settings)
@@ -140,6 +142,10 @@ class GeminiAgent(base.AgentBase):
             argv.append("--debug")
         if self.settings.model:
             argv += ["-m", self.settings.model]
+        if request.session is not None:
+            # The session lives in the run's home, under the workspace's project: a
+            # follow-up needs both as the first turn had them (docs/conversations.md).
+            argv += ["--resume" if request.follow_up else "--session-id", request.session]
         argv += self.args
         # The workspace is the plugin's own fresh copy of the configuration under test:
         # trusted for this run only, in its environment (no trustedFolders.json is
@@ -210,6 +216,7 @@ class GeminiAgent(base.AgentBase):
             exit_code=status,
             truncated=result.truncated,
             denials=_denials(result.stderr),
+            session=output.as_str(doc.get("session_id")) or request.session,
         )
 
     def _no_result(self, result: process.ProcessResult, missing: str) -> AgentError:
@@ -261,6 +268,10 @@ class GeminiAgent(base.AgentBase):
             truncated=result.truncated,
             denials=_stream_denials(events, by_id),
             hooks=_hooks(result.stderr) if request.hook_events else None,
+            session=next(
+                (output.as_str(e.get("session_id")) for e in events if e.get("type") == "init"),
+                request.session,
+            ),
         )
 
     def _error(self, error: object, status: int | None) -> AgentError:

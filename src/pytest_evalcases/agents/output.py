@@ -225,6 +225,11 @@ def as_float(value: object) -> float | None:
     return float(value)
 
 
+def as_str(value: object) -> str | None:
+    """``value`` when it is a non-empty string, else ``None``."""
+    return value if isinstance(value, str) and value else None
+
+
 def as_object(value: object) -> JSONObject:
     """``value`` when it is a JSON object, else an empty one (missing or odd fields)."""
     return value if isinstance(value, dict) else {}

@@ -67,6 +67,9 @@ class LoadedCase:
     #: ``script:``: the turns the plugin plays as the model (docs/config-contract.md);
     #: ``None``: the agent's own model answers.
     script: tuple[schema.ScriptTurn, ...] | None = None
+    #: ``follow_ups:``: the prompts after ``prompt``, each a turn of the same session
+    #: (docs/conversations.md); empty: a run of one prompt.
+    follow_ups: tuple[str, ...] = ()
 
     def other_agent(self, agent: str | None) -> str | None:
         """Why the case does not run on ``agent``, when its ``agents:`` leaves it out;
@@ -239,6 +242,7 @@ def _cases(
             )
         seen[model.id] = line + 1
         _scripted_agents(source, model, loc)
+        _turns(source, model.checks, len(model.follow_ups or ()), loc)  # type: ignore[attr-defined]
         fixture = _fixture(source, evals_root, model.cwd, [*loc, "cwd"])
         cases.append(
             LoadedCase(
@@ -263,6 +267,7 @@ def _cases(
                 max_tokens=model.max_tokens,
                 perturb=model.perturb,
                 script=tuple(model.script) if model.script is not None else None,
+                follow_ups=tuple(model.follow_ups or ()),
             )
         )
     return cases
@@ -278,6 +283,29 @@ def _scripted_agents(source: Source, model: schema.CaseModelBase, loc: list[str 
             f"`script:` plays the model of {', '.join(schema.SCRIPTED_AGENTS)} only, and "
             f"agent {shown(others[0])} is not one of them",
         )
+
+
+def _turns(
+    source: Source,
+    checks: Sequence[schema.CheckModel],
+    follow_ups: int,
+    loc: list[str | int],
+    where: str = "checks",
+) -> None:
+    """Refuse a check's ``turn:`` past the case's last prompt, or on a case of one
+    prompt (docs/conversations.md)."""
+    for index, check in enumerate(checks):
+        turn = getattr(check, "turn", None)
+        if turn is None or (follow_ups and turn <= 1 + follow_ups):
+            continue
+        said = (
+            f"the case has {1 + follow_ups} turns (`prompt` and {follow_ups} of `follow_ups`)"
+            if follow_ups
+            else "the case has one prompt: a turn needs `follow_ups:`"
+            + (" (a case file's; a task directory has none)" if where != "checks" else "")
+        )
+        what = f"turn {turn} does not exist" if follow_ups else f"`turn: {turn}`"
+        raise source.error([*loc, "checks", index, "turn"], "value", f"{what}: {said}")
 
 
 def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
@@ -327,6 +355,7 @@ def load_task_dir(checks_yaml: Path, registry: CheckRegistry) -> LoadedCase:
         seen.add(extras.id)
         checks.append(check)
         severities.append(TASK_SEVERITY[extras.severity])
+    _turns(source, checks, 0, [], where="task")
     task_md = checks_yaml.parent / "task.md"
     # lexists: a task.md that is a dangling link or a FIFO is an error, not "no prompt".
     prompt = read_text(task_md) if os.path.lexists(task_md) else None

@@ -15,13 +15,13 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import Field, TypeAdapter, create_model
 
-from pytest_evalcases.agents.base import Denial, HookRun, ModelRequest, ToolCall
+from pytest_evalcases.agents.base import AgentResult, Denial, HookRun, ModelRequest, ToolCall
 from pytest_evalcases.cases import limits, schema
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.sandbox import Sandbox
@@ -54,6 +54,26 @@ class CheckContext:
     requests_unknown: str = ""
     #: The hooks the agent ran; ``None`` when its output cannot show them.
     hooks: tuple[HookRun, ...] | None = None
+    #: Each turn of a conversation (docs/conversations.md); empty for one prompt.
+    turns: tuple[AgentResult, ...] = ()
+
+    def at_turn(self, number: int) -> CheckContext:
+        """What turn ``number`` of the conversation shows: its answer, calls, refusals,
+        hooks and requests (numbered within it); nothing of the agent's when the run
+        kept no turns."""
+        turn = self.turns[number - 1] if number <= len(self.turns) else None
+        requests = self.requests
+        if requests is not None:
+            requests = tuple(request for request in requests if request.turn == number)
+        return replace(
+            self,
+            output=turn.text if turn is not None else None,
+            tool_calls=turn.tool_calls if turn is not None else None,
+            denials=turn.denials if turn is not None else None,
+            hooks=turn.hooks if turn is not None else None,
+            requests=requests,
+            turns=(),
+        )
 
     @functools.cached_property
     def resolved_workspace(self) -> str:
@@ -133,13 +153,14 @@ class CheckRegistry:
     def evaluate(self, index: int, check: schema.CheckModel, ctx: CheckContext) -> CheckRecord:
         """Run one check; ``index`` gives the default id ``<type>-<index>``."""
         _, evaluator = self._types[check.type]
-        outcome = evaluator(check, ctx)
+        turn: int | None = getattr(check, "turn", None)
+        outcome = evaluator(check, ctx if turn is None else ctx.at_turn(turn))
         return CheckRecord(
             id=check_id(check, index),
             type=check.type,
             description=check.description,
             passed=outcome.passed,
-            message=outcome.message,
+            message=outcome.message if turn is None else f"turn {turn}: {outcome.message}",
             skill=getattr(check, "skill", None) if check.type in schema.SKILL_CHECKS else None,
         )
 

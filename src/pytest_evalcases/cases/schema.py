@@ -129,14 +129,25 @@ class CheckModel(BaseModel):
     )
 
 
-class OutputMatches(CheckModel):
+class TurnCheck(CheckModel):
+    """A check that can read one turn of a conversation (docs/conversations.md)."""
+
+    turn: int | None = Field(
+        default=None,
+        ge=1,
+        description="Only this turn of the conversation (1 = `prompt`, 2 = the first of "
+        "`follow_ups`); default: the last answer, every turn's calls",
+    )
+
+
+class OutputMatches(TurnCheck):
     """The agent's final answer matches ``pattern``."""
 
     type: Literal["output_matches"]
     pattern: Regex
 
 
-class OutputNotMatches(CheckModel):
+class OutputNotMatches(TurnCheck):
     """The agent's final answer does not match ``pattern``."""
 
     type: Literal["output_not_matches"]
@@ -234,7 +245,7 @@ class CommandFails(CheckModel):
     timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT, allow_inf_nan=False)
 
 
-class ToolCalled(CheckModel):
+class ToolCalled(TurnCheck):
     """The transcript has a call whose tool (name or kind) and input match."""
 
     type: Literal["tool_called"]
@@ -242,7 +253,7 @@ class ToolCalled(CheckModel):
     input: Regex | None = None
 
 
-class ToolNotCalled(CheckModel):
+class ToolNotCalled(TurnCheck):
     """The transcript has no call whose tool (name or kind) and input match."""
 
     type: Literal["tool_not_called"]
@@ -255,7 +266,7 @@ class ToolNotCalled(CheckModel):
 BlockedBy = Literal["permission", "hook", "any"]
 
 
-class _Blocked(CheckModel):
+class _Blocked(TurnCheck):
     tool: Regex
     input: Regex | None = None
     by: BlockedBy = Field(
@@ -278,7 +289,7 @@ class ToolNotBlocked(_Blocked):
     type: Literal["tool_not_blocked"]
 
 
-class _Hook(CheckModel):
+class _Hook(TurnCheck):
     event: str = Field(
         min_length=1,
         max_length=limits.LINE_CHARS,
@@ -303,27 +314,27 @@ class HookNotFired(_Hook):
     type: Literal["hook_not_fired"]
 
 
-class SkillUsed(CheckModel):
+class SkillUsed(TurnCheck):
     """The transcript shows the agent loading the skill (docs/skills.md)."""
 
     type: Literal["skill_used"]
     skill: str = Field(min_length=1, max_length=limits.LINE_CHARS)
 
 
-class SkillNotUsed(CheckModel):
+class SkillNotUsed(TurnCheck):
     """The transcript shows the agent not loading the skill (docs/skills.md)."""
 
     type: Literal["skill_not_used"]
     skill: str = Field(min_length=1, max_length=limits.LINE_CHARS)
 
 
-class _Request(CheckModel):
+class _Request(TurnCheck):
     pattern: Regex
     request: int | None = Field(
         default=None,
         ge=1,
-        description="Only this request of the run (1 = the first the CLI sent its model); "
-        "default: any",
+        description="Only this request of the run, or of its `turn` (1 = the first the CLI "
+        "sent its model); default: any",
     )
 
 
@@ -519,6 +530,15 @@ class CaseModelBase(BaseModel):
         max_length=limits.TURNS,
         description="The model's turns, played by the plugin on 127.0.0.1 for claude, codex "
         "and gemini: no credential, no cost (docs/config-contract.md)",
+    )
+    follow_ups: list[Annotated[str, Field(min_length=1, max_length=limits.TEXT_CHARS)]] | None = (
+        Field(
+            default=None,
+            min_length=1,
+            max_length=limits.TURNS,
+            description="Further prompts on the same session and workspace, one turn each "
+            "(docs/conversations.md)",
+        )
     )
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pytest_evalcases.agents.base import ModelRequest
 from pytest_evalcases.recording.format import Exchange, Message, is_credential_header
 from pytest_evalcases.recording.replay import Divergence, Replay
-from pytest_evalcases.recording.script import Script
+from pytest_evalcases.recording.script import Playing, Script, Written
 from pytest_evalcases.recording.sent import model_requests
 from pytest_evalcases.recording.wire import error_message
 
@@ -48,10 +48,12 @@ class Slot:
     received: list[bytes] = field(default_factory=list)
     exchange: Exchange | None = None
     source: str = ""
+    #: The turn of the run's conversation the request was sent in (1 = its prompt's).
+    turn: int = 1
 
     def snapshot(self) -> Exchange:
         if self.exchange is not None:
-            return self.exchange
+            return replace(self.exchange, turn=self.turn)
         body = b"".join(list(self.received))
         return Exchange(
             self.method,
@@ -62,6 +64,7 @@ class Slot:
             Message(self.headers, body),
             "the run ended before the response did",
             self.source,
+            turn=self.turn,
         )
 
 
@@ -91,6 +94,11 @@ class Channel:
     diverged: Divergence | None = None
     #: The first upstream failure that ends the run; ``None`` while there is none.
     failure: Failure | None = None
+    #: The turn of the run's conversation under way (docs/conversations.md).
+    turn: int = 1
+    #: The run is a conversation: its turns are told (:meth:`begin_turn`).
+    _conversation: bool = False
+    _playing: Playing = field(default_factory=Playing)
     _slots: list[Slot] = field(default_factory=list)
     _pending: int = 0
     _changed: threading.Condition = field(default_factory=threading.Condition)
@@ -128,11 +136,25 @@ class Channel:
                 return f"{status_line(exchange)}: {words}".rstrip(": ")
         return ""
 
+    def begin_turn(self, turn: int) -> None:
+        """Turn ``turn`` of the run's conversation begins: its requests are tagged with
+        it, and a script goes on where the last turn left it."""
+        with self._changed:
+            self.turn = turn
+            self._conversation = True
+        if turn > 1:
+            self._playing.next_prompt()
+
+    def play(self, method: str, path: str, body: bytes) -> Written:
+        """The script's answer to a request (the channel has one)."""
+        assert self.script is not None
+        return self.script.respond(method, path, body, self._playing.index)
+
     @contextlib.contextmanager
     def request(self, method: str, path: str, message: Message) -> Iterator[Slot]:
         """One request, given its place now; :meth:`recorded` waits for its end."""
-        slot = Slot(method, path, message)
         with self._changed:
+            slot = Slot(method, path, message, turn=self.turn)
             self._slots.append(slot)
             self._pending += 1
         try:
@@ -155,6 +177,11 @@ class Channel:
         found = replay.answer(slot.method, slot.path, slot.request.body)
         if isinstance(found, Divergence):
             with self._changed:
+                if self._conversation:
+                    # Which turn, and which of its requests: what a user can find.
+                    sent = [s for s in self._slots if s.turn == slot.turn and s.method == "POST"]
+                    number = next((i for i, s in enumerate(sent, 1) if s is slot), len(sent))
+                    found = replace(found, within=(slot.turn, number))
                 if self.diverged is None:
                     self.diverged = found
             return None if self.reuse else found

@@ -83,6 +83,8 @@ class Exchange:
     source: str = ""
     #: Its place in the recording, as stored (read back); 0 while it is live.
     seq: int = 0
+    #: The turn of the run's conversation it was sent in (docs/conversations.md).
+    turn: int = 1
 
 
 #: Headers never stored, whatever their value: credentials and cookies.
@@ -175,6 +177,8 @@ def serialise(
             entry["error"] = scrub(exchange.error)
         if exchange.source:
             entry["source"] = exchange.source
+        if exchange.turn != 1:
+            entry["turn"] = exchange.turn
         lines.append(json.dumps(entry, ensure_ascii=False))
     first = {
         "format": FORMAT,
@@ -342,6 +346,7 @@ def _exchange(entry: dict[str, Any]) -> Exchange:
         error=str(entry.get("error") or ""),
         source=str(entry.get("source") or ""),
         seq=int(entry.get("seq", 0)),
+        turn=int(entry.get("turn", 1)),
     )
 
 

@@ -184,7 +184,7 @@ class _Relay(BaseHTTPRequestHandler):
             slot.exchange = _failed(slot, 501, "protocol upgrade refused")
             return
         if channel.script is not None:
-            self._scripted(channel.script, slot)
+            self._scripted(channel, slot)
             return
         found = channel.answer(slot)
         if isinstance(found, Divergence):
@@ -240,9 +240,9 @@ class _Relay(BaseHTTPRequestHandler):
             source="replay",
         )
 
-    def _scripted(self, script: Script, slot: Slot) -> None:
+    def _scripted(self, channel: Channel, slot: Slot) -> None:
         """Answer from the case's script: the request never leaves the machine."""
-        written = script.respond(slot.method, slot.path, slot.request.body)
+        written = channel.play(slot.method, slot.path, slot.request.body)
         headers = (("content-type", written.content_type),)
         self.send_response_only(written.status)
         self.send_header("Content-Type", written.content_type)

@@ -102,10 +102,16 @@ class Divergence:
     method: str
     path: str
     diff: tuple[str, ...] = ()
+    #: In a conversation (docs/conversations.md): its turn and the request's number in
+    #: that turn; ``None`` in a run of one prompt.
+    within: tuple[int, int] | None = None
 
     @property
     def message(self) -> str:
-        head = f"replay diverged at turn {self.turn}: {self.what} ({self.method} {self.path})"
+        where = f"turn {self.turn}"
+        if self.within is not None:
+            where = f"turn {self.within[0]} of the conversation, request {self.within[1]}"
+        head = f"replay diverged at {where}: {self.what} ({self.method} {self.path})"
         return "\n".join([head, *self.diff])
 
 

@@ -5,14 +5,18 @@ A run with a script goes through the recording proxy like any other
 (:mod:`pytest_evalcases.recording.proxy`), but its channel answers every request itself:
 model request *i* with turn *i*, where *i* is the number of tool results the request
 carries (the CLI's agent loop sends the whole conversation each time); after the last
-turn, with the last ``text``. Nothing is forwarded: the run needs no credential and
-costs nothing. The answers are written by the dialect modules, beside their parsers.
+turn, with the last ``text``. Across a conversation (``follow_ups``) the script runs on:
+a prompt's requests carry the earlier prompts' tool results too, so its request is
+answered with the turns played so far plus the tool results it carries beyond its
+prompt's first request's (:class:`Playing`). Nothing is forwarded: the run needs no
+credential and costs nothing. The answers are written by the dialect modules, beside their parsers.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,9 +69,44 @@ class Script:
             return self.turns[results]
         return next((t for t in reversed(self.turns) if t.text is not None), Turn(text=""))
 
-    def respond(self, method: str, path: str, body: bytes) -> Written:
-        """The answer to one request of the run."""
-        return respond(self.dialect, method, path, body, lambda n, _: self.turn(n).reply())
+    def respond(
+        self, method: str, path: str, body: bytes, at: Callable[[int], int] = int
+    ) -> Written:
+        """The answer to one request of the run: turn ``at(tool results)``."""
+        return respond(self.dialect, method, path, body, lambda n, _: self.turn(at(n)).reply())
+
+
+class Playing:
+    """Where a script is in a run's conversation: the turns the earlier prompts were
+    answered with, and the tool results the current prompt's first request carried.
+    Thread-safe: the proxy answers from threads of its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: Turns of the script the earlier prompts were answered with.
+        self._played = 0
+        #: Turns the current prompt was answered with so far.
+        self._current = 0
+        #: Tool results the current prompt's requests carried from earlier prompts:
+        #: those of its first request; ``None`` before a follow-up's first request,
+        #: 0 for the first prompt, whose requests carry only their own.
+        self._first: int | None = 0
+
+    def next_prompt(self) -> None:
+        """A follow-up prompt begins: the script goes on after the turns played."""
+        with self._lock:
+            self._played += self._current
+            self._current = 0
+            self._first = None
+
+    def index(self, results: int) -> int:
+        """The script's turn that answers a request carrying ``results`` tool results."""
+        with self._lock:
+            if self._first is None:
+                self._first = results
+            step = max(results - self._first, 0)
+            self._current = max(self._current, step + 1)
+            return self._played + step
 
 
 @dataclass(frozen=True)

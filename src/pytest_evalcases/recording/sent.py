@@ -34,11 +34,11 @@ def model_requests(exchanges: Iterable[Exchange]) -> tuple[ModelRequest, ...]:
                 if exchange.request.omitted is not None
                 else " (not text)"
             )
-            found.append(ModelRequest(unreadable=left))
+            found.append(ModelRequest(unreadable=left, turn=exchange.turn))
             continue
         request = dialects.request(exchange.method, exchange.path, dialects.parse_body(text))
         if request.dialect != "other" and not request.helper:
-            found.append(ModelRequest(request.parts()))
+            found.append(ModelRequest(request.parts(), turn=exchange.turn))
     return tuple(found)
 
 

@@ -48,6 +48,10 @@ class Turn:
     errors: tuple[str, ...] = ()
     #: The request's or the response's body was not stored (past the size limit).
     omitted: tuple[str, ...] = ()
+    #: The turn of a conversation (docs/conversations.md) the request was sent in, and
+    #: the prompt that began it: a follow-up's text on its first request, else empty.
+    prompt_turn: int = 1
+    follow_up: str = ""
 
     @property
     def text(self) -> str:
@@ -140,6 +144,7 @@ class _Exchange:
     error: str
     omitted: list[str] = field(default_factory=list)
     binary: list[str] = field(default_factory=list)
+    turn: int = 1
 
     @property
     def dialect(self) -> Dialect:
@@ -157,7 +162,9 @@ def _exchange(stored: Exchange) -> _Exchange:
     request = dialects.parse_body(stored.request.text)
     view = dialects.request(stored.method, stored.path, request)
     found = (stored.seq, stored.method, stored.path, stored.status, stored.reason)
-    return _Exchange(*found, request, view, stored.response.text, stored.error, omitted, binary)
+    return _Exchange(
+        *found, request, view, stored.response.text, stored.error, omitted, binary, stored.turn
+    )
 
 
 def read(path: Path) -> Conversation:
@@ -239,6 +246,8 @@ def _split(exchanges: list[_Exchange], dialect: Dialect) -> tuple[list[_Exchange
 def _turns(main: list[_Exchange], parser: Parser) -> tuple[Turn, ...]:
     turns: list[Turn] = []
     for i, x in enumerate(main):
+        begins = x.turn > 1 and (i == 0 or main[i - 1].turn != x.turn)
+        texts = x.view.user_texts
         # An HTTP error's body is the error, said on the status line; no answer.
         failed = x.status >= 400
         answer = None if x.response_text is None or failed else parser.response(x.response_text)
@@ -263,6 +272,8 @@ def _turns(main: list[_Exchange], parser: Parser) -> tuple[Turn, ...]:
                 stop=answer.stop if answer else "",
                 errors=tuple(errors),
                 omitted=tuple(x.omitted + x.binary),
+                prompt_turn=x.turn,
+                follow_up=(texts[-1] if texts else "(no user message)") if begins else "",
             )
         )
     return tuple(turns)

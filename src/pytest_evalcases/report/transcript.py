@@ -59,6 +59,9 @@ def lines(
             conversation.prompt if conversation.prompt is not None else "(no user message)",
         )
         for number, turn in enumerate(conversation.turns, 1):
+            if turn.follow_up:
+                # Where a conversation's follow-up prompt began (docs/conversations.md).
+                out += _section(f"follow-up (turn {turn.prompt_turn})", turn.follow_up)
             out += _turn(number, turn, full)
         if not conversation.turns:
             out += ["", "(no request of the conversation was recorded)"]

@@ -233,6 +233,12 @@ def _read_record(f: _Fields) -> RunRecord:
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)
+    for turn in f.objects("conversation"):
+        turn.integer("answer_chars")
+        for key in ("tokens_in", "tokens_out", "calls"):
+            turn.get(key, lambda v: v is None or _is_int(v), "a whole number", None)
+        turn.number_or_none("cost_usd")
+        turn.number_or_none("duration")
     try:
         return RunRecord.from_dict(f.data)
     except (TypeError, ValueError) as exc:

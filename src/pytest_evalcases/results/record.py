@@ -46,6 +46,32 @@ class CheckRecord:
         )
 
 
+@dataclass(frozen=True)
+class TurnRecord:
+    """One turn of a run's conversation (docs/conversations.md), as stored: its own
+    answer's length, tokens, cost, duration and tool calls, never the conversation's
+    so far."""
+
+    answer_chars: int = 0
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    #: Seconds, as the CLI or the plugin measured the turn's run.
+    duration: float | None = None
+    #: Tool calls of the turn; ``None`` when the agent gave no transcript.
+    calls: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _TURN_FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnRecord:
+        return cls(**{k: v for k, v in data.items() if k in _TURN_FIELDS})
+
+
+_TURN_FIELDS = tuple(f.name for f in fields(TurnRecord))
+
+
 @dataclass
 class RunRecord:
     """One run of one case (case x variant x repetition)."""
@@ -113,6 +139,9 @@ class RunRecord:
     #: spent nothing, and its ``tokens_in``, ``tokens_out`` and ``cost_usd`` are
     #: ``None``, out of every live figure (docs/results.md).
     scripted: bool = False
+    #: Each turn of a conversation (``follow_ups``, docs/conversations.md); empty for a
+    #: run of one prompt, and then not written.
+    conversation: list[TurnRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a results file's case entry: the case's id is ``id``.
@@ -126,6 +155,8 @@ class RunRecord:
         data["permission_denials"] = list(self.permission_denials)
         data["refused_writes"] = list(self.refused_writes)
         data["checks"] = [check.to_dict() for check in self.checks]
+        if self.conversation:
+            data["conversation"] = [turn.to_dict() for turn in self.conversation]
         return data
 
     @classmethod
@@ -140,6 +171,9 @@ class RunRecord:
             raise ValueError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
         values["checks"] = [
             CheckRecord.from_dict(c) for c in values.get("checks") or [] if isinstance(c, dict)
+        ]
+        values["conversation"] = [
+            TurnRecord.from_dict(t) for t in values.get("conversation") or [] if isinstance(t, dict)
         ]
         return cls(**values)
 
@@ -156,4 +190,4 @@ class RunRecord:
 
 
 #: The record's fields in its dictionary's order (``case_id`` is written as ``id``).
-_FIELDS = tuple(f.name for f in fields(RunRecord) if f.name != "case_id")
+_FIELDS = tuple(f.name for f in fields(RunRecord) if f.name not in ("case_id", "conversation"))

@@ -215,6 +215,8 @@ def _result_dict(result: AgentResult | None) -> dict[str, Any]:
         "hooks": (
             [dataclasses.asdict(run) for run in result.hooks] if result.hooks is not None else None
         ),
+        # A conversation's turns, each as the run is: a regrade grades `turn:` checks.
+        **({"turns": [_result_dict(turn) for turn in result.turns]} if result.turns else {}),
     }
 
 
@@ -461,37 +463,10 @@ def load(directory: Path) -> StoredRun | None:
 
 def _stored_run(directory: Path, data: dict[str, Any]) -> StoredRun:
     error = data.get("error")
-    result = None
-    if data.get("answer") is not None:
-        usage = data.get("usage") or {}
-        calls = data.get("tool_calls")
-        result = AgentResult(
-            text=str(data["answer"]),
-            tool_calls=(
-                tuple(ToolCall(str(c["name"]), str(c["kind"]), str(c["input"])) for c in calls)
-                if calls is not None
-                else None
-            ),
-            usage=Usage(
-                input_tokens=usage.get("input_tokens"),
-                output_tokens=usage.get("output_tokens"),
-                cache_read_tokens=usage.get("cache_read_tokens"),
-                cache_write_tokens=usage.get("cache_write_tokens"),
-            ),
-            cost_usd=data.get("cost_usd"),
-            models=tuple(data.get("models") or ()),
-            duration_ms=data.get("duration_ms"),
-            num_turns=data.get("num_turns"),
-            exit_code=data.get("exit_code"),
-            truncated=bool(data.get("truncated", False)),
-            denials=_denials(data.get("denials")),
-            refused_writes=tuple(data.get("refused_writes") or ()),
-            hooks=_hooks(data.get("hooks")),
-        )
     changes = data.get("changes") or {}
     return StoredRun(
         directory=directory,
-        result=result,
+        result=_stored_result(data),
         tool_inputs=bool(data.get("tool_inputs", True)),
         agent=str(data["agent"]) if isinstance(data.get("agent"), str) else None,
         error=(str(error["kind"]), str(error["message"])) if error else None,
@@ -507,6 +482,40 @@ def _stored_run(directory: Path, data: dict[str, Any]) -> StoredRun:
             ),
             redacted=tuple(str(p) for p in changes.get("redacted", ())),
         ),
+    )
+
+
+def _stored_result(data: dict[str, Any]) -> AgentResult | None:
+    """The stored answer, transcript and figures of a run, or of one turn of its
+    conversation; ``None`` for a run that ended in an error."""
+    if data.get("answer") is None:
+        return None
+    usage = data.get("usage") or {}
+    calls = data.get("tool_calls")
+    turns = (_stored_result(turn) for turn in data.get("turns") or () if isinstance(turn, dict))
+    return AgentResult(
+        text=str(data["answer"]),
+        tool_calls=(
+            tuple(ToolCall(str(c["name"]), str(c["kind"]), str(c["input"])) for c in calls)
+            if calls is not None
+            else None
+        ),
+        usage=Usage(
+            input_tokens=usage.get("input_tokens"),
+            output_tokens=usage.get("output_tokens"),
+            cache_read_tokens=usage.get("cache_read_tokens"),
+            cache_write_tokens=usage.get("cache_write_tokens"),
+        ),
+        cost_usd=data.get("cost_usd"),
+        models=tuple(data.get("models") or ()),
+        duration_ms=data.get("duration_ms"),
+        num_turns=data.get("num_turns"),
+        exit_code=data.get("exit_code"),
+        truncated=bool(data.get("truncated", False)),
+        denials=_denials(data.get("denials")),
+        refused_writes=tuple(data.get("refused_writes") or ()),
+        hooks=_hooks(data.get("hooks")),
+        turns=tuple(turn for turn in turns if turn is not None),
     )
 
 

@@ -20,7 +20,6 @@ from pytest_evalcases.agents.base import (
     AgentResult,
     ModelRequest,
     RunRequest,
-    run_agent,
 )
 from pytest_evalcases.agents.requirements import scripted_env
 from pytest_evalcases.cases.loading import LoadedCase
@@ -29,6 +28,7 @@ from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import Replayed, error_kind
 from pytest_evalcases.recording.script import Script, Turn
 from pytest_evalcases.run.agenthome import agent_home
+from pytest_evalcases.run.conversation import cannot_continue, converse
 from pytest_evalcases.run.failfast import NotStarted, Unreachable, identity
 from pytest_evalcases.run.repository import watch
 from pytest_evalcases.run.runner import AgentRun, OuterLimit, RunContext, case_env
@@ -105,6 +105,9 @@ def _run_agent(
             "--eval-workspace",
             kind="case",
         )
+    refused = cannot_continue(ctx.agent) if case.follow_ups else None
+    if refused is not None:
+        raise refused
     env = case_env(ctx.base_env, case, variant, workspace)
     script = None
     if case.script is not None:
@@ -207,7 +210,7 @@ def _run_recorded(
                 "own proxy, which this run has none of",
                 kind="case",
             )
-        return run_agent(ctx.agent, request), None, None, None
+        return converse(ctx.agent, request, case.follow_ups), None, None, None
     reuse = source is not None and source.mode == "reuse"
     with recorder.channel(
         api.upstream, request.env, replay=replay, reuse=reuse, script=script
@@ -225,7 +228,7 @@ def _run_recorded(
             "workspace": str(request.workspace),
             "homes": [str(path) for path in request.writable],
         }
-        ended = _run_watched(ctx.agent, request, channel)
+        ended = _run_watched(ctx.agent, request, channel, case.follow_ups)
         replayed = None
         if source is not None:
             from pytest_evalcases.recording.replay import outcome
@@ -272,8 +275,12 @@ def _scripted(
     return scripted, Script(api.dialect, turns)
 
 
-def _run_watched(agent: Agent, request: RunRequest, channel: Channel) -> AgentResult | RunError:
-    """Run the agent through ``channel``: what it produced, or the error that ended it.
+def _run_watched(
+    agent: Agent, request: RunRequest, channel: Channel, follow_ups: tuple[str, ...]
+) -> AgentResult | RunError:
+    """Run the agent through ``channel``, each turn of its conversation on the same
+    channel, which is told where each begins: what it produced, or the error that
+    ended it.
     An upstream failure the proxy sees (credentials refused, API unreachable) ends the
     CLI at once and is the run's error, in the API's words; a timeout quotes the API's
     last error, when there was one (docs/agents.md, "Failing fast")."""
@@ -281,7 +288,7 @@ def _run_watched(agent: Agent, request: RunRequest, channel: Channel) -> AgentRe
     with process.cancellable() as token:
         channel.on_failure(lambda failure: token.cancel())
         try:
-            outcome = run_agent(agent, request)
+            outcome = converse(agent, request, follow_ups, channel.begin_turn)
         except RunError as exc:
             outcome = exc
         except process.Cancelled:

@@ -106,6 +106,7 @@ def regrade(
         if isinstance(requests, str)
         else "",
         hooks=result.hooks,
+        turns=result.turns,
     )
     try:
         checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]
@@ -118,7 +119,12 @@ def regrade(
         checks=tuple(checks),
         # No agent ran: the run reports no tokens and no cost of its own, and what the
         # stored run reported is kept apart, so that it is never counted twice.
-        agent=replace(result, usage=Usage(), cost_usd=None),
+        agent=replace(
+            result,
+            usage=Usage(),
+            cost_usd=None,
+            turns=tuple(replace(turn, usage=Usage(), cost_usd=None) for turn in result.turns),
+        ),
         workspace=workspace,
         duration=time.monotonic() - began,
         did_nothing=not result.text.strip() and stored.workspace_unchanged,

@@ -17,10 +17,11 @@ from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.kinds import Outcome, Spent
 from pytest_evalcases.report.messages import case_file_message
-from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.results.record import RunRecord, TurnRecord
 from pytest_evalcases.run.workspace import Variant
 
 if TYPE_CHECKING:
+    from pytest_evalcases.agents.base import AgentResult
     from pytest_evalcases.cases.loading import LoadedCase
     from pytest_evalcases.kinds import Replayed
     from pytest_evalcases.run.runner import RunReport
@@ -101,7 +102,22 @@ def run_record(
             rec.refused_writes = [redact(path) for path in agent.refused_writes]
             rec.turns = agent.num_turns
             rec.model = redact(", ".join(agent.models)) or None
+            rec.conversation = [_turn(turn, rec.scripted) for turn in agent.turns]
     return rec
+
+
+def _turn(turn: AgentResult, scripted: bool) -> TurnRecord:
+    """One turn of a conversation as stored; a scripted turn's tokens are the plugin's
+    own answers', kept out as the run's are."""
+    spent = None if scripted else turn.spent
+    return TurnRecord(
+        answer_chars=len(turn.text),
+        tokens_in=spent.tokens_in if spent is not None else None,
+        tokens_out=spent.tokens_out if spent is not None else None,
+        cost_usd=spent.cost_usd if spent is not None else None,
+        duration=turn.duration_ms / 1000 if turn.duration_ms is not None else None,
+        calls=len(turn.tool_calls) if turn.tool_calls is not None else None,
+    )
 
 
 def _spent(rec: RunRecord, spent: Spent | None) -> None:

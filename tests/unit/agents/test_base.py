@@ -48,6 +48,7 @@ class WithExtras(OldStyle):
     tool_inputs = False
     requirements = Requirements(install="pip install extras", version=False)
     args = ("--yes",)
+    continues = True
 
     def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
         return ModelAPI(env.get("EXTRAS_URL", "https://api.example"), "EXTRAS_URL")
@@ -99,6 +100,8 @@ def test_a_subclass_of_the_base_gets_every_default(registered: None) -> None:
     assert agent.model_api({"ANY": "thing"}) is None
     assert agent.home_paths({}) == ()
     assert agent.isolate(Path("/nowhere"), {}) == {}
+    # No session to continue: a case with follow_ups is an error on it.
+    assert agent.continues is False
 
 
 def test_a_three_member_driver_is_adapted_and_runs(registered: None, tmp_path: Path) -> None:
@@ -116,6 +119,7 @@ def test_a_three_member_driver_is_adapted_and_runs(registered: None, tmp_path: P
     )
     assert agent.model_api({}) is None
     assert agent.home_paths({}) == ()
+    assert agent.continues is False
     # Its own invocation and parse, through the runner's one way of running agents.
     assert run_agent(agent, request_in(tmp_path)).text == "old says hi"
 
@@ -127,6 +131,7 @@ def test_an_adapted_driver_keeps_the_optional_members_it_has(
 
     assert isinstance(agent, Adapted)
     assert agent.tool_inputs is False
+    assert agent.continues is True
     assert agent.requirements == Requirements(install="pip install extras", version=False)
     assert agent.args == ("--yes",)
     assert agent.model_api({"EXTRAS_URL": "http://127.0.0.1:9"}) == ModelAPI(

@@ -528,3 +528,75 @@ def test_a_case_file_failure_is_as_severe_as_the_case(evals: Path) -> None:
     (case,) = load_case_file(_write(evals / "no-trailer.yaml", ONE), evals, REGISTRY)
 
     assert case.failure_severity(["output_not_matches-0"]) == "critical"
+
+
+# --- conversations (docs/conversations.md) ----------------------------------------------
+
+TALK = """\
+id: talk
+defends: AGENTS.md
+prompt: Fix the parser.
+follow_ups:
+  - The test is right; fix the code.
+checks:
+  - type: output_matches
+    pattern: fixed
+    turn: {turn}
+"""
+
+
+def test_follow_ups_and_a_turn_within_them_load(evals: Path) -> None:
+    [case] = load_case_file(_write(evals / "talk.yaml", TALK.format(turn=2)), evals, REGISTRY)
+
+    assert case.follow_ups == ("The test is right; fix the code.",)
+    assert getattr(case.checks[0], "turn", None) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "reason"),
+    [
+        (
+            TALK.format(turn=3),
+            9,
+            "checks[0].turn",
+            "turn 3 does not exist: the case has 2 turns (`prompt` and 1 of `follow_ups`)",
+        ),
+        (
+            TALK.format(turn=1).replace("follow_ups:\n  - The test is right; fix the code.\n", ""),
+            7,
+            "checks[0].turn",
+            "`turn: 1`: the case has one prompt: a turn needs `follow_ups:`",
+        ),
+    ],
+    ids=["past-the-last", "without-follow-ups"],
+)
+def test_a_turn_the_case_has_not_is_an_error_naming_file_line_and_field(
+    evals: Path, text: str, line: int, field: str, reason: str
+) -> None:
+    path = _write(evals / "talk.yaml", text)
+
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path, evals, REGISTRY)
+
+    assert (info.value.path, info.value.line, info.value.field) == (str(path), line, field)
+    assert info.value.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("replace", "field"),
+    [
+        (("type: output_matches\n    pattern: fixed", "type: file_exists\n    path: a"), "turn"),
+        (("- The test is right; fix the code.", '- ""'), "follow_ups[0]"),
+    ],
+    ids=["turn-on-a-file-check", "empty-follow-up"],
+)
+def test_a_turn_on_another_check_and_an_empty_follow_up_are_errors(
+    evals: Path, replace: tuple[str, str], field: str
+) -> None:
+    path = _write(evals / "talk.yaml", TALK.format(turn=2).replace(*replace))
+
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path, evals, REGISTRY)
+
+    assert info.value.field is not None
+    assert info.value.field.endswith(field)

@@ -144,3 +144,20 @@ def test_a_channel_that_only_records_marks_no_source(api: ModelServer, proxy: Pr
     post(channel, "one")
     lines = recording.serialise(channel.recorded(), {}, Redactor({}), 10**6)
     assert "source" not in json.loads(lines[1])
+
+
+def test_in_a_conversation_a_divergence_names_the_turn_and_its_request(
+    api: ModelServer, proxy: Proxy
+) -> None:
+    channel = open_channel(proxy, api, "one", "two", "three")
+    channel.begin_turn(1)
+    assert post(channel, "one")[0] == 200
+    channel.begin_turn(2)
+    assert post(channel, "two")[0] == 200
+
+    status, data = post(channel, "other")
+
+    assert status == 400
+    said = json.loads(data)["error"]["message"]
+    assert said.startswith("replay diverged at turn 2 of the conversation, request 2: ")
+    assert [e.turn for e in channel.recorded()] == [1, 2, 2]

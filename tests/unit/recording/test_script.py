@@ -12,6 +12,8 @@ import pytest
 
 from pytest_evalcases.kinds import ModelDialect
 from pytest_evalcases.recording import dialects
+from pytest_evalcases.recording.channel import Channel
+from pytest_evalcases.recording.format import Message
 from pytest_evalcases.recording.proxy import Proxy
 from pytest_evalcases.recording.script import Script, Turn, tool_results
 
@@ -117,3 +119,61 @@ def test_the_proxy_answers_a_scripted_channel_itself_and_records_it() -> None:
     assert dialects.response("POST", "/v1/messages", text).texts == ("done",)
     (exchange,) = channel.recorded()
     assert (exchange.path, exchange.status, exchange.source) == ("/v1/messages", 200, "scripted")
+
+
+#: A conversation's script: a command and an answer for each of two prompts.
+CONVERSATION = (
+    Turn(shell="echo one > one.txt"),
+    Turn(text="turn1 done"),
+    Turn(shell="echo two > two.txt"),
+    Turn(text="turn2 done"),
+)
+
+
+def played(channel: Channel, results: int) -> Any:
+    body = json.dumps(request_with("anthropic", results)).encode()
+    written = channel.play("POST", PATHS["anthropic"], body)
+    return dialects.response("POST", PATHS["anthropic"], written.body.decode())
+
+
+def test_the_script_runs_on_across_a_conversation() -> None:
+    channel = Channel("t", "http://127.0.0.1:9", "url", script=Script("anthropic", CONVERSATION))
+
+    channel.begin_turn(1)
+    first = [played(channel, n) for n in (0, 1)]
+    channel.begin_turn(2)
+    # A follow-up's requests carry the first prompt's tool result too (Claude Code's do).
+    second = [played(channel, n) for n in (1, 2, 2)]
+
+    assert "one.txt" in json.dumps(first[0].calls[0].input)
+    assert first[1].texts == ("turn1 done",)
+    assert "two.txt" in json.dumps(second[0].calls[0].input)
+    assert [r.texts for r in second[1:]] == [("turn2 done",), ("turn2 done",)]
+
+
+def test_a_follow_up_whose_requests_carry_no_earlier_results_goes_on_all_the_same() -> None:
+    # Gemini CLI and Codex resend the history too; a CLI that did not would send 0.
+    channel = Channel("t", "http://127.0.0.1:9", "url", script=Script("openai", CONVERSATION))
+    channel.begin_turn(1)
+    for n in (0, 1):
+        channel.play("POST", PATHS["openai"], json.dumps(request_with("openai", n)).encode())
+    channel.begin_turn(2)
+
+    body = json.dumps(request_with("openai", 0)).encode()
+    shell = dialects.response(
+        "POST", PATHS["openai"], channel.play("POST", PATHS["openai"], body).body.decode()
+    )
+
+    assert "two.txt" in json.dumps(shell.calls[0].input)
+
+
+def test_a_channel_tags_each_request_with_its_turn() -> None:
+    channel = Channel("t", "http://127.0.0.1:9", "url")
+    channel.begin_turn(1)
+    with channel.request("POST", "/v1/messages", Message((), b"{}")):
+        pass
+    channel.begin_turn(2)
+    with channel.request("POST", "/v1/messages", Message((), b"{}")):
+        pass
+
+    assert [e.turn for e in channel.recorded()] == [1, 2]

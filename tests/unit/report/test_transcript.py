@@ -276,3 +276,22 @@ def test_a_side_question_on_the_whole_conversation_is_not_a_turn(tmp_path: Path)
     assert read.turns[1].calls[0].result is not None
     assert len(claude.turns) == 3
     assert [o.kind for o in claude.others] == ["", "quota check", "structured answer: title"]
+
+
+def test_a_conversations_follow_up_shows_where_its_turn_begins(tmp_path: Path) -> None:
+    lines = entries("claude")
+    main = [i for i, line in enumerate(lines[1:], 1) if "tools" in line["request"].get("body", "")]
+    # The last request of the conversation is turn 2's first, after a follow-up prompt.
+    last = lines[main[-1]]
+    body = json.loads(last["request"]["body"])
+    body["messages"].append({"role": "user", "content": "The test is right. MARK-follow-up"})
+    last["request"]["body"] = json.dumps(body)
+    last["turn"] = 2
+
+    read = conversation.read(write(tmp_path / "exchange.jsonl", lines))
+    printed = transcript.lines(read)
+
+    assert [t.prompt_turn for t in read.turns] == [1] * (len(read.turns) - 1) + [2]
+    begins = printed.index("follow-up (turn 2)")
+    assert printed[begins + 1].strip() == "The test is right. MARK-follow-up"
+    assert printed[begins + 3].startswith(f"turn {len(read.turns)} · ")
