@@ -15,12 +15,13 @@ import dataclasses
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
 from pytest_evalcases import containment, process
+from pytest_evalcases.agents.mcp import McpServed, McpServer
 from pytest_evalcases.agents.requirements import Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import ModelDialect, Spent
@@ -164,6 +165,8 @@ class AgentResult:
     #: The hooks the CLI ran, in order; ``None`` when its output cannot show them, or
     #: the run did not ask it to (:attr:`RunRequest.hook_events`).
     hooks: tuple[HookRun, ...] | None = None
+    #: What the case's mock MCP servers saw (docs/mcp.md); ``None`` in a run without one.
+    mcp: McpServed | None = None
 
     @property
     def spent(self) -> Spent:
@@ -216,6 +219,14 @@ class RunRequest:
     #: refusals by hooks: the driver asks its CLI to show its hooks (Claude Code's
     #: ``--include-hook-events``, Gemini CLI's ``--debug``).
     hook_events: bool = False
+    #: The case's MCP servers (docs/mcp.md): the driver hands them to its CLI, besides
+    #: the workspace's own with ``bare`` false, and keeps the operator's out.
+    mcp_servers: tuple[McpServer, ...] = ()
+
+
+#: How a driver hands a run's MCP servers to its CLI: on the command line (``flags``),
+#: or in the run's own home, which ``eval_agent_home = inherit`` has none of (``home``).
+McpConfig = Literal["flags", "home"]
 
 
 @dataclass(frozen=True)
@@ -277,6 +288,8 @@ class Agent(Driver, Protocol):
     #: Whether the CLI keeps a user-level home of its own, which :meth:`isolate`
     #: replaces for each run (docs/agents.md, "The agent's home").
     has_home: bool
+    #: How the driver gives its CLI a case's MCP servers; ``None``: it cannot (docs/mcp.md).
+    mcp_config: McpConfig | None
 
     def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
         """The model API the CLI talks to over HTTP in ``env``, for the recording proxy;
@@ -289,6 +302,9 @@ class Agent(Driver, Protocol):
     def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
         """The variables that point the CLI at a fresh home made in ``root``."""
 
+    def write_mcp(self, home_env: Mapping[str, str], servers: Sequence[McpServer]) -> None:
+        """Add ``servers`` to the run's own home that ``home_env`` points at."""
+
 
 class AgentBase(abc.ABC):
     """The defaults of the :class:`Agent` protocol, for a driver to subclass: no
@@ -299,6 +315,8 @@ class AgentBase(abc.ABC):
     requirements: Requirements | None = None
     tool_inputs: bool = True
     has_home: bool = False
+    #: How the driver gives its CLI a case's MCP servers; ``None``: it cannot.
+    mcp_config: McpConfig | None = None
 
     def __init__(self, settings: AgentSettings) -> None:
         self.settings = settings
@@ -320,6 +338,12 @@ class AgentBase(abc.ABC):
 
     def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
         return {}
+
+    def write_mcp(self, home_env: Mapping[str, str], servers: Sequence[McpServer]) -> None:
+        """Add ``servers`` to the run's own home that ``home_env`` points at, for a CLI
+        that reads them from its settings only (:attr:`mcp_config` ``home``); nothing
+        for the others."""
+        return None
 
 
 def adapt(driver: Driver, settings: AgentSettings) -> Agent:

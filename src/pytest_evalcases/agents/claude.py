@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, home, output
+from pytest_evalcases.agents import base, home, mcp, output
 from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import ErrorKind
@@ -113,6 +114,7 @@ class ClaudeAgent(base.AgentBase):
     tool_inputs = True
     requirements = REQUIREMENTS
     has_home = True
+    mcp_config: base.McpConfig = "flags"
 
     def __init__(self, settings: base.AgentSettings) -> None:
         super().__init__(settings)
@@ -143,6 +145,7 @@ class ClaudeAgent(base.AgentBase):
         if self.settings.model:
             argv += ["--model", self.settings.model]
         argv += self.args
+        argv += _mcp_args(request)
         return base.Invocation(tuple(argv), stdin=stdin)
 
     def model_api(self, env: Mapping[str, str]) -> base.ModelAPI | None:
@@ -255,6 +258,29 @@ class ClaudeAgent(base.AgentBase):
                 "set IS_SANDBOX=1 in the environment of pytest (in a container or VM only)"
             )
         return ""
+
+
+def _mcp_args(request: base.RunRequest) -> list[str]:
+    """The MCP servers of the run and only those (docs/mcp.md): ``--strict-mcp-config``
+    on every run, so that no server of the operator's ``.claude.json`` starts; the
+    case's servers inline and, with ``bare`` false, the workspace's ``.mcp.json``, which
+    the strict flag ignores unless it is named; each server's tools allowed, which
+    print mode refuses otherwise (tried with 2.1.197)."""
+    args = ["--strict-mcp-config"]
+    configs = []
+    names = [server.name for server in request.mcp_servers]
+    if request.mcp_servers:
+        servers = {server.name: server.as_json() for server in request.mcp_servers}
+        configs.append(json.dumps({"mcpServers": servers}))
+    workspace_config = request.workspace / ".mcp.json"
+    if not request.bare and workspace_config.is_file():
+        configs.append(str(workspace_config))
+        names += list(mcp.workspace_servers(workspace_config))
+    if configs:
+        args += ["--mcp-config", *configs]
+    if names:
+        args += ["--allowedTools", *(f"mcp__{name}" for name in names)]
+    return args
 
 
 def _assistant_text(event: output.JSONObject) -> str:

@@ -67,6 +67,8 @@ class LoadedCase:
     #: ``script:``: the turns the plugin plays as the model (docs/config-contract.md);
     #: ``None``: the agent's own model answers.
     script: tuple[schema.ScriptTurn, ...] | None = None
+    #: ``mcp:``: the case's MCP servers by name, in the file's order (docs/mcp.md).
+    mcp: tuple[tuple[str, schema.McpServerModel], ...] = ()
 
     def other_agent(self, agent: str | None) -> str | None:
         """Why the case does not run on ``agent``, when its ``agents:`` leaves it out;
@@ -93,7 +95,9 @@ class LoadedCase:
     @property
     def needs_transcript(self) -> bool:
         # A refusal check too: Gemini CLI names a refused call's input in its transcript only.
-        transcripts = schema.TOOL_CHECKS + schema.SKILL_CHECKS + schema.BLOCK_CHECKS
+        transcripts = (
+            schema.TOOL_CHECKS + schema.SKILL_CHECKS + schema.BLOCK_CHECKS + schema.MCP_CHECKS
+        )
         return self.needs_hook_events or any(c.type in transcripts for c in self.checks)
 
     @property
@@ -263,6 +267,7 @@ def _cases(
                 max_tokens=model.max_tokens,
                 perturb=model.perturb,
                 script=tuple(model.script) if model.script is not None else None,
+                mcp=tuple(model.mcp.items()) if model.mcp is not None else (),
             )
         )
     return cases

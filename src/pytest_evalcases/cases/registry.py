@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from pydantic import Field, TypeAdapter, create_model
 
 from pytest_evalcases.agents.base import Denial, HookRun, ModelRequest, ToolCall
+from pytest_evalcases.agents.mcp import McpServed
 from pytest_evalcases.cases import limits, schema
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.sandbox import Sandbox
@@ -54,6 +55,8 @@ class CheckContext:
     requests_unknown: str = ""
     #: The hooks the agent ran; ``None`` when its output cannot show them.
     hooks: tuple[HookRun, ...] | None = None
+    #: What the case's mock MCP servers saw; ``None`` without one (docs/mcp.md).
+    mcp: McpServed | None = None
 
     @functools.cached_property
     def resolved_workspace(self) -> str:

@@ -30,6 +30,7 @@ from typing import Any
 
 from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import AgentResult, Denial, HookRun, ToolCall, Usage
+from pytest_evalcases.agents.mcp import McpServed
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run.workspace import EntryState, snapshot
 
@@ -215,6 +216,7 @@ def _result_dict(result: AgentResult | None) -> dict[str, Any]:
         "hooks": (
             [dataclasses.asdict(run) for run in result.hooks] if result.hooks is not None else None
         ),
+        "mcp": result.mcp.as_json() if result.mcp is not None else None,
     }
 
 
@@ -487,6 +489,7 @@ def _stored_run(directory: Path, data: dict[str, Any]) -> StoredRun:
             denials=_denials(data.get("denials")),
             refused_writes=tuple(data.get("refused_writes") or ()),
             hooks=_hooks(data.get("hooks")),
+            mcp=McpServed.from_json(data.get("mcp")),
         )
     changes = data.get("changes") or {}
     return StoredRun(

@@ -30,6 +30,7 @@ from pytest_evalcases.kinds import Replayed, error_kind
 from pytest_evalcases.recording.script import Script, Turn
 from pytest_evalcases.run.agenthome import agent_home
 from pytest_evalcases.run.failfast import NotStarted, Unreachable, identity
+from pytest_evalcases.run.mcp import mcp_run
 from pytest_evalcases.run.repository import watch
 from pytest_evalcases.run.runner import AgentRun, OuterLimit, RunContext, case_env
 from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
@@ -127,7 +128,10 @@ def _run_agent(
         if timeout <= 0:
             raise RunError(limit.ran_out(" before the agent started", theirs), kind="timeout")
         hint = limit.ran_out("", theirs)
-    with agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths):
+    with (
+        agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths),
+        mcp_run(case, ctx.agent, ctx.agent_home, home_env) as servers,
+    ):
         request = RunRequest(
             prompt=case.prompt,
             workspace=workspace,
@@ -139,18 +143,22 @@ def _run_agent(
             hook_events=case.needs_hook_events,
             scripted=script is not None,
             sandbox=ctx.sandbox,
-            writable=home_paths,
+            writable=(*home_paths, *servers.writable),
+            mcp_servers=servers.servers,
         )
         outcome: AgentResult | RunError
         recording: str | None = None
         replayed: Replayed | None = None
         requests: tuple[ModelRequest, ...] | None = None
+        servers.begin(1)
         try:
             outcome, recording, replayed, requests = _run_recorded(
                 ctx, request, case, variant, record_as, script
             )
         except RunError as exc:
             outcome = exc
+        if isinstance(outcome, AgentResult):
+            outcome = servers.attach(outcome)
     result = outcome if isinstance(outcome, AgentResult) else None
     error = outcome if isinstance(outcome, RunError) else None
     if storing and record_as is not None:
@@ -266,7 +274,13 @@ def _scripted(
             kind="case",
         )
     turns = tuple(
-        Turn(shell=t.shell, tool=t.tool, input=dict(t.input or {}), text=t.text)
+        Turn(
+            shell=t.shell,
+            tool=t.tool,
+            input=dict(t.input or {}),
+            text=t.text,
+            mcp=(t.mcp.server, t.mcp.tool) if t.mcp is not None else None,
+        )
         for t in case.script
     )
     return scripted, Script(api.dialect, turns)

@@ -106,6 +106,7 @@ def regrade(
         if isinstance(requests, str)
         else "",
         hooks=result.hooks,
+        mcp=result.mcp,
     )
     try:
         checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]
