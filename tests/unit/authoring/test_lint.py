@@ -194,6 +194,7 @@ def test_a_misspelt_agent_in_agents_is_a_warning(project: Path) -> None:
         "{type: request_not_matches, pattern: force-push}",
         "{type: hook_not_fired, event: PreToolUse}",
         "{type: tool_not_blocked, tool: shell, input: git push}",
+        "{type: mcp_not_called, server: github, tool: merge}",
     ],
 )
 def test_request_hook_and_refusal_negatives_count_as_negative_checks(
