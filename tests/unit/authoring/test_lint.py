@@ -82,7 +82,8 @@ def test_a_prohibition_about_what_the_case_tests_wants_a_negative_check(project:
         "the case tests ('push': 'Never force-push to main.') but the case has only positive "
         "checks; add one that fails when the forbidden thing happens (command_fails, "
         "file_absent, file_not_contains, file_not_matches, file_unchanged, "
-        "hook_not_fired, output_not_matches, request_not_matches, skill_not_used, "
+        "hook_not_fired, mcp_not_called, output_not_matches, request_not_matches, "
+        "skill_not_used, "
         "tool_blocked, tool_not_blocked, tool_not_called)"
     ]
 
