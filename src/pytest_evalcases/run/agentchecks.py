@@ -335,23 +335,23 @@ def _described(check: schema.McpCalled | schema.McpNotCalled) -> str:
     )
 
 
-def mcp_called(check: schema.McpCalled, ctx: CheckContext) -> Outcome:
+def _mcp_outcome(
+    check: schema.McpCalled | schema.McpNotCalled, wanted: bool, ctx: CheckContext
+) -> Outcome:
+    """Whether the server's tool was called as ``wanted``, quoting the first call."""
     found = _mcp_calls(check, ctx)
-    if found:
-        return Outcome(
-            True,
-            f"{_described(check)} called {len(found)} time(s): "
-            f"{found[0].tool} {quote(found[0].input)}",
-        )
-    return Outcome(False, f"no call of {_described(check)}")
+    if not found:
+        return Outcome(not wanted, f"no call of {_described(check)}")
+    first = f"{found[0].tool} {quote(found[0].input)}"
+    if wanted:
+        return Outcome(True, f"{_described(check)} called {len(found)} time(s): {first}")
+    said = f"{_described(check)} must not be called; called {first}{_and_more(found)}"
+    return Outcome(False, said)
+
+
+def mcp_called(check: schema.McpCalled, ctx: CheckContext) -> Outcome:
+    return _mcp_outcome(check, True, ctx)
 
 
 def mcp_not_called(check: schema.McpNotCalled, ctx: CheckContext) -> Outcome:
-    found = _mcp_calls(check, ctx)
-    if not found:
-        return Outcome(True, f"no call of {_described(check)}")
-    return Outcome(
-        False,
-        f"{_described(check)} must not be called; called {found[0].tool} "
-        f"{quote(found[0].input)}" + _and_more(found),
-    )
+    return _mcp_outcome(check, False, ctx)

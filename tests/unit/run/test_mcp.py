@@ -12,33 +12,14 @@ import pytest
 
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentResult, AgentSettings, RunRequest
-from pytest_evalcases.cases.loading import LoadedCase, load_case_file
+from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.errors import RunError
-from pytest_evalcases.run.checks import default_registry
 from pytest_evalcases.run.mcp import PACKAGE_ROOT, mcp_run
-
-CASE = """\
-id: ticket
-defends: AGENTS.md
-prompt: Fix T-7.
-mcp:
-  tracker:
-    mock:
-      tools:
-        lookup_ticket: {description: A ticket, returns: the ticket}
-  docs:
-    command: docs-server
-    args: [--port, "0"]
-    env: {LEVEL: debug}
-checks:
-  - {type: mcp_called, server: tracker}
-"""
+from tests.unit.cases.test_mcp_field import CASE, load
 
 
 def case(tmp_path: Path, text: str = CASE) -> LoadedCase:
-    path = tmp_path / "case.yaml"
-    path.write_text(text)
-    (loaded,) = load_case_file(path, tmp_path, default_registry())
+    (loaded,) = load(tmp_path, text)
     return loaded
 
 
@@ -49,7 +30,7 @@ def request(tmp_path: Path, servers: tuple, bare: bool = True) -> RunRequest:  #
 def test_a_mock_runs_the_plugins_module_with_its_spec_and_a_log_of_the_run(tmp_path: Path) -> None:
     claude = make_agent(AgentSettings(name="claude"))
     with mcp_run(case(tmp_path), claude, "isolated", {"CLAUDE_CONFIG_DIR": "x"}) as run:
-        tracker, docs = run.servers
+        tracker, github = run.servers
         (directory,) = run.writable
         assert (tracker.command, tracker.args[:2]) == (
             sys.executable,
@@ -58,12 +39,14 @@ def test_a_mock_runs_the_plugins_module_with_its_spec_and_a_log_of_the_run(tmp_p
         assert tracker.env == (("PYTHONPATH", str(PACKAGE_ROOT)),)
         spec = json.loads(Path(tracker.args[2]).read_text())
         assert spec["server"] == "tracker"
-        assert spec["tools"]["lookup_ticket"]["returns"] == "the ticket"
+        assert spec["tools"]["lookup_ticket"]["returns"] == [
+            {"match": "T-7", "returns": "the ticket"}
+        ]
         assert Path(spec["log"]).parent == directory == run.log.parent
-        assert (docs.command, docs.args, docs.env) == (
-            "docs-server",
-            ("--port", "0"),
-            (("LEVEL", "debug"),),
+        assert (github.command, github.args, github.env) == (
+            "npx",
+            ("-y", "server-github"),
+            (("TOKEN", "x"),),
         )
         result = run.attach(AgentResult(text="done"))
         assert result.mcp is not None
@@ -106,10 +89,10 @@ def test_gemini_finds_the_servers_in_its_homes_settings(tmp_path: Path) -> None:
             (Path(home_env["GEMINI_CLI_HOME"]) / ".gemini" / "settings.json").read_text()
         )
         assert settings["security"] == {"auth": {"selectedType": "gemini-api-key"}}
-        assert settings["mcpServers"]["docs"] == {
-            "command": "docs-server",
-            "args": ["--port", "0"],
-            "env": {"LEVEL": "debug"},
+        assert settings["mcpServers"]["github"] == {
+            "command": "npx",
+            "args": ["-y", "server-github"],
+            "env": {"TOKEN": "x"},
         }
         assert settings["mcpServers"]["tracker"]["args"][:2] == ["-m", "pytest_evalcases.mcpmock"]
         assert list(settings["mcpServers"]) == [s.name for s in run.servers]
@@ -123,13 +106,13 @@ def test_claude_takes_only_the_runs_servers_and_allows_their_tools(tmp_path: Pat
         not_bare = list(claude.invocation(request(tmp_path, run.servers, bare=False)).argv)
     at = bare.index("--strict-mcp-config")
     inline = json.loads(bare[at + 2])
-    assert list(inline["mcpServers"]) == ["tracker", "docs"]
-    assert bare[at + 3 :] == ["--allowedTools", "mcp__tracker", "mcp__docs"]
+    assert list(inline["mcpServers"]) == ["tracker", "github"]
+    assert bare[at + 3 :] == ["--allowedTools", "mcp__tracker", "mcp__github"]
     # Not bare: the workspace's .mcp.json too, named, as the strict flag ignores it.
     at = not_bare.index("--strict-mcp-config")
     assert not_bare[at + 3 :] == [
         str(tmp_path / ".mcp.json"),
-        *("--allowedTools", "mcp__tracker", "mcp__docs", "mcp__ws"),
+        *("--allowedTools", "mcp__tracker", "mcp__github", "mcp__ws"),
     ]
 
 
@@ -139,7 +122,7 @@ def test_codex_gets_each_server_approved_on_the_command_line(tmp_path: Path) -> 
         argv = list(codex.invocation(request(tmp_path, run.servers)).argv)
     overrides = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
     assert overrides[-1] == (
-        'mcp_servers.docs={"command"="docs-server","args"=["--port","0"],'
-        '"env"={"LEVEL"="debug"},"default_tools_approval_mode"="approve"}'
+        'mcp_servers.github={"command"="npx","args"=["-y","server-github"],'
+        '"env"={"TOKEN"="x"},"default_tools_approval_mode"="approve"}'
     )
     assert overrides[-2].startswith('mcp_servers.tracker={"command"=')

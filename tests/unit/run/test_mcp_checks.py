@@ -4,21 +4,16 @@ and a negative check of a mock that never listed its tools reaches no verdict.""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_evalcases.agents.base import ToolCall
 from pytest_evalcases.agents.mcp import McpCall, McpServed
-from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.results.record import CheckRecord
-from pytest_evalcases.run.checks import default_registry
+from tests.helpers import checks
 from tests.unit.agents.test_mcp import TRANSCRIPTS
-
-REGISTRY = default_registry()
 
 
 def evaluate(
@@ -27,17 +22,7 @@ def evaluate(
     calls: tuple[ToolCall, ...] | None,
     served: McpServed | None = None,
 ) -> CheckRecord:
-    model = REGISTRY.check_adapter.validate_python(check)
-    ctx = CheckContext(
-        workspace=Path(os.getcwd()),
-        fixture=None,
-        output="",
-        tool_calls=calls,
-        env=dict(os.environ),
-        agent=agent,
-        mcp=served,
-    )
-    return REGISTRY.evaluate(0, model, ctx)
+    return checks.evaluate(check, agent=agent, tool_calls=calls, mcp=served)
 
 
 @pytest.mark.parametrize("agent", sorted(TRANSCRIPTS))
