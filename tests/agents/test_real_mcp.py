@@ -210,3 +210,26 @@ def test_a_workspace_mcp_json_server_starts_only_when_not_bare(
 
     result.assert_outcomes(passed=1)
     assert marker.exists() is not bare
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_workspace_codex_config_server_starts_only_in_a_trusted_project(
+    pytester: pytest.Pytester, example: Path, tmp_path: Path, trusted: bool
+) -> None:
+    marker = tmp_path / "workspace-server.log"
+    server = marker_server(marker, "wsserver")
+    config = example / "evals" / "fixtures" / "shop" / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(
+        "[mcp_servers.wsserver]\n"
+        f"command = {json.dumps(server['command'])}\n"
+        f"args = {json.dumps(server['args'])}\n"
+        f"env = {{ PYTHONPATH = {json.dumps(str(PACKAGE_ROOT))} }}\n"
+    )
+    not_bare(example)
+    trust = ["-o", "eval_agent_args=--trust"] if trusted else []
+
+    result = pytester.runpytest(*UNCONTAINED, "--eval-agent", "codex", *trust)
+
+    result.assert_outcomes(passed=1)
+    assert marker.exists() is trusted

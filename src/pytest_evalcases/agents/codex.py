@@ -245,9 +245,9 @@ def _config_value(args: tuple[str, ...], key: str) -> str | None:
 
 def _mcp_args(request: base.RunRequest) -> list[str]:
     """``-c mcp_servers.NAME={…}`` for each server of the case (docs/mcp.md), its calls
-    approved: ``exec`` asks nobody, and refuses a call that needs approval. A workspace's
-    ``.codex/config.toml`` is project configuration that ``codex exec`` skips as
-    untrusted, its servers too (tried with 0.171)."""
+    approved: ``exec`` asks nobody, and refuses a call that needs approval. The servers
+    of a workspace's ``.codex/config.toml`` start in a trusted project only (``--trust``
+    in the extra arguments, as for its hooks and rules; tried with 0.171)."""
     args = []
     for server in request.mcp_servers:
         spec = {**server.as_json(), "default_tools_approval_mode": "approve"}
