@@ -1,16 +1,19 @@
 """The mock MCP server of a case's ``mcp: {NAME: {mock: …}}`` (docs/mcp.md, "Mock servers").
 
-Run as ``python -m pytest_evalcases.mcpmock SPEC`` by the agent's CLI, as a child of it
-inside the run's sandbox: newline-delimited JSON-RPC 2.0 over stdin and stdout, the
-methods ``initialize`` (the client's protocol version echoed), ``tools/list``,
+Run as ``python -I …/pytest_evalcases/mcpmock.py SPEC`` (:func:`command`) by the agent's
+CLI, as a child of it inside the run's sandbox: newline-delimited JSON-RPC 2.0 over stdin
+and stdout, the methods ``initialize`` (the client's protocol version echoed), ``tools/list``,
 ``tools/call`` and ``ping``; notifications are read and ignored, any other method is a
 JSON-RPC error. ``SPEC`` is a JSON file the run wrote: the server's name, its tools and
 the log to append to. Every call is appended to the log as a JSON line (server, tool,
 arguments, what it answered), and so is the start of the server and its listing of the
 tools: what the ``mcp_called`` checks read (:func:`read_log`).
 
-Plain Python and ``json`` only: it starts inside the sandbox with the plugin's own
-interpreter, once per server and per invocation of the CLI, so it must start fast.
+Plain Python and ``json`` only, and nothing of the plugin's: it starts inside the sandbox
+with the plugin's own interpreter, once per server and per invocation of the CLI, so it
+must start fast; and it runs as a file, whether the plugin is installed or only on the
+``PYTHONPATH`` of pytest, which a CLI need not pass on to its servers (Gemini CLI 0.61
+refuses a server's ``PYTHONPATH``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,12 @@ INVALID_PARAMS = -32602
 #: The log's events: the server started, listed its tools, was called; the plugin's
 #: marker between two invocations of the agent.
 START, LIST, CALL, INVOCATION = "start", "list", "call", "invocation"
+
+
+def command(spec: Path) -> tuple[str, ...]:
+    """The command line of a mock server serving ``spec``: this file, run by the
+    interpreter pytest runs in, isolated from the environment's ``PYTHON*`` variables."""
+    return (sys.executable, "-I", str(Path(__file__).resolve()), str(spec))
 
 
 def compact(value: object) -> str:
@@ -182,7 +191,7 @@ def mark_invocation(path: Path, index: int) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        sys.stderr.write("usage: python -m pytest_evalcases.mcpmock SPEC.json\n")
+        sys.stderr.write("usage: python mcpmock.py SPEC.json\n")
         return 2
     spec = json.loads(Path(argv[0]).read_text("utf-8"))
     Server(spec).serve(sys.stdin, sys.stdout)

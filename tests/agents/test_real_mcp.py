@@ -17,13 +17,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_evalcases.run.mcp import PACKAGE_ROOT
+from pytest_evalcases import mcpmock
 from tests.agents.test_real_clis import cli
 from tests.helpers.results import only_results, results_files
 from tests.plugin.test_scripted import offline  # noqa: F401 (fixture)
@@ -45,7 +44,9 @@ CLOSES = """
 
 @pytest.fixture
 def example(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the example as the pytester directory, the CLIs on the path."""
+    """A copy of the example as the pytester directory, the CLIs on the path, and no
+    ``PYTHONPATH`` for them to pass on to a mock server."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     for name in AGENTS:
         monkeypatch.setenv("PATH", f"{cli(name).parent}{os.pathsep}{os.environ['PATH']}")
     shutil.copytree(
@@ -81,18 +82,14 @@ def marker_server(marker: Path, name: str) -> dict[str, Any]:
     spec = marker.with_suffix(".spec.json")
     tools = {"ping_me": {"description": "a tool", "returns": "pong"}}
     spec.write_text(json.dumps({"server": name, "log": str(marker), "tools": tools}))
-    return {
-        "command": sys.executable,
-        "args": ["-m", "pytest_evalcases.mcpmock", str(spec)],
-        "env": {"PYTHONPATH": str(PACKAGE_ROOT)},
-    }
+    program, *args = mcpmock.command(spec)
+    return {"command": program, "args": args, "env": {}}
 
 
 def test_a_marker_server_leaves_its_marker_when_started(tmp_path: Path) -> None:
     # What the tests below rely on: a started server leaves its file.
     server = marker_server(tmp_path / "started.log", "probe")
-    env = {**os.environ, **server["env"]}
-    subprocess.run([server["command"], *server["args"]], input="", env=env, check=True)
+    subprocess.run([server["command"], *server["args"]], input="", check=True)
     assert (tmp_path / "started.log").is_file()
 
 
@@ -175,7 +172,6 @@ def test_no_server_of_the_operators_starts(
         "[mcp_servers.codex]\n"
         f"command = {json.dumps(codex['command'])}\n"
         f"args = {json.dumps(codex['args'])}\n"
-        f"env = {{ PYTHONPATH = {json.dumps(str(PACKAGE_ROOT))} }}\n"
     )
 
     # Not bare: Claude Code's --bare alone would keep them out.
@@ -224,7 +220,6 @@ def test_a_workspace_codex_config_server_starts_only_in_a_trusted_project(
         "[mcp_servers.wsserver]\n"
         f"command = {json.dumps(server['command'])}\n"
         f"args = {json.dumps(server['args'])}\n"
-        f"env = {{ PYTHONPATH = {json.dumps(str(PACKAGE_ROOT))} }}\n"
     )
     not_bare(example)
     trust = ["-o", "eval_agent_args=--trust"] if trusted else []

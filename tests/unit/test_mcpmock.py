@@ -1,17 +1,15 @@
 """The mock MCP server over pipes, as an agent's CLI starts it (docs/mcp.md, "Mock
-servers"): ``python -m pytest_evalcases.mcpmock SPEC``, newline-delimited JSON-RPC."""
+servers"): ``python -I …/mcpmock.py SPEC``, newline-delimited JSON-RPC."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from pytest_evalcases import mcpmock
-from pytest_evalcases.run.mcp import PACKAGE_ROOT
 
 TOOLS = {
     "lookup_ticket": {
@@ -31,10 +29,10 @@ def serve(tmp_path: Path, *messages: dict[str, Any] | str) -> list[dict[str, Any
     log = tmp_path / "calls.jsonl"
     spec.write_text(json.dumps({"server": "tracker", "log": str(log), "tools": TOOLS}))
     lines = "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages)
-    # The environment a CLI gives its servers: little of the plugin's own.
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(PACKAGE_ROOT)}
+    # An environment with nothing of the plugin's: no PYTHONPATH to find it by.
+    env = {"PATH": os.environ["PATH"]}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_evalcases.mcpmock", str(spec)],
+        mcpmock.command(spec),
         input=lines,
         capture_output=True,
         text=True,

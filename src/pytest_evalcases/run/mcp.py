@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import pytest_evalcases
 from pytest_evalcases import mcpmock
 from pytest_evalcases.agents.base import Agent, AgentResult
 from pytest_evalcases.agents.mcp import McpCall, McpServed, McpServer
@@ -22,9 +20,6 @@ from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import AgentHome
 from pytest_evalcases.run.agenthome import private_dir
 
-#: The directory the plugin's package is in: a mock server's ``PYTHONPATH``, as a CLI
-#: starts its servers with an environment of its own choosing.
-PACKAGE_ROOT = Path(pytest_evalcases.__file__).resolve().parent.parent
 #: The mock servers' log, in the run's MCP directory.
 LOG_NAME = "mock-calls.jsonl"
 
@@ -76,7 +71,7 @@ def mcp_run(
     case: LoadedCase, agent: Agent, mode: AgentHome, home_env: Mapping[str, str]
 ) -> Iterator[McpRun]:
     """The MCP servers of ``case`` for one run of ``agent``: a real server as the case
-    gives it, a mock as ``python -m pytest_evalcases.mcpmock SPEC`` with the plugin's
+    gives it, a mock as the plugin's :mod:`~pytest_evalcases.mcpmock` run by the plugin's
     own interpreter. The mocks' directory goes when the run ends. A case with ``mcp:``
     whose agent cannot be given servers, or only in a home of its own that
     ``eval_agent_home = inherit`` has none of, is an error of kind ``case``."""
@@ -111,14 +106,8 @@ def mcp_run(
             spec = directory / f"{name}.json"
             tools = {tool: entry.model_dump() for tool, entry in model.mock.tools.items()}
             spec.write_text(json.dumps({"server": name, "log": str(log), "tools": tools}), "utf-8")
-            servers.append(
-                McpServer(
-                    name,
-                    sys.executable,
-                    ("-m", "pytest_evalcases.mcpmock", str(spec)),
-                    (("PYTHONPATH", str(PACKAGE_ROOT)),),
-                )
-            )
+            program, *args = mcpmock.command(spec)
+            servers.append(McpServer(name, program, tuple(args)))
         mocks = tuple(name for name, model in case.mcp if model.mock is not None)
         if agent.mcp_config == "home":
             agent.write_mcp(home_env, servers)

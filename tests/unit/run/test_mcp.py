@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_evalcases import mcpmock
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentResult, AgentSettings, RunRequest
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.errors import RunError
-from pytest_evalcases.run.mcp import PACKAGE_ROOT, mcp_run
+from pytest_evalcases.run.mcp import mcp_run
 from tests.unit.cases.test_mcp_field import CASE, load
 
 
@@ -32,11 +33,8 @@ def test_a_mock_runs_the_plugins_module_with_its_spec_and_a_log_of_the_run(tmp_p
     with mcp_run(case(tmp_path), claude, "isolated", {"CLAUDE_CONFIG_DIR": "x"}) as run:
         tracker, github = run.servers
         (directory,) = run.writable
-        assert (tracker.command, tracker.args[:2]) == (
-            sys.executable,
-            ("-m", "pytest_evalcases.mcpmock"),
-        )
-        assert tracker.env == (("PYTHONPATH", str(PACKAGE_ROOT)),)
+        assert (tracker.command, tracker.args[:2]) == (sys.executable, ("-I", mcpmock.__file__))
+        assert tracker.env == ()
         spec = json.loads(Path(tracker.args[2]).read_text())
         assert spec["server"] == "tracker"
         assert spec["tools"]["lookup_ticket"]["returns"] == [
@@ -94,7 +92,7 @@ def test_gemini_finds_the_servers_in_its_homes_settings(tmp_path: Path) -> None:
             "args": ["-y", "server-github"],
             "env": {"TOKEN": "x"},
         }
-        assert settings["mcpServers"]["tracker"]["args"][:2] == ["-m", "pytest_evalcases.mcpmock"]
+        assert settings["mcpServers"]["tracker"]["args"][:2] == ["-I", mcpmock.__file__]
         assert list(settings["mcpServers"]) == [s.name for s in run.servers]
 
 
