@@ -228,3 +228,21 @@ def test_a_workspace_codex_config_server_starts_only_in_a_trusted_project(
 
     result.assert_outcomes(passed=1)
     assert marker.exists() is trusted
+
+
+def test_mcp_not_called_of_a_real_server_claude_could_not_start_is_an_error(
+    pytester: pytest.Pytester, example: Path
+) -> None:
+    case = example / "evals" / "ticket-looked-up.yaml"
+    broken = "  broken:\n    command: \"false\"\n"
+    text = case.read_text().replace("mcp:\n", "mcp:\n" + broken, 1)
+    check = "  - {id: broken-unused, type: mcp_not_called, server: broken}\n"
+    case.write_text(text + check)
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-agent", "claude")
+
+    result.assert_outcomes(errors=1)
+    record = record_of(example)
+    assert record["error_kind"] == "no-transcript"
+    said = "did not connect to the server (connected: tracker)"
+    result.stdout.fnmatch_lines([f"*mcp_not_called broken: the claude agent {said}*"])

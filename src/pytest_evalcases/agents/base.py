@@ -167,6 +167,9 @@ class AgentResult:
     hooks: tuple[HookRun, ...] | None = None
     #: What the case's mock MCP servers saw (docs/mcp.md); ``None`` in a run without one.
     mcp: McpServed | None = None
+    #: The MCP servers the CLI says it connected to as it started; ``None`` where its
+    #: output does not say (docs/mcp.md, "The checks").
+    mcp_connected: tuple[str, ...] | None = None
 
     @property
     def spent(self) -> Spent:

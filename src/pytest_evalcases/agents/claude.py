@@ -194,6 +194,7 @@ class ClaudeAgent(base.AgentBase):
             truncated=result.truncated,
             denials=_denials(final.get("permission_denials"), events, request.hook_events),
             hooks=_hooks(events) if request.hook_events else None,
+            mcp_connected=_mcp_connected(events),
         )
 
     def _wants_transcript(self, request: base.RunRequest) -> bool:
@@ -491,6 +492,16 @@ def _usage(usage: output.JSONObject) -> base.Usage:
         cache_read_tokens=output.as_int(usage.get("cache_read_input_tokens")),
         cache_write_tokens=output.as_int(usage.get("cache_creation_input_tokens")),
     )
+
+
+def _mcp_connected(events: list[output.JSONObject]) -> tuple[str, ...] | None:
+    """The MCP servers the init event of ``stream-json`` reports ``connected`` (others
+    are ``failed``, ``pending``, …; tried with 2.1.197); ``None`` without the event."""
+    for event in events:
+        if event.get("type") == "system" and event.get("subtype") == "init":
+            servers = map(output.as_object, event.get("mcp_servers") or ())
+            return tuple(str(s.get("name")) for s in servers if s.get("status") == "connected")
+    return None
 
 
 def _models(final: output.JSONObject, events: list[output.JSONObject]) -> tuple[str, ...]:

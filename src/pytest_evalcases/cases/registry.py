@@ -57,6 +57,8 @@ class CheckContext:
     hooks: tuple[HookRun, ...] | None = None
     #: What the case's mock MCP servers saw; ``None`` without one (docs/mcp.md).
     mcp: McpServed | None = None
+    #: The MCP servers the agent's CLI reported connected; ``None`` where it does not say.
+    mcp_connected: tuple[str, ...] | None = None
 
     @functools.cached_property
     def resolved_workspace(self) -> str:

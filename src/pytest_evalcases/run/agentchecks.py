@@ -299,11 +299,10 @@ def _mcp_calls(check: schema.McpCalled | schema.McpNotCalled, ctx: CheckContext)
     agent = ctx.agent or "(unknown)"
     if served is not None and check.server in served.mocks:
         if check.server not in served.listed and check.type == "mcp_not_called":
-            raise RunError(
-                f"{check.type} {check.server}: the mock server never listed its tools to the "
-                f"{agent} agent (it did not start, or the CLI did not ask), so the agent "
-                f"could not have called it and the check reached no verdict ({_MCP_DOC})",
-                kind="no-transcript",
+            raise _unreached(
+                check,
+                f"the mock server never listed its tools to the {agent} agent (it did not "
+                "start, or the CLI did not ask)",
             )
         found = [call for call in served.every_call if call.server == check.server]
     else:
@@ -312,6 +311,15 @@ def _mcp_calls(check: schema.McpCalled | schema.McpNotCalled, ctx: CheckContext)
                 f"{check.type} needs a transcript of tool calls, and the {agent} agent gave "
                 f"none ({_MCP_DOC})",
                 kind="no-transcript",
+            )
+        connected = ctx.mcp_connected
+        # A server the CLI says it did not connect to could not have been called.
+        unreached = connected is not None and check.server not in connected
+        if unreached and check.type == "mcp_not_called":
+            raise _unreached(
+                check,
+                f"the {agent} agent did not connect to the server (connected: "
+                f"{', '.join(connected or ()) or 'none'})",
             )
         known = served.mocks if served is not None else ()
         mcp_calls = transcript_calls(ctx.agent, ctx.tool_calls, known)
@@ -325,6 +333,15 @@ def _mcp_calls(check: schema.McpCalled | schema.McpNotCalled, ctx: CheckContext)
         hits = search(regex(check.input), [call.input for call in found])
         found = [call for call, hit in zip(found, hits, strict=True) if hit]
     return found
+
+
+def _unreached(check: schema.McpCalled | schema.McpNotCalled, why: str) -> RunError:
+    """The error of a negative check of a server the agent could not reach: no pass."""
+    return RunError(
+        f"{check.type} {check.server}: {why}, so the agent could not have called it and the "
+        f"check reached no verdict ({_MCP_DOC})",
+        kind="no-transcript",
+    )
 
 
 def _described(check: schema.McpCalled | schema.McpNotCalled) -> str:

@@ -217,7 +217,13 @@ def _result_dict(result: AgentResult | None) -> dict[str, Any]:
             [dataclasses.asdict(run) for run in result.hooks] if result.hooks is not None else None
         ),
         "mcp": result.mcp.as_json() if result.mcp is not None else None,
+        "mcp_connected": list(result.mcp_connected) if result.mcp_connected is not None else None,
     }
+
+
+def _names(value: object) -> tuple[str, ...] | None:
+    """A stored list of names; ``None`` for a run that stored none."""
+    return tuple(str(name) for name in value) if isinstance(value, list) else None
 
 
 def _denials(value: object) -> tuple[Denial, ...] | None:
@@ -490,6 +496,7 @@ def _stored_run(directory: Path, data: dict[str, Any]) -> StoredRun:
             refused_writes=tuple(data.get("refused_writes") or ()),
             hooks=_hooks(data.get("hooks")),
             mcp=McpServed.from_json(data.get("mcp")),
+            mcp_connected=_names(data.get("mcp_connected")),
         )
     changes = data.get("changes") or {}
     return StoredRun(

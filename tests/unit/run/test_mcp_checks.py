@@ -82,3 +82,17 @@ def test_the_served_calls_are_stored_and_read_back() -> None:
     assert McpServed.from_json(served.as_json()) == served
     assert McpServed.from_json(None) is None
     assert served.every_call == (McpCall("tracker", "t", "{}"), McpCall("tracker", "u", '{"a":1}'))
+
+
+def test_mcp_not_called_of_a_server_the_cli_did_not_connect_to_reaches_no_verdict() -> None:
+    check = {"type": "mcp_not_called", "server": "github"}
+    with pytest.raises(RunError, match=r"did not connect to the server \(connected: tracker\)"):
+        checks.evaluate(check, agent="claude", tool_calls=(), mcp_connected=("tracker",))
+    # Connected and not called: a pass; a CLI that does not say: the transcript alone.
+    connected = checks.evaluate(check, agent="claude", tool_calls=(), mcp_connected=("github",))
+    unknown = checks.evaluate(check, agent="codex", tool_calls=())
+    assert (connected.passed, unknown.passed) == (True, True)
+    called = checks.evaluate(
+        {**check, "type": "mcp_called"}, agent="claude", tool_calls=(), mcp_connected=()
+    )
+    assert called.passed is False
