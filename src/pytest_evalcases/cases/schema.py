@@ -422,6 +422,10 @@ SCRIPTED_AGENTS = ("claude", "codex", "gemini")
 #: ambiguous) (docs/mcp.md).
 MCP_SERVER_NAME = r"^[A-Za-z0-9-]+$"
 McpServerName = Annotated[str, Field(max_length=limits.ID_CHARS, pattern=MCP_SERVER_NAME)]
+#: A mock tool's name, as the MCP specification's tool names go.
+McpToolName = Annotated[
+    str, Field(min_length=1, max_length=limits.ID_CHARS, pattern=r"^[A-Za-z0-9_-]+$")
+]
 
 
 class ScriptMcp(BaseModel):
@@ -430,7 +434,7 @@ class ScriptMcp(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     server: McpServerName
-    tool: str = Field(min_length=1, max_length=limits.ID_CHARS, pattern=r"^[A-Za-z0-9_-]+$")
+    tool: McpToolName
 
 
 class McpMatch(BaseModel):
@@ -463,10 +467,7 @@ class McpMock(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tools: dict[
-        Annotated[str, Field(max_length=limits.ID_CHARS, pattern=r"^[A-Za-z0-9_-]+$")],
-        McpMockTool,
-    ] = Field(min_length=1, max_length=limits.TAGS)
+    tools: dict[McpToolName, McpMockTool] = Field(min_length=1, max_length=limits.TAGS)
 
 
 class McpServerModel(BaseModel):
@@ -495,8 +496,8 @@ class McpServerModel(BaseModel):
 
 class ScriptTurn(BaseModel):
     """One turn of the scripted model (docs/case-format.md, `script`): a command for the
-    CLI's shell tool, a call of a tool by the CLI's own name with its input, or the text
-    of an answer."""
+    CLI's shell tool, a call of a tool by the CLI's own name with its input, a call of an
+    MCP server's tool with its input, or the text of an answer."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
