@@ -234,7 +234,7 @@ def test_mcp_not_called_of_a_real_server_claude_could_not_start_is_an_error(
     pytester: pytest.Pytester, example: Path
 ) -> None:
     case = example / "evals" / "ticket-looked-up.yaml"
-    broken = "  broken:\n    command: \"false\"\n"
+    broken = '  broken:\n    command: "false"\n'
     text = case.read_text().replace("mcp:\n", "mcp:\n" + broken, 1)
     check = "  - {id: broken-unused, type: mcp_not_called, server: broken}\n"
     case.write_text(text + check)

@@ -3,39 +3,25 @@ MCP servers makes the case an error of kind ``case`` naming it, before anything 
 
 from __future__ import annotations
 
-import pytest
-
 from tests.helpers.results import only_results
+from tests.helpers.suite import SuiteBuilder
+from tests.unit.cases.test_mcp_field import CASE
 
-CASE = """\
-id: ticket
-defends: AGENTS.md
-prompt: Fix T-7.
-mcp:
-  tracker:
-    mock:
-      tools:
-        lookup_ticket: {returns: the ticket}
-checks:
-  - {type: mcp_called, server: tracker}
-"""
+#: The case of the schema's tests, without its script (which no command agent plays).
+UNSCRIPTED = CASE.split("script:")[0] + "checks:\n  - {type: mcp_called, server: tracker}\n"
 
 
 def test_mcp_on_an_agent_that_cannot_be_given_servers_is_a_case_error(
-    pytester: pytest.Pytester,
+    make_suite: SuiteBuilder,
 ) -> None:
-    marker = pytester.path / "agent-ran"
-    ini = f"[pytest]\neval_agent = command\neval_agent_command = touch {marker}\n"
-    pytester.makefile(".ini", tox=ini)
-    (pytester.path / "evals").mkdir()
-    (pytester.path / "evals" / "ticket.yaml").write_text(CASE)
+    marker = make_suite.root / "agent-ran"
+    make_suite(None, {"ticket": UNSCRIPTED}, ini=f"eval_agent_command = touch {marker}\n")
 
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = make_suite.pytester.runpytest("-p", "no:cacheprovider")
 
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(
-        ["*ticket.yaml:1: `mcp:` gives MCP servers to claude, codex and gemini only*'command'*"]
-    )
-    (record,) = only_results(pytester.path)["cases"]
+    said = "`mcp:` gives MCP servers to claude, codex and gemini only"
+    result.stdout.fnmatch_lines([f"*ticket.yaml:1: {said}*'command'*"])
+    (record,) = only_results(make_suite.root)["cases"]
     assert (record["outcome"], record["error_kind"]) == ("error", "case")
     assert not marker.exists()

@@ -31,16 +31,8 @@ def serve(tmp_path: Path, *messages: dict[str, Any] | str) -> list[dict[str, Any
     lines = "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages)
     # An environment with nothing of the plugin's: no PYTHONPATH to find it by.
     env = {"PATH": os.environ["PATH"]}
-    done = subprocess.run(
-        mcpmock.command(spec),
-        input=lines,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=30,
-        check=True,
-    )
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    said = subprocess.check_output(mcpmock.command(spec), input=lines, text=True, env=env)
+    return [json.loads(line) for line in said.splitlines()]
 
 
 def call(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
