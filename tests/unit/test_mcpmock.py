@@ -31,7 +31,8 @@ def serve(tmp_path: Path, *messages: dict[str, Any] | str) -> list[dict[str, Any
     lines = "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages)
     # An environment with nothing of the plugin's: no PYTHONPATH to find it by.
     env = {"PATH": os.environ["PATH"]}
-    said = subprocess.check_output(mcpmock.command(spec), input=lines, text=True, env=env)
+    argv = mcpmock.command(spec)
+    said = subprocess.check_output(argv, input=lines, text=True, env=env, timeout=30)
     return [json.loads(line) for line in said.splitlines()]
 
 
