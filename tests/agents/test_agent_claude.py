@@ -47,11 +47,14 @@ def test_default_command_line(tmp_path: Path) -> None:
         "claude",
         *("-p", "fix it", "--output-format", "json"),
         *("--permission-mode", "acceptEdits", "--allowedTools", "Bash"),
+        *STRICT,
     ]
 
 
+#: What every command line ends with: no MCP server but the run's own (docs/mcp.md).
+STRICT = ["--strict-mcp-config"]
 #: The driver's default permission arguments, as they end the command line.
-DEFAULTS = [arg for default in PERMISSIONS for arg in default.args]
+DEFAULTS = [*(arg for default in PERMISSIONS for arg in default.args), *STRICT]
 MODE = ["--permission-mode", "acceptEdits"]
 TOOLS = ["--allowedTools", "Bash"]
 
@@ -77,7 +80,7 @@ def test_permission_arguments_of_the_users_add_to_the_defaults_and_replace_the_s
     tmp_path: Path, given: tuple[str, ...], kept: list[str]
 ) -> None:
     got = argv(request(tmp_path, prompt="fix it"), args=given)
-    assert got == ["claude", "-p", "fix it", "--output-format", "json", *given, *kept]
+    assert got == ["claude", "-p", "fix it", "--output-format", "json", *given, *kept, *STRICT]
 
 
 def test_bare_model_and_extra_args_in_that_order(tmp_path: Path) -> None:

@@ -171,7 +171,7 @@ BAD: dict[str, Bad] = {
         "script:\n  - shell: ls\n    text: done\n",
         5,
         "script[0]",
-        "a turn has exactly one of `shell`, `tool` or `text` (got `shell`, `text`)",
+        "a turn has exactly one of `shell`, `tool`, `mcp` or `text` (got `shell`, `text`)",
     ),
     "script-input-not-a-mapping": bad_field(
         "script:\n  - tool: Read\n    input: src/a.py\n",

@@ -15,12 +15,13 @@ import dataclasses
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
 from pytest_evalcases import containment, process
+from pytest_evalcases.agents.mcp import McpServed, McpServer
 from pytest_evalcases.agents.requirements import Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import ModelDialect, Spent
@@ -172,6 +173,11 @@ class AgentResult:
     #: A conversation's turns, each what its prompt produced, in order; empty for a run
     #: of one prompt. The run's own fields are then their totals (docs/conversations.md).
     turns: tuple[AgentResult, ...] = ()
+    #: What the case's mock MCP servers saw (docs/mcp.md); ``None`` in a run without one.
+    mcp: McpServed | None = None
+    #: The MCP servers the CLI says it connected to as it started; ``None`` where its
+    #: output does not say (docs/mcp.md, "The checks").
+    mcp_connected: tuple[str, ...] | None = None
 
     @property
     def spent(self) -> Spent:
@@ -241,6 +247,14 @@ class RunRequest:
     #: The tokens the conversation's earlier turns reported, for a CLI that reports a
     #: session's usage so far rather than its turn's (Codex) to subtract.
     earlier: Usage = field(default_factory=Usage)
+    #: The case's MCP servers (docs/mcp.md): the driver hands them to its CLI, besides
+    #: the workspace's own with ``bare`` false, and keeps the operator's out.
+    mcp_servers: tuple[McpServer, ...] = ()
+
+
+#: How a driver hands a run's MCP servers to its CLI: on the command line (``flags``),
+#: or in the run's own home, which ``eval_agent_home = inherit`` has none of (``home``).
+McpConfig = Literal["flags", "home"]
 
 
 @dataclass(frozen=True)
@@ -306,6 +320,8 @@ class Agent(Driver, Protocol):
     #: (:attr:`RunRequest.follow_up`); ``False``: a case with ``follow_ups`` is an
     #: error on this agent (docs/conversations.md).
     continues: bool
+    #: How the driver gives its CLI a case's MCP servers; ``None``: it cannot (docs/mcp.md).
+    mcp_config: McpConfig | None
 
     def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
         """The model API the CLI talks to over HTTP in ``env``, for the recording proxy;
@@ -318,6 +334,9 @@ class Agent(Driver, Protocol):
     def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
         """The variables that point the CLI at a fresh home made in ``root``."""
 
+    def write_mcp(self, home_env: Mapping[str, str], servers: Sequence[McpServer]) -> None:
+        """Add ``servers`` to the run's own home that ``home_env`` points at."""
+
 
 class AgentBase(abc.ABC):
     """The defaults of the :class:`Agent` protocol, for a driver to subclass: no
@@ -329,6 +348,8 @@ class AgentBase(abc.ABC):
     tool_inputs: bool = True
     has_home: bool = False
     continues: bool = False
+    #: How the driver gives its CLI a case's MCP servers; ``None``: it cannot.
+    mcp_config: McpConfig | None = None
 
     def __init__(self, settings: AgentSettings) -> None:
         self.settings = settings
@@ -350,6 +371,12 @@ class AgentBase(abc.ABC):
 
     def isolate(self, root: Path, env: Mapping[str, str]) -> Mapping[str, str]:
         return {}
+
+    def write_mcp(self, home_env: Mapping[str, str], servers: Sequence[McpServer]) -> None:
+        """Add ``servers`` to the run's own home that ``home_env`` points at, for a CLI
+        that reads them from its settings only (:attr:`mcp_config` ``home``); nothing
+        for the others."""
+        return None
 
 
 def adapt(driver: Driver, settings: AgentSettings) -> Agent:

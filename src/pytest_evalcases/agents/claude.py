@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_evalcases import process
-from pytest_evalcases.agents import base, home, output
+from pytest_evalcases.agents import base, home, mcp, output
 from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import ErrorKind
@@ -115,6 +116,7 @@ class ClaudeAgent(base.AgentBase):
     has_home = True
     #: ``--session-id`` starts a conversation, ``--resume`` continues it.
     continues = True
+    mcp_config: base.McpConfig = "flags"
 
     def __init__(self, settings: base.AgentSettings) -> None:
         super().__init__(settings)
@@ -149,6 +151,7 @@ class ClaudeAgent(base.AgentBase):
             # follow-up, which keeps none of them (docs/conversations.md).
             argv += ["--resume" if request.follow_up else "--session-id", request.session]
         argv += self.args
+        argv += _mcp_args(request)
         return base.Invocation(tuple(argv), stdin=stdin)
 
     def model_api(self, env: Mapping[str, str]) -> base.ModelAPI | None:
@@ -198,6 +201,7 @@ class ClaudeAgent(base.AgentBase):
             denials=_denials(final.get("permission_denials"), events, request.hook_events),
             hooks=_hooks(events) if request.hook_events else None,
             session=output.as_str(final.get("session_id")) or request.session,
+            mcp_connected=_mcp_connected(events),
         )
 
     def _wants_transcript(self, request: base.RunRequest) -> bool:
@@ -262,6 +266,29 @@ class ClaudeAgent(base.AgentBase):
                 "set IS_SANDBOX=1 in the environment of pytest (in a container or VM only)"
             )
         return ""
+
+
+def _mcp_args(request: base.RunRequest) -> list[str]:
+    """The MCP servers of the run and only those (docs/mcp.md): ``--strict-mcp-config``
+    on every run, so that no server of the operator's ``.claude.json`` starts; the
+    case's servers inline and, with ``bare`` false, the workspace's ``.mcp.json``, which
+    the strict flag ignores unless it is named; each server's tools allowed, which
+    print mode refuses otherwise (tried with 2.1.197)."""
+    args = ["--strict-mcp-config"]
+    configs = []
+    names = [server.name for server in request.mcp_servers]
+    if request.mcp_servers:
+        servers = {server.name: server.as_json() for server in request.mcp_servers}
+        configs.append(json.dumps({"mcpServers": servers}))
+    workspace_config = request.workspace / ".mcp.json"
+    if not request.bare and workspace_config.is_file():
+        configs.append(str(workspace_config))
+        names += list(mcp.workspace_servers(workspace_config))
+    if configs:
+        args += ["--mcp-config", *configs]
+    if names:
+        args += ["--allowedTools", *(f"mcp__{name}" for name in names)]
+    return args
 
 
 def _assistant_text(event: output.JSONObject) -> str:
@@ -472,6 +499,16 @@ def _usage(usage: output.JSONObject) -> base.Usage:
         cache_read_tokens=output.as_int(usage.get("cache_read_input_tokens")),
         cache_write_tokens=output.as_int(usage.get("cache_creation_input_tokens")),
     )
+
+
+def _mcp_connected(events: list[output.JSONObject]) -> tuple[str, ...] | None:
+    """The MCP servers the init event of ``stream-json`` reports ``connected`` (others
+    are ``failed``, ``pending``, …; tried with 2.1.197); ``None`` without the event."""
+    for event in events:
+        if event.get("type") == "system" and event.get("subtype") == "init":
+            servers = map(output.as_object, event.get("mcp_servers") or ())
+            return tuple(str(s.get("name")) for s in servers if s.get("status") == "connected")
+    return None
 
 
 def _models(final: output.JSONObject, events: list[output.JSONObject]) -> tuple[str, ...]:

@@ -108,6 +108,7 @@ class CodexAgent(base.AgentBase):
     tool_inputs = True
     requirements = REQUIREMENTS
     has_home = True
+    mcp_config: base.McpConfig = "flags"
     #: ``codex exec resume THREAD`` continues the thread that ``thread.started`` named.
     continues = True
 
@@ -134,6 +135,7 @@ class CodexAgent(base.AgentBase):
         elif request.base_url is not None:
             # After the user's own -c: the last override wins.
             argv += ["-c", f"{BASE_URL_KEY}={json.dumps(request.base_url)}"]
+        argv += _mcp_args(request)
         if resume:
             assert request.session is not None
             argv.append(request.session)
@@ -306,6 +308,32 @@ def _config_value(args: tuple[str, ...], key: str) -> str | None:
     if found is not None and len(found) >= 2 and found[0] == found[-1] and found[0] in "\"'":
         found = found[1:-1]
     return found
+
+
+def _mcp_args(request: base.RunRequest) -> list[str]:
+    """``-c mcp_servers.NAME={…}`` for each server of the case (docs/mcp.md), its calls
+    approved: ``exec`` asks nobody, and refuses a call that needs approval. The servers
+    of a workspace's ``.codex/config.toml`` start in a trusted project only (``--trust``
+    in the extra arguments, as for its hooks and rules; tried with 0.171)."""
+    args = []
+    for server in request.mcp_servers:
+        spec = {**server.as_json(), "default_tools_approval_mode": "approve"}
+        args += ["-c", f"mcp_servers.{server.name}={_toml(spec)}"]
+    return args
+
+
+def _toml(value: object) -> str:
+    """``value`` as a TOML inline value, for a ``-c`` override (a JSON string is a TOML
+    basic string)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{json.dumps(str(k))}={_toml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_toml(v) for v in value) + "]"
+    return json.dumps(str(value))
 
 
 def _item_type(item: output.JSONObject) -> str:

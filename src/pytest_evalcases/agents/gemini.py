@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_evalcases import process
 from pytest_evalcases.agents import base, home, output
+from pytest_evalcases.agents.mcp import McpServer
 from pytest_evalcases.agents.requirements import SCRIPTED_KEY, Credentials, Requirements
 from pytest_evalcases.errors import AgentError
 from pytest_evalcases.kinds import ErrorKind
@@ -123,6 +124,7 @@ class GeminiAgent(base.AgentBase):
     has_home = True
     #: ``--session-id`` starts a conversation, ``--resume`` continues it.
     continues = True
+    mcp_config: base.McpConfig = "home"
 
     def __init__(self, settings: base.AgentSettings) -> None:
         super().__init__(settings)
@@ -179,6 +181,14 @@ class GeminiAgent(base.AgentBase):
             settings["privacy"] = {"usageStatisticsEnabled": False}
         (config / "settings.json").write_text(json.dumps(settings), "utf-8")
         return variables
+
+    def write_mcp(self, home_env: Mapping[str, str], servers: Sequence[McpServer]) -> None:
+        """The servers in ``mcpServers`` of the run's own settings.json, which Gemini CLI
+        merges with the workspace's (docs/mcp.md); it has no flag that takes them."""
+        settings_file = home.source_dir(HOME, home_env) / "settings.json"
+        settings = home.read_json(settings_file)
+        settings["mcpServers"] = {server.name: server.as_json() for server in servers}
+        settings_file.write_text(json.dumps(settings), "utf-8")
 
     def parse(self, result: process.ProcessResult, request: base.RunRequest) -> base.AgentResult:
         events = output.json_objects(result.stdout)

@@ -64,6 +64,7 @@ NEGATIVE_CHECKS = frozenset(
         "request_not_matches",
         "hook_not_fired",
         "tool_not_blocked",
+        "mcp_not_called",
     }
 )
 

@@ -70,6 +70,8 @@ class LoadedCase:
     #: ``follow_ups:``: the prompts after ``prompt``, each a turn of the same session
     #: (docs/conversations.md); empty: a run of one prompt.
     follow_ups: tuple[str, ...] = ()
+    #: ``mcp:``: the case's MCP servers by name, in the file's order (docs/mcp.md).
+    mcp: tuple[tuple[str, schema.McpServerModel], ...] = ()
 
     def other_agent(self, agent: str | None) -> str | None:
         """Why the case does not run on ``agent``, when its ``agents:`` leaves it out;
@@ -96,7 +98,9 @@ class LoadedCase:
     @property
     def needs_transcript(self) -> bool:
         # A refusal check too: Gemini CLI names a refused call's input in its transcript only.
-        transcripts = schema.TOOL_CHECKS + schema.SKILL_CHECKS + schema.BLOCK_CHECKS
+        transcripts = (
+            schema.TOOL_CHECKS + schema.SKILL_CHECKS + schema.BLOCK_CHECKS + schema.MCP_CHECKS
+        )
         return self.needs_hook_events or any(c.type in transcripts for c in self.checks)
 
     @property
@@ -268,6 +272,7 @@ def _cases(
                 perturb=model.perturb,
                 script=tuple(model.script) if model.script is not None else None,
                 follow_ups=tuple(model.follow_ups or ()),
+                mcp=tuple(model.mcp.items()) if model.mcp is not None else (),
             )
         )
     return cases

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from pydantic import Field, TypeAdapter, create_model
 
 from pytest_evalcases.agents.base import AgentResult, Denial, HookRun, ModelRequest, ToolCall
+from pytest_evalcases.agents.mcp import McpServed
 from pytest_evalcases.cases import limits, schema
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.sandbox import Sandbox
@@ -73,7 +74,14 @@ class CheckContext:
             hooks=turn.hooks if turn is not None else None,
             requests=requests,
             turns=(),
+            mcp=self.mcp.at_turn(number) if self.mcp is not None else None,
+            mcp_connected=turn.mcp_connected if turn is not None else None,
         )
+
+    #: What the case's mock MCP servers saw; ``None`` without one (docs/mcp.md).
+    mcp: McpServed | None = None
+    #: The MCP servers the agent's CLI reported connected; ``None`` where it does not say.
+    mcp_connected: tuple[str, ...] | None = None
 
     @functools.cached_property
     def resolved_workspace(self) -> str:

@@ -351,7 +351,33 @@ class RequestNotMatches(_Request):
     type: Literal["request_not_matches"]
 
 
+class _Mcp(TurnCheck):
+    server: str = Field(
+        min_length=1,
+        max_length=limits.ID_CHARS,
+        description="The MCP server, by its name in `mcp:` or the workspace's configuration",
+    )
+    tool: Regex | None = Field(default=None, description="A regular expression on the tool")
+    input: Regex | None = Field(
+        default=None, description="A regular expression on the call's input, as compact JSON"
+    )
+
+
+class McpCalled(_Mcp):
+    """The agent called a tool of the MCP server (docs/mcp.md, "The checks")."""
+
+    type: Literal["mcp_called"]
+
+
+class McpNotCalled(_Mcp):
+    """The agent called no such tool of the MCP server (docs/mcp.md, "The checks")."""
+
+    type: Literal["mcp_not_called"]
+
+
 TOOL_CHECKS = ("tool_called", "tool_not_called")
+#: The checks of the agent's MCP calls: they read its transcript (docs/mcp.md).
+MCP_CHECKS = ("mcp_called", "mcp_not_called")
 #: The checks that grade refused tool calls: a case with one is graded by them, not made
 #: an error by its refusals.
 BLOCK_CHECKS = ("tool_blocked", "tool_not_blocked")
@@ -384,6 +410,8 @@ IN_PROCESS_CHECKS: tuple[type[CheckModel], ...] = (
     HookNotFired,
     RequestMatches,
     RequestNotMatches,
+    McpCalled,
+    McpNotCalled,
 )
 
 
@@ -400,10 +428,87 @@ def check_type_name(model: type[CheckModel]) -> str:
 SCRIPTED_AGENTS = ("claude", "codex", "gemini")
 
 
+#: An MCP server's name: what all three CLIs can join into a tool's name (Claude Code
+#: ``mcp__S__T``, Codex ``mcp__S__T``, Gemini CLI ``mcp_S_T``, which an ``_`` would make
+#: ambiguous) (docs/mcp.md).
+MCP_SERVER_NAME = r"^[A-Za-z0-9-]+$"
+McpServerName = Annotated[str, Field(max_length=limits.ID_CHARS, pattern=MCP_SERVER_NAME)]
+#: A mock tool's name, as the MCP specification's tool names go.
+McpToolName = Annotated[
+    str, Field(min_length=1, max_length=limits.ID_CHARS, pattern=r"^[A-Za-z0-9_-]+$")
+]
+
+
+class ScriptMcp(BaseModel):
+    """The MCP tool a scripted turn calls (docs/mcp.md, "The scripted model")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    server: McpServerName
+    tool: McpToolName
+
+
+class McpMatch(BaseModel):
+    """One answer of a mock tool: ``returns`` when ``match`` finds the call's input."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
+
+    match: Regex = Field(description="A regular expression on the call's input, as compact JSON")
+    returns: str = Field(max_length=limits.TEXT_CHARS)
+
+
+class McpMockTool(BaseModel):
+    """One tool of a mock MCP server (docs/mcp.md, "Mock servers")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
+
+    description: str = Field(default="", max_length=limits.TEXT_CHARS)
+    returns: str | list[McpMatch] = Field(
+        description="The text every call gets, or a list of {match, returns}: the first "
+        "whose match finds the call's input (none: an error result)",
+    )
+
+
+class McpMock(BaseModel):
+    """A server the plugin serves over stdio, answering from ``tools``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tools: dict[McpToolName, McpMockTool] = Field(min_length=1, max_length=limits.TAGS)
+
+
+class McpServerModel(BaseModel):
+    """One server of the case's ``mcp:``: a real one (``command``, ``args``, ``env``, as
+    in ``.mcp.json``) or a ``mock`` (docs/mcp.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
+
+    command: str | None = Field(default=None, min_length=1, max_length=limits.PATH_CHARS)
+    args: list[Annotated[str, Field(max_length=limits.TEXT_CHARS)]] = Field(
+        default_factory=list, max_length=limits.TAGS
+    )
+    env: dict[str, str] = Field(default_factory=dict, max_length=limits.TAGS)
+    mock: McpMock | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> McpServerModel:
+        if (self.command is None) == (self.mock is None):
+            raise ValueError("a server has exactly one of `command` or `mock`")
+        if self.mock is not None and (self.args or self.env):
+            raise ValueError("`args` and `env` go with `command`")
+        return self
+
+
 class ScriptTurn(BaseModel):
     """One turn of the scripted model (docs/case-format.md, `script`): a command for the
-    CLI's shell tool, a call of a tool by the CLI's own name with its input, or the text
-    of an answer."""
+    CLI's shell tool, a call of a tool by the CLI's own name with its input, a call of an
+    MCP server's tool with its input, or the text of an answer."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -421,8 +526,13 @@ class ScriptTurn(BaseModel):
         max_length=limits.LINE_CHARS,
         description="A tool the model calls, by the CLI's own name (Read, read_file, ...)",
     )
+    mcp: ScriptMcp | None = Field(
+        default=None,
+        description="A tool of an MCP server the model calls, by the server's and the "
+        'tool\'s names (docs/mcp.md, "The scripted model")',
+    )
     input: dict[str, Any] | None = Field(
-        default=None, description="With `tool`: the call's input, a mapping"
+        default=None, description="With `tool` or `mcp`: the call's input, a mapping"
     )
     text: str | None = Field(
         default=None, max_length=limits.TEXT_CHARS, description="The model's answer"
@@ -430,12 +540,15 @@ class ScriptTurn(BaseModel):
 
     @model_validator(mode="after")
     def _one_kind(self) -> ScriptTurn:
-        given = [name for name in ("shell", "tool", "text") if getattr(self, name) is not None]
+        kinds = ("shell", "tool", "mcp", "text")
+        given = [name for name in kinds if getattr(self, name) is not None]
         if len(given) != 1:
             said = ", ".join(f"`{name}`" for name in given) or "none"
-            raise ValueError(f"a turn has exactly one of `shell`, `tool` or `text` (got {said})")
-        if self.input is not None and self.tool is None:
-            raise ValueError("`input` goes with `tool`")
+            raise ValueError(
+                f"a turn has exactly one of `shell`, `tool`, `mcp` or `text` (got {said})"
+            )
+        if self.input is not None and self.tool is None and self.mcp is None:
+            raise ValueError("`input` goes with `tool` or `mcp`")
         return self
 
 
@@ -539,6 +652,12 @@ class CaseModelBase(BaseModel):
             description="Further prompts on the same session and workspace, one turn each "
             "(docs/conversations.md)",
         )
+    )
+    mcp: dict[McpServerName, McpServerModel] | None = Field(
+        default=None,
+        max_length=limits.TAGS,
+        description="MCP servers of the case by name: a real server or a mock the plugin "
+        "serves (docs/mcp.md)",
     )
 
 

@@ -217,11 +217,13 @@ def stream(reply: Reply, model: str, call_id: str) -> bytes:
     }
     block: dict[str, Any]
     if reply.calls_tool:
-        name, given = (
-            ("Bash", {"command": reply.shell, "description": "run"})
-            if reply.tool is None
-            else (reply.tool, reply.tool_input)
-        )
+        if reply.mcp is not None:
+            # Claude Code's name of an MCP tool (tried with 2.1.197).
+            name, given = f"mcp__{reply.mcp[0]}__{reply.mcp[1]}", reply.tool_input
+        elif reply.tool is None:
+            name, given = "Bash", {"command": reply.shell, "description": "run"}
+        else:
+            name, given = reply.tool, reply.tool_input
         block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(given)}
     else:

@@ -163,8 +163,12 @@ def answer(reply: Reply, streamed: bool) -> bytes:
     """``reply`` as the Gemini API answers ``:streamGenerateContent`` (``streamed``, one
     server-sent event) or ``:generateContent``: a text part, or a function call (a shell
     command is Gemini CLI's ``run_shell_command``)."""
-    if reply.tool is not None:
-        parts: list[Any] = [{"functionCall": {"name": reply.tool, "args": reply.tool_input}}]
+    if reply.mcp is not None:
+        # Gemini CLI's name of an MCP tool (tried with 0.61).
+        name = f"mcp_{reply.mcp[0]}_{reply.mcp[1]}"
+        parts: list[Any] = [{"functionCall": {"name": name, "args": reply.tool_input}}]
+    elif reply.tool is not None:
+        parts = [{"functionCall": {"name": reply.tool, "args": reply.tool_input}}]
     elif reply.shell is not None:
         parts = [{"functionCall": {"name": "run_shell_command", "args": {"command": reply.shell}}}]
     else:

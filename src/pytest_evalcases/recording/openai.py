@@ -4,6 +4,7 @@ the scripted model (:func:`stream`, :func:`error_body`)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pytest_evalcases.recording.views import (
@@ -210,13 +211,15 @@ def stream(reply: Reply, call_id: str) -> bytes:
     JavaScript tool through which its model reaches ``exec_command``."""
     item: dict[str, Any]
     if reply.shell is not None:
-        item = {
-            "type": "custom_tool_call",
-            "id": f"ctc_{call_id}",
-            "call_id": call_id,
-            "name": "exec",
-            "input": f"text(await tools.exec_command({{cmd: {json.dumps(reply.shell)}}}));",
-        }
+        command = json.dumps(reply.shell)
+        item = _exec(call_id, f"text(await tools.exec_command({{cmd: {command}}}));")
+    elif reply.mcp is not None:
+        # Codex 0.171 gives its model an MCP server's tools only through `exec`, as
+        # JavaScript functions named mcp__SERVER__TOOL (a `-` made `_`); a direct call
+        # of that name is refused as unsupported.
+        server, tool = (re.sub(r"\W", "_", name) for name in reply.mcp)
+        call = f"tools.mcp__{server}__{tool}({json.dumps(reply.tool_input)})"
+        item = _exec(call_id, f"text(JSON.stringify(await {call}));")
     elif reply.tool is not None:
         item = {
             "type": "function_call",
@@ -246,6 +249,17 @@ def stream(reply: Reply, call_id: str) -> bytes:
             {"type": "response.completed", "response": {"id": "resp_scripted", "usage": usage}},
         ]
     )
+
+
+def _exec(call_id: str, code: str) -> dict[str, Any]:
+    """A call of Codex's ``exec`` tool running the JavaScript ``code``."""
+    return {
+        "type": "custom_tool_call",
+        "id": f"ctc_{call_id}",
+        "call_id": call_id,
+        "name": "exec",
+        "input": code,
+    }
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:

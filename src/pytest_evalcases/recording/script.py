@@ -40,16 +40,20 @@ def tool_results(text: str) -> int:
 @dataclass(frozen=True)
 class Turn:
     """One turn of a script: a shell command, a call of a tool by the CLI's own name
-    with its input, or the text of an answer."""
+    with its input, a call of an MCP server's tool, or the text of an answer."""
 
     shell: str | None = None
     tool: str | None = None
     input: Mapping[str, Any] = field(default_factory=dict)
     text: str | None = None
+    #: A call of an MCP server's tool, ``(SERVER, TOOL)``, with ``input``.
+    mcp: tuple[str, str] | None = None
 
     def reply(self) -> Reply:
         if self.shell is not None:
             return Reply(shell=self.shell)
+        if self.mcp is not None:
+            return Reply(mcp=self.mcp, tool_input=dict(self.input))
         if self.tool is not None:
             return Reply(tool=self.tool, tool_input=dict(self.input))
         return Reply(text=self.text or "")

@@ -94,10 +94,13 @@ class Reply:
     #: A call of this tool, by the CLI's own name, with ``tool_input``.
     tool: str | None = None
     tool_input: dict[str, Any] = field(default_factory=dict)
+    #: A call of a tool of an MCP server, ``(SERVER, TOOL)``, with ``tool_input``: each
+    #: writer names it as its CLI does (docs/mcp.md, "The scripted model").
+    mcp: tuple[str, str] | None = None
 
     @property
     def calls_tool(self) -> bool:
-        return self.shell is not None or self.tool is not None
+        return self.shell is not None or self.tool is not None or self.mcp is not None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """The built-in checks of what the agent did, as its transcript tells: the tools it
 called (``tool_called``, ``tool_not_called``), the calls its CLI refused
 (``tool_blocked``, ``tool_not_blocked``), the hooks it ran (``hook_fired``,
-``hook_not_fired``) and the skills it loaded (``skill_used``, ``skill_not_used``).
+``hook_not_fired``), the skills it loaded (``skill_used``, ``skill_not_used``) and its
+MCP calls (``mcp_called``, ``mcp_not_called``: a mock server's own log when the server
+is one of the case's mocks, docs/mcp.md).
 Without a transcript there is no verdict: a ``RunError``.
 """
 
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from pytest_evalcases.agents.base import Denial, HookRun, ToolCall
+from pytest_evalcases.agents.mcp import McpCall, transcript_calls
 from pytest_evalcases.agents.skills import SkillLoads, skill_loads
 from pytest_evalcases.cases import schema
 from pytest_evalcases.cases.registry import CheckContext, Outcome
@@ -282,3 +285,90 @@ def skill_not_used(check: schema.SkillNotUsed, ctx: CheckContext) -> Outcome:
     if not times:
         return Outcome(True, f"skill {check.skill!r} not loaded (skills loaded: {_loaded(loads)})")
     return Outcome(False, f"skill {check.skill!r} must not be loaded; loaded {times} time(s)")
+
+
+#: Where an MCP check's error sends the reader.
+_MCP_DOC = 'docs/mcp.md, "The checks"'
+
+
+def _mcp_calls(check: schema.McpCalled | schema.McpNotCalled, ctx: CheckContext) -> list[McpCall]:
+    """The calls of the check's server: what its mock answered, else what the
+    transcript shows. A mock that never listed its tools reached no agent, so a check
+    that it was not called reaches no verdict."""
+    served = ctx.mcp
+    agent = ctx.agent or "(unknown)"
+    if served is not None and check.server in served.mocks:
+        if check.server not in served.listed and check.type == "mcp_not_called":
+            raise _unreached(
+                check,
+                f"the mock server never listed its tools to the {agent} agent (it did not "
+                "start, or the CLI did not ask)",
+            )
+        found = [call for call in served.every_call if call.server == check.server]
+    else:
+        if ctx.tool_calls is None:
+            raise RunError(
+                f"{check.type} needs a transcript of tool calls, and the {agent} agent gave "
+                f"none ({_MCP_DOC})",
+                kind="no-transcript",
+            )
+        connected = ctx.mcp_connected
+        # A server the CLI says it did not connect to could not have been called.
+        unreached = connected is not None and check.server not in connected
+        if unreached and check.type == "mcp_not_called":
+            raise _unreached(
+                check,
+                f"the {agent} agent did not connect to the server (connected: "
+                f"{', '.join(connected or ()) or 'none'})",
+            )
+        known = served.mocks if served is not None else ()
+        mcp_calls = transcript_calls(ctx.agent, ctx.tool_calls, known)
+        found = [call for call in mcp_calls if call.server == check.server]
+    if check.tool is not None:
+        tick(f"searching {shown(check.tool)} in the MCP tool names")
+        hits = search(regex(check.tool), [call.tool for call in found])
+        found = [call for call, hit in zip(found, hits, strict=True) if hit]
+    if check.input is not None:
+        tick(f"searching {shown(check.input)} in the MCP calls' inputs")
+        hits = search(regex(check.input), [call.input for call in found])
+        found = [call for call, hit in zip(found, hits, strict=True) if hit]
+    return found
+
+
+def _unreached(check: schema.McpCalled | schema.McpNotCalled, why: str) -> RunError:
+    """The error of a negative check of a server the agent could not reach: no pass."""
+    return RunError(
+        f"{check.type} {check.server}: {why}, so the agent could not have called it and the "
+        f"check reached no verdict ({_MCP_DOC})",
+        kind="no-transcript",
+    )
+
+
+def _described(check: schema.McpCalled | schema.McpNotCalled) -> str:
+    return (
+        f"MCP server {check.server!r}"
+        + (f" tool {shown(check.tool)}" if check.tool else "")
+        + (f" with input {shown(check.input)}" if check.input else "")
+    )
+
+
+def _mcp_outcome(
+    check: schema.McpCalled | schema.McpNotCalled, wanted: bool, ctx: CheckContext
+) -> Outcome:
+    """Whether the server's tool was called as ``wanted``, quoting the first call."""
+    found = _mcp_calls(check, ctx)
+    if not found:
+        return Outcome(not wanted, f"no call of {_described(check)}")
+    first = f"{found[0].tool} {quote(found[0].input)}"
+    if wanted:
+        return Outcome(True, f"{_described(check)} called {len(found)} time(s): {first}")
+    said = f"{_described(check)} must not be called; called {first}{_and_more(found)}"
+    return Outcome(False, said)
+
+
+def mcp_called(check: schema.McpCalled, ctx: CheckContext) -> Outcome:
+    return _mcp_outcome(check, True, ctx)
+
+
+def mcp_not_called(check: schema.McpNotCalled, ctx: CheckContext) -> Outcome:
+    return _mcp_outcome(check, False, ctx)

@@ -28,7 +28,7 @@ def agent_home(
     if mode == "inherit" or not agent.has_home:
         yield {}, agent.home_paths(env)
         return
-    root = _new_home()
+    root = private_dir()
     try:
         try:
             variables = dict(agent.isolate(root, env))
@@ -43,8 +43,9 @@ def agent_home(
 STALE_HOME_SECONDS = 24 * 3600
 
 
-def _new_home() -> Path:
-    """A new, private directory for one agent home: below the user's cache directory
+def private_dir(prefix: str = "home-") -> Path:
+    """A new, private directory for one agent home (or another directory of one run the
+    agent writes to, such as its MCP servers' log): below the user's cache directory
     (``$XDG_CACHE_HOME/pytest-evalcases/agent-homes``), not the system's temporary one,
     where Codex refuses to set up its own sandbox's helpers. Homes that a killed run
     left behind for a day go. The system's temporary directory when the cache is not
@@ -54,9 +55,9 @@ def _new_home() -> Path:
     try:
         parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _remove_stale(parent)
-        return Path(tempfile.mkdtemp(prefix="home-", dir=parent))
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     except OSError:
-        return Path(tempfile.mkdtemp(prefix="evalcases-home-"))
+        return Path(tempfile.mkdtemp(prefix=f"evalcases-{prefix}"))
 
 
 def _remove_stale(parent: Path) -> None:

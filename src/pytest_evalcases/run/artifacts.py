@@ -30,6 +30,7 @@ from typing import Any
 
 from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import AgentResult, Denial, HookRun, ToolCall, Usage
+from pytest_evalcases.agents.mcp import McpServed
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run.workspace import EntryState, snapshot
 
@@ -217,7 +218,14 @@ def _result_dict(result: AgentResult | None) -> dict[str, Any]:
         ),
         # A conversation's turns, each as the run is: a regrade grades `turn:` checks.
         **({"turns": [_result_dict(turn) for turn in result.turns]} if result.turns else {}),
+        "mcp": result.mcp.as_json() if result.mcp is not None else None,
+        "mcp_connected": list(result.mcp_connected) if result.mcp_connected is not None else None,
     }
+
+
+def _names(value: object) -> tuple[str, ...] | None:
+    """A stored list of names; ``None`` for a run that stored none."""
+    return tuple(str(name) for name in value) if isinstance(value, list) else None
 
 
 def _denials(value: object) -> tuple[Denial, ...] | None:
@@ -515,6 +523,8 @@ def _stored_result(data: dict[str, Any]) -> AgentResult | None:
         denials=_denials(data.get("denials")),
         refused_writes=tuple(data.get("refused_writes") or ()),
         hooks=_hooks(data.get("hooks")),
+        mcp=McpServed.from_json(data.get("mcp")),
+        mcp_connected=_names(data.get("mcp_connected")),
         turns=tuple(turn for turn in turns if turn is not None),
     )
 

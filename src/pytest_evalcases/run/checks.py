@@ -429,6 +429,8 @@ def _builtin_registry() -> CheckRegistry:
     registry.register(schema.SkillNotUsed, _bounded(agentchecks.skill_not_used))
     registry.register(schema.RequestMatches, _bounded(requestchecks.request_matches))
     registry.register(schema.RequestNotMatches, _bounded(requestchecks.request_not_matches))
+    registry.register(schema.McpCalled, _bounded(agentchecks.mcp_called))
+    registry.register(schema.McpNotCalled, _bounded(agentchecks.mcp_not_called))
     registry.builtin = frozenset(registry.names)
     return registry
 

@@ -106,8 +106,19 @@ def combined(turns: Sequence[AgentResult]) -> AgentResult:
         refused_writes=tuple(path for turn in turns for path in turn.refused_writes),
         hooks=_joined(turn.hooks for turn in turns),
         session=last.session,
+        mcp_connected=_connected(turns),
         turns=tuple(turns),
     )
+
+
+def _connected(turns: Sequence[AgentResult]) -> tuple[str, ...] | None:
+    """The MCP servers every turn that says connected to: a check that a server was
+    never called reaches a verdict over the whole conversation only where the agent
+    could have called it in each turn (docs/mcp.md, "The checks")."""
+    said = [turn.mcp_connected for turn in turns if turn.mcp_connected is not None]
+    if not said:
+        return None
+    return tuple(name for name in said[0] if all(name in names for names in said[1:]))
 
 
 def total_usage(usages: Iterable[Usage]) -> Usage:

@@ -150,5 +150,7 @@ def _evaluate(
         requests_unknown=unknown,
         hooks=result.hooks if result is not None else None,
         turns=result.turns if result is not None else (),
+        mcp=result.mcp if result is not None else None,
+        mcp_connected=result.mcp_connected if result is not None else None,
     )
     return [ctx.registry.evaluate(i, check, check_ctx) for i, check in enumerate(case.checks)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ from pytest_evalcases.recording.script import Script, Turn
 from pytest_evalcases.run.agenthome import agent_home
 from pytest_evalcases.run.conversation import cannot_continue, converse
 from pytest_evalcases.run.failfast import NotStarted, Unreachable, identity
+from pytest_evalcases.run.mcp import mcp_run
 from pytest_evalcases.run.repository import watch
 from pytest_evalcases.run.runner import AgentRun, OuterLimit, RunContext, case_env
 from pytest_evalcases.run.workspace import EntryState, Variant, populate, run_setup, snapshot
@@ -130,7 +131,10 @@ def _run_agent(
         if timeout <= 0:
             raise RunError(limit.ran_out(" before the agent started", theirs), kind="timeout")
         hint = limit.ran_out("", theirs)
-    with agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths):
+    with (
+        agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths),
+        mcp_run(case, ctx.agent, ctx.agent_home, home_env) as servers,
+    ):
         request = RunRequest(
             prompt=case.prompt,
             workspace=workspace,
@@ -142,7 +146,8 @@ def _run_agent(
             hook_events=case.needs_hook_events,
             scripted=script is not None,
             sandbox=ctx.sandbox,
-            writable=home_paths,
+            writable=(*home_paths, *servers.writable),
+            mcp_servers=servers.servers,
         )
         outcome: AgentResult | RunError
         recording: str | None = None
@@ -150,10 +155,12 @@ def _run_agent(
         requests: tuple[ModelRequest, ...] | None = None
         try:
             outcome, recording, replayed, requests = _run_recorded(
-                ctx, request, case, variant, record_as, script
+                ctx, request, case, variant, record_as, script, servers.begin
             )
         except RunError as exc:
             outcome = exc
+        if isinstance(outcome, AgentResult):
+            outcome = servers.attach(outcome)
     result = outcome if isinstance(outcome, AgentResult) else None
     error = outcome if isinstance(outcome, RunError) else None
     if storing and record_as is not None:
@@ -182,6 +189,7 @@ def _run_recorded(
     variant: Variant,
     record_as: str | None,
     script: Script | None = None,
+    begin: Callable[[int], None] | None = None,
 ) -> tuple[AgentResult | RunError, str | None, Replayed | None, tuple[ModelRequest, ...] | None]:
     """Run the agent, through the recording proxy when the run is recorded, replayed or
     scripted, or its case reads what the CLI sent its model: the CLI's base URL points
@@ -210,7 +218,7 @@ def _run_recorded(
                 "own proxy, which this run has none of",
                 kind="case",
             )
-        return converse(ctx.agent, request, case.follow_ups), None, None, None
+        return converse(ctx.agent, request, case.follow_ups, begin), None, None, None
     reuse = source is not None and source.mode == "reuse"
     with recorder.channel(
         api.upstream, request.env, replay=replay, reuse=reuse, script=script
@@ -228,7 +236,7 @@ def _run_recorded(
             "workspace": str(request.workspace),
             "homes": [str(path) for path in request.writable],
         }
-        ended = _run_watched(ctx.agent, request, channel, case.follow_ups)
+        ended = _run_watched(ctx.agent, request, channel, case.follow_ups, begin)
         replayed = None
         if source is not None:
             from pytest_evalcases.recording.replay import outcome
@@ -269,14 +277,24 @@ def _scripted(
             kind="case",
         )
     turns = tuple(
-        Turn(shell=t.shell, tool=t.tool, input=dict(t.input or {}), text=t.text)
+        Turn(
+            shell=t.shell,
+            tool=t.tool,
+            input=dict(t.input or {}),
+            text=t.text,
+            mcp=(t.mcp.server, t.mcp.tool) if t.mcp is not None else None,
+        )
         for t in case.script
     )
     return scripted, Script(api.dialect, turns)
 
 
 def _run_watched(
-    agent: Agent, request: RunRequest, channel: Channel, follow_ups: tuple[str, ...]
+    agent: Agent,
+    request: RunRequest,
+    channel: Channel,
+    follow_ups: tuple[str, ...],
+    begin: Callable[[int], None] | None = None,
 ) -> AgentResult | RunError:
     """Run the agent through ``channel``, each turn of its conversation on the same
     channel, which is told where each begins: what it produced, or the error that
@@ -288,7 +306,7 @@ def _run_watched(
     with process.cancellable() as token:
         channel.on_failure(lambda failure: token.cancel())
         try:
-            outcome = converse(agent, request, follow_ups, channel.begin_turn)
+            outcome = converse(agent, request, follow_ups, _both(channel.begin_turn, begin))
         except RunError as exc:
             outcome = exc
         except process.Cancelled:
@@ -308,6 +326,20 @@ def _run_watched(
         if last:
             outcome = outcome.reworded(f"{outcome}\nthe model API's last error: {last}")
     return outcome
+
+
+def _both(
+    first: Callable[[int], None], then: Callable[[int], None] | None
+) -> Callable[[int], None]:
+    """``first`` and then ``then`` (when there is one), told the same turn."""
+    if then is None:
+        return first
+
+    def told(turn: int) -> None:
+        first(turn)
+        then(turn)
+
+    return told
 
 
 def _replay_for(

@@ -107,6 +107,8 @@ def regrade(
         else "",
         hooks=result.hooks,
         turns=result.turns,
+        mcp=result.mcp,
+        mcp_connected=result.mcp_connected,
     )
     try:
         checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]

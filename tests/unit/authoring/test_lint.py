@@ -82,7 +82,8 @@ def test_a_prohibition_about_what_the_case_tests_wants_a_negative_check(project:
         "the case tests ('push': 'Never force-push to main.') but the case has only positive "
         "checks; add one that fails when the forbidden thing happens (command_fails, "
         "file_absent, file_not_contains, file_not_matches, file_unchanged, "
-        "hook_not_fired, output_not_matches, request_not_matches, skill_not_used, "
+        "hook_not_fired, mcp_not_called, output_not_matches, request_not_matches, "
+        "skill_not_used, "
         "tool_blocked, tool_not_blocked, tool_not_called)"
     ]
 
@@ -194,6 +195,7 @@ def test_a_misspelt_agent_in_agents_is_a_warning(project: Path) -> None:
         "{type: request_not_matches, pattern: force-push}",
         "{type: hook_not_fired, event: PreToolUse}",
         "{type: tool_not_blocked, tool: shell, input: git push}",
+        "{type: mcp_not_called, server: github, tool: merge}",
     ],
 )
 def test_request_hook_and_refusal_negatives_count_as_negative_checks(

@@ -79,6 +79,8 @@ def test_the_default_registry_has_the_builtin_types() -> None:
         "file_unchanged",
         "hook_fired",
         "hook_not_fired",
+        "mcp_called",
+        "mcp_not_called",
         "output_matches",
         "output_not_matches",
         "request_matches",
