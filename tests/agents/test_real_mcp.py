@@ -246,3 +246,50 @@ def test_mcp_not_called_of_a_real_server_claude_could_not_start_is_an_error(
     assert record["error_kind"] == "no-transcript"
     said = "did not connect to the server (connected: tracker)"
     result.stdout.fnmatch_lines([f"*mcp_not_called broken: the claude agent {said}*"])
+
+
+#: The example's case as a conversation: the ticket is looked up on the first turn only,
+#: and the second turn closes nothing but writes a note.
+TWO_TURNS = """\
+follow_ups:
+  - And note it in NOTES.md.
+checks:
+  - {id: looked-up-first, type: mcp_called, server: tracker, tool: lookup_ticket, turn: 1}
+  - {id: not-again, type: mcp_not_called, server: tracker, tool: lookup_ticket, turn: 2}
+  - {id: looked-up-at-all, type: mcp_called, server: tracker, tool: lookup_ticket}
+  - {id: noted, type: tool_called, tool: shell, input: NOTES, turn: 2}
+"""
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_conversations_mcp_calls_are_each_turns_own(
+    pytester: pytest.Pytester, example: Path, agent: str
+) -> None:
+    case = example / "evals" / "ticket-looked-up.yaml"
+    text = case.read_text().split("checks:\n")[0]
+    text = text.replace(
+        "  - text: Fixed T-7 as the ticket says.\n",
+        "  - text: Fixed T-7 as the ticket says.\n"
+        "  - shell: echo fixed T-7 > NOTES.md\n"
+        "  - text: Noted.\n",
+    )
+    case.write_text(text + TWO_TURNS)
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-agent", agent)
+
+    result.assert_outcomes(passed=1)
+    record = record_of(example)
+    checks = checks_of(record)
+    assert all(passed for passed, _ in checks.values()), checks
+    assert checks["not-again"][1].startswith("turn 2: no call of")
+    # The mock's log, kept per turn.
+    served = stored_run(example, record)["mcp"]
+    assert served["calls"] == [
+        [{"server": "tracker", "tool": "lookup_ticket", "input": '{"id":"T-7"}'}],
+        [],
+    ]
+
+    # The same check of turn 1 fails: the call was that turn's.
+    case.write_text(case.read_text().replace("turn: 2}", "turn: 1}", 1))
+    regraded = pytester.runpytest("-p", "no:cacheprovider", "--eval-agent", agent, "--eval-regrade")
+    regraded.assert_outcomes(failed=1)
