@@ -32,6 +32,18 @@ pytestmark = pytest.mark.real_cli
 CLIS = Path(os.environ["EVALCASES_AGENT_CLIS"]) if os.environ.get("EVALCASES_AGENT_CLIS") else None
 
 
+def real_suite(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, agent: str, name: str, case: str
+) -> None:
+    """A suite of one case file ``evals/NAME`` holding ``case``, run with the installed
+    CLI ``agent`` (on the path)."""
+    program = cli(agent)
+    monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+    pytester.makefile(".ini", tox=f"[pytest]\neval_agent = {agent}\n")
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / name).write_text(case)
+
+
 def cli(name: str) -> Path:
     """The installed CLI ``name``, or a skip that says how to install it."""
     if shutil.which("node") is None:

@@ -20,7 +20,7 @@ import pytest
 
 from pytest_evalcases.recording import format as recording
 from tests.agents import test_real_clis as real_clis
-from tests.agents.test_real_clis import cli, codex_at_openai
+from tests.agents.test_real_clis import cli, codex_at_openai, real_suite
 from tests.helpers.model_server import ModelServer, Reply, Request
 from tests.helpers.results import only_results, results_files
 from tests.plugin.test_scripted import offline  # noqa: F401 (fixture)
@@ -65,11 +65,7 @@ checks:
 def test_a_follow_up_continues_the_session_and_each_turn_is_graded_on_its_own(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, agent: str
 ) -> None:
-    program = cli(agent)
-    monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
-    pytester.makefile(".ini", tox=f"[pytest]\neval_agent = {agent}\n")
-    (pytester.path / "evals").mkdir()
-    (pytester.path / "evals" / "two-turns.yaml").write_text(CASE)
+    real_suite(pytester, monkeypatch, agent, "two-turns.yaml", CASE)
 
     result = pytester.runpytest("-p", "no:cacheprovider")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.recording import format as recording
-from tests.agents.test_real_clis import cli
+from tests.agents.test_real_clis import cli, real_suite
 from tests.helpers.model_server import Reply, model_server
 from tests.helpers.results import only_results
 from tests.helpers.sandbox import USER_CACHE
@@ -78,11 +78,7 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def test_a_script_drives_the_real_cli_with_no_key_and_nothing_spent(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, agent: str
 ) -> None:
-    program = cli(agent)
-    monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
-    pytester.makefile(".ini", tox=f"[pytest]\neval_agent = {agent}\n")
-    (pytester.path / "evals").mkdir()
-    (pytester.path / "evals" / "scripted.yaml").write_text(CASES)
+    real_suite(pytester, monkeypatch, agent, "scripted.yaml", CASES)
 
     result = pytester.runpytest("-p", "no:cacheprovider")
 
