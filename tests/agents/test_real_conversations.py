@@ -156,24 +156,52 @@ def test_each_turn_counts_its_own_tokens_and_the_run_their_sum(
     assert server.conversation()
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
 def test_a_recorded_conversation_replays_every_turn_and_sends_nothing(
+    pytester: pytest.Pytester,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    agent: str,
+) -> None:
+    with live(agent, request, monkeypatch, tmp_path) as (server, ini):
+        pytester.makefile(".ini", tox=ini)
+        (pytester.path / "evals").mkdir()
+        (pytester.path / "evals" / "live.yaml").write_text(LIVE)
+        pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+        sent = len(server.requests)
+
+        result = pytester.runpytest("-p", "no:cacheprovider", "--eval-replay")
+
+        result.assert_outcomes(passed=1)
+        assert len(server.requests) == sent, "a replay sent a request to the API"
+    replayed = json.loads(max(results_files(pytester.path), key=os.path.getmtime).read_text())
+    [record] = replayed["cases"]
+    assert record["replay"] == "full"
+    assert [t["answer_chars"] for t in record["conversation"]] == [len("turn1 done")] * 2
+
+
+def test_reuse_replays_the_turns_before_a_changed_follow_up_and_goes_live_from_it(
     pytester: pytest.Pytester, claude_env: ModelServer
 ) -> None:
     claude_env.script = two_turns
     pytester.makefile(".ini", tox="[pytest]\neval_agent = claude\n")
     (pytester.path / "evals").mkdir()
-    (pytester.path / "evals" / "live.yaml").write_text(LIVE)
+    case = pytester.path / "evals" / "live.yaml"
+    case.write_text(LIVE)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
     sent = len(claude_env.requests)
+    case.write_text(LIVE.replace("Now make the second file", "Then make the second file"))
 
-    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-replay")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--eval-reuse")
 
     result.assert_outcomes(passed=1)
-    assert len(claude_env.requests) == sent, "a replay sent a request to the API"
-    replayed = json.loads(max(results_files(pytester.path), key=os.path.getmtime).read_text())
-    [record] = replayed["cases"]
-    assert record["replay"] == "full"
-    assert [t["answer_chars"] for t in record["conversation"]] == [len("turn1 done")] * 2
+    reused = json.loads(max(results_files(pytester.path), key=os.path.getmtime).read_text())
+    [record] = reused["cases"]
+    assert record["replay"] == "partial"
+    # Turn 1 came from the recording; turn 2's two requests went to the API.
+    assert len(claude_env.requests) == sent + 2
+    assert all("Then make the second file" in r.text for r in claude_env.requests[sent:])
 
 
 def test_a_regrade_grades_a_turn_check_from_the_stored_conversation(
