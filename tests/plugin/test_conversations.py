@@ -163,3 +163,16 @@ def test_each_repetition_runs_the_whole_conversation_in_a_workspace_of_its_own(
     for run in runs:
         assert all(c["passed"] for c in run["checks"]), run["checks"]
         assert len(run["conversation"]) == 2
+
+
+def test_every_variant_runs_the_whole_conversation(pytester: pytest.Pytester) -> None:
+    suite(pytester, COMMAND, "second")
+
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--eval-variant", "a=args:--a", "--eval-variant", "b=args:--b"
+    )
+
+    result.assert_outcomes(passed=2)
+    found = only_results(pytester.path)["cases"]
+    assert sorted(r["variant"] for r in found) == ["a", "b"]
+    assert [len(r["conversation"]) for r in found] == [2, 2]
