@@ -673,3 +673,28 @@ def test_lint_resolves_defends_where_pytest_has_its_rootdir(
         assert lines == [missing]
         # pytest --eval-lint, which asks pytest for its rootdir, says the same.
         assert missing in result.stdout.str()
+
+
+def test_a_directory_of_several_projects_is_no_one_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two projects of one case each below one directory, as example_cases/ holds them.
+    monkeypatch.chdir(tmp_path)
+    for name in ("one", "two"):
+        write(tmp_path / "examples" / name / "pytest.ini", "[pytest]\n")
+        write(tmp_path / "examples" / name / "rules" / "git-attribution.md", RULE)
+        case = {
+            "id": "attribution",
+            "defends": "rules/git-attribution.md",
+            "prompt": f"Commit the {name} change.",
+            "checks": [
+                {"type": "output_not_matches", "pattern": "Co-authored-by"},
+                {"type": "command_succeeds", "command": "git log -1"},
+            ],
+        }
+        write(tmp_path / "examples" / name / "evals" / "attribution.json", json.dumps(case))
+
+    assert run_lint(capsys, "examples") == (0, [])
+    # Each project on its own is one suite, and a small one.
+    status, lines = run_lint(capsys, "examples/one")
+    assert (status, codes(lines)) == (0, ["WARNING suite-size"])

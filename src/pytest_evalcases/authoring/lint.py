@@ -201,6 +201,8 @@ def lint_files(
     findings: list[Finding] = []
     prompts: dict[str, tuple[str, Path, int]] = {}
     suites: dict[Path, int] = {}
+    # The projects (rootdirs) whose case files each suite argument holds.
+    projects: dict[Path, set[Path]] = {}
     for file in files:
         try:
             if file.path.name == "checks.yaml":
@@ -248,8 +250,13 @@ def lint_files(
                     )
         if file.suite is not None:
             suites[file.suite] = suites.get(file.suite, 0) + len(cases)
+            projects.setdefault(file.suite, set()).add(root_of(file.path))
     if suite_size:
         for suite, count in suites.items():
+            if len(projects[suite]) > 1:
+                # A directory of several projects (example_cases/) is no one suite: each
+                # project's is judged when it is linted on its own.
+                continue
             finding = suite_size_finding(suite, count)
             if finding is not None:
                 findings.append(finding)
