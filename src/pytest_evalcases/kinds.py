@@ -138,6 +138,24 @@ def error_kind(word: str) -> ErrorKind:
     return "error"
 
 
+#: The failure category a check's failure stands for (a check's ``mode:``), and the
+#: mode a failed run is classified into (docs/results.md, "Failure modes"). The words
+#: are public: keep them.
+CheckMode = Literal[
+    "planning_error",
+    "tool_misuse",
+    "state_corruption",
+    "context_overflow",
+    "hallucination",
+    "loop",
+    "refusal",
+]
+CHECK_MODES: tuple[CheckMode, ...] = get_args(CheckMode)
+#: A failed run's mode: its first failing check's ``mode:``, ``loop`` when its
+#: transcript repeats a call, else ``unclassified``.
+FailureMode = Literal[CheckMode, "unclassified"]
+FAILURE_MODES: tuple[FailureMode, ...] = (*CHECK_MODES, "unclassified")
+
 #: ``eval_agent_home``: a fresh agent home per run, or the operator's own.
 AgentHome = Literal["isolated", "inherit"]
 AGENT_HOMES: tuple[AgentHome, ...] = ("isolated", "inherit")

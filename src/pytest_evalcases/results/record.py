@@ -21,6 +21,9 @@ class CheckRecord:
     message: str
     #: The skill a ``skill_used`` / ``skill_not_used`` check names (docs/skills.md).
     skill: str | None = None
+    #: The check's ``mode:``: the failure category its failure stands for
+    #: (docs/results.md, "Failure modes"); ``None`` when the case gave none.
+    mode: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -32,6 +35,8 @@ class CheckRecord:
         }
         if self.skill is not None:
             data["skill"] = self.skill
+        if self.mode is not None:
+            data["mode"] = self.mode
         return data
 
     @classmethod
@@ -43,6 +48,7 @@ class CheckRecord:
             passed=bool(data.get("passed")),
             message=str(data.get("message", "")),
             skill=str(data["skill"]) if isinstance(data.get("skill"), str) else None,
+            mode=str(data["mode"]) if isinstance(data.get("mode"), str) else None,
         )
 
 
@@ -114,6 +120,10 @@ class RunRecord:
     #: task directory's LOW checks failing alone: ``advisory``, the run ``xfailed``);
     #: ``None`` for a run that did not fail (docs/results.md).
     failure_severity: Severity | None = None
+    #: A failed (or advisory-failed, ``xfailed``) run's failure mode (one of
+    #: ``kinds.FAILURE_MODES``); ``None`` for a run that did not fail
+    #: (docs/results.md, "Failure modes").
+    failure_mode: str | None = None
     #: The run's exchange with the model API, relative to the results file's directory
     #: (``<stem>.runs/<run>/exchange.jsonl``); ``None`` when it was not recorded
     #: (docs/replay.md, "Recording").
