@@ -6,14 +6,13 @@ from collections.abc import Sequence
 
 from pytest_evalcases.report.table import table
 from pytest_evalcases.results.document import ResultsDocument
+from pytest_evalcases.results.stats import mean_sd, percentile
 from pytest_evalcases.results.trend import (
     RUNAWAY_FACTOR,
     CaseHistory,
     Series,
     Trend,
     costs,
-    mean_sd,
-    percentile,
     tokens,
 )
 from pytest_evalcases.text import percent, plural
