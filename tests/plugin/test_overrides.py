@@ -37,8 +37,9 @@ def no_identity(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_ACTOR", "octocat")
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_block_of_normal_cases_is_overridden_on_record(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester, no_identity: None
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, no_identity: None, workers: list[str]
 ) -> None:
     root = make_suite.steered(["crit-a", "norm-b", "norm-c"], severities=SEVERITIES)
     git(root, "init", "-q")
@@ -46,7 +47,7 @@ def test_a_block_of_normal_cases_is_overridden_on_record(
     git(root, "config", "user.email", "ada@example.com")
     steer(root, "fail", "norm-b")
 
-    result = run(pytester, "--eval-override", RATIONALE)
+    result = run(pytester, "--eval-override", RATIONALE, *workers)
 
     out = result.stdout.str()
     assert result.ret == 0, out
@@ -70,6 +71,28 @@ def test_a_block_of_normal_cases_is_overridden_on_record(
     # The case keeps its outcome: the override is the run's decision, not the case's.
     assert [v["verdict"] for v in doc["variants"]] == ["BLOCKED"]
     assert {c["id"]: c["outcome"] for c in doc["cases"]}["norm-b"] == "failed"
+
+
+def test_a_block_of_the_baseline_gate_is_overridden(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, no_identity: None
+) -> None:
+    ids = [f"case-{i}" for i in range(10)]
+    root = make_suite.steered(ids, ini="eval_baseline_tolerance = 50\n")
+    run(pytester, "--eval-save", "base.json")
+    steer(root, "fail", "case-3")
+
+    result = run(pytester, "--eval-baseline", "base.json", "--eval-override", RATIONALE)
+
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert f"eval gate: PASS (overridden: {RATIONALE})" in out
+    record = only_results(root)["override"]
+    assert record["why"] == "blocked only by normal cases and the baseline gate"
+    assert record["reasons"] == [
+        "1 normal case failed: case-3",
+        "baseline: 1 case passed in the baseline and fails now: case-3",
+    ]
+    assert record["cases"] == ["case-3"]
 
 
 def test_a_failing_critical_case_cannot_be_overridden(
@@ -211,13 +234,14 @@ checks:
 """
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_quarantined_critical_case_is_named_in_the_summary_and_the_results_file(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, workers: list[str]
 ) -> None:
     root = make_suite.steered(["norm-b"])
     (root / "evals" / "crit-q.yaml").write_text(QUARANTINED, "utf-8")
 
-    result = run(pytester)
+    result = run(pytester, *workers)
 
     out = result.stdout.str()
     assert result.ret == 0, out
