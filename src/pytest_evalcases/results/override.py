@@ -1,8 +1,8 @@
 """Overrides and quarantines (docs/results.md, "Overrides and quarantines").
 
 ``--eval-override "RATIONALE"`` is a decision to ship past a block, made on record: the
-gate (:func:`pytest_evalcases.results.gate.decide`) :func:`judge`\\ s it against what
-blocked. It lifts a block of normal cases, of skills' trigger scores and of the
+gate (:func:`pytest_evalcases.results.gate.decide`) weighs it against what blocked
+(:func:`judge`). It lifts a block of normal cases, of skills' trigger scores and of the
 baseline gate; never one of a failing critical case, nor of a trigger score that falls
 short on a critical case's runs. The results file records the judgement, who gave the
 override (:func:`author`) and when; the rationale is part of the gate policy, so
