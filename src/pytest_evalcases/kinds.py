@@ -163,6 +163,11 @@ AGENT_HOMES: tuple[AgentHome, ...] = ("isolated", "inherit")
 #: The gate's verdict; ``NONE`` when nothing was graded.
 Status = Literal["PASS", "BLOCKED", "INCONCLUSIVE", "NONE"]
 
+#: What came of ``--eval-override`` (docs/results.md, "Overrides and quarantines"): it
+#: lifted a block, was refused (a critical case blocked), or found no block to lift.
+OverrideOutcome = Literal["applied", "refused", "unused"]
+OVERRIDE_OUTCOMES: tuple[OverrideOutcome, ...] = ("applied", "refused", "unused")
+
 #: ``eval_sandbox``: bubblewrap where it runs (``auto``), always, or never.
 SandboxMode = Literal["auto", "bwrap", "none"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "bwrap", "none")

@@ -81,3 +81,31 @@ def test_the_documented_example_has_the_shape_of_the_schema() -> None:
     assert set(example) <= set(documented["properties"])
     case_required = set(documented["properties"]["cases"]["items"]["required"])
     assert all(case_required <= set(c) for c in example["cases"])
+
+
+def test_the_documented_override_and_quarantine_have_the_shape_of_a_real_file(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    """The section "Overrides and quarantines": its examples, the schema and the file
+    of a run with a lifted block and a quarantined critical case hold the same keys."""
+    root = make_suite.steered(["alpha", "beta"])
+    steer(root, "fail", "beta")
+    (root / "evals" / "crit-q.yaml").write_text(
+        "id: crit-q\ndefends: AGENTS.md\nseverity: critical\nquarantine: flaky since model X\n"
+        "prompt: crit-q\nchecks:\n  - {type: output_matches, pattern: '^ok'}\n",
+        "utf-8",
+    )
+    pytester.runpytest("-p", "no:cacheprovider", "--eval-override", "beta is known to flake")
+    real = only_results(root)
+    top = schema()["properties"]
+    examples = [json.loads(b) for b in fences("results.md", "json")]
+    override = next(e for e in examples if isinstance(e, dict) and "rationale" in e)
+    quarantined = next(e for e in examples if isinstance(e, list))
+
+    assert real["override"]["outcome"] == "applied"
+    assert set(real["override"]) == set(override) == set(top["override"]["required"])
+    assert set(real["override"]["by"]) == set(override["by"])
+    assert set(override["by"]) == set(top["override"]["properties"]["by"]["properties"])
+    item = top["quarantined"]["items"]
+    assert [set(q) for q in real["quarantined"]] == [set(q) for q in quarantined]
+    assert set(quarantined[0]) == set(item["required"]) == set(item["properties"])

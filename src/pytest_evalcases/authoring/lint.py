@@ -325,6 +325,15 @@ def _lint_case(
                 f"checks[{index}].pattern {pattern!r} matches any text, even an empty "
                 f"one: {effect} ({check.type})",
             )
+    if case.quarantine and case.severity == "critical":
+        yield Finding(
+            path,
+            line("quarantine"),
+            WARNING,
+            "quarantined-critical",
+            f"critical case {case.id!r} is quarantined ({case.quarantine}): the gate does "
+            "not check what it defends until the quarantine ends",
+        )
     defended, outside = ruletext.defended(root, case.defends) if case.defends else (None, None)
     if outside is not None:
         yield Finding(

@@ -8,6 +8,7 @@ from pytest_evalcases.results.document import usage
 from pytest_evalcases.results.factors import FACTORS, WORKING_TREE, Factors, label
 from pytest_evalcases.results.gate import Comparison, GateReport, VariantSummary, severities_present
 from pytest_evalcases.results.outcomes import CaseVerdict
+from pytest_evalcases.results.override import quarantine_lines
 from pytest_evalcases.results.perturbation import ClassScore
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.skills import scores
@@ -132,6 +133,9 @@ def lines(
             "attempts: " + ", ".join(f"{_run_label(r)} ({r.attempts} attempts)" for r in retried)
         )
     out.extend(report.notes)
+    out.extend(quarantine_lines(report.records))
+    if report.override is not None:
+        out.append(report.override.line())
     verdict = report.verdict
     if verdict.status == "NONE":
         hint = f" ({nothing_graded_hint})" if nothing_graded_hint else ""

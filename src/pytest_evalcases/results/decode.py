@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from pytest_evalcases import defaults
-from pytest_evalcases.kinds import OUTCOMES, REPLAY_HOWS, SEVERITIES
+from pytest_evalcases.kinds import OUTCOMES, OVERRIDE_OUTCOMES, REPLAY_HOWS, SEVERITIES
 from pytest_evalcases.results.document import (
     FORMAT,
     MODES,
@@ -24,6 +24,7 @@ from pytest_evalcases.results.document import (
     VariantEntry,
 )
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.override import Author, Override
 from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.results.skills import SkillLimits
@@ -273,6 +274,25 @@ def _read_policy(f: _Fields) -> GatePolicy:
         perturbed_block=f.flag("perturb_blocking", False),
         perturb_max_delta=f.number_or_none("perturb_max_delta"),
         baseline=baseline,
+        override=f.text_or_none("override"),
+    )
+
+
+def _read_override(f: _Fields) -> Override:
+    given = f.data.get("by")
+    by = None
+    if given is not None:
+        b = _Fields(given, f.path("by"))
+        by = Author(b.text_or_none("name"), b.text_or_none("email"), b.text_or_none("source"))
+    return Override(
+        rationale=f.text("rationale"),
+        outcome=f.choice("outcome", OVERRIDE_OUTCOMES, "unused"),
+        why=f.text("why"),
+        verdict=f.choice("verdict", _STATUSES, "NONE"),
+        reasons=f.strings("reasons"),
+        cases=f.strings("cases"),
+        by=by,
+        at=f.text_or_none("at"),
     )
 
 
@@ -299,6 +319,7 @@ def from_dict(data: Any) -> ResultsDocument:
     shard = f.text_or_none("shard")
     selection = f.data.get("selection")
     policy = f.data.get("policy")
+    overridden = f.data.get("override")
     return ResultsDocument(
         format=f.integer("format", FORMAT),
         date=f.text("date"),
@@ -335,4 +356,7 @@ def from_dict(data: Any) -> ResultsDocument:
         regraded_from=f.text_or_none("regraded_from"),
         perturbation=f.mapping("perturbation") if f.data.get("perturbation") is not None else None,
         policy=_read_policy(_Fields(policy, "policy")) if policy is not None else None,
+        override=_read_override(_Fields(overridden, "override"))
+        if overridden is not None
+        else None,
     )

@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pytest_evalcases.kinds import CaseOutcome, Status
-from pytest_evalcases.results import skills
+from pytest_evalcases.results import override, skills
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.override import Override
 from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import plural
@@ -289,6 +290,9 @@ class ResultsDocument:
     #: The policy the verdict was decided under (docs/results.md, "The gate policy");
     #: ``None`` in files written before it was stored.
     policy: GatePolicy | None = None
+    #: ``--eval-override``: what came of it, who gave it and when (docs/results.md,
+    #: "Overrides and quarantines"); ``None`` without one.
+    override: Override | None = None
 
     @property
     def is_red_first(self) -> bool:
@@ -317,6 +321,8 @@ class ResultsDocument:
             "verdict_reason": self.verdict_reason,
             "min_pass_rate": self.min_pass_rate,
             "policy": self.policy.to_dict() if self.policy is not None else None,
+            "override": self.override.to_dict() if self.override is not None else None,
+            "quarantined": [q.to_dict() for q in override.quarantined(self.cases)],
             "shard": self.shard,
             "usage": self.usage.to_dict(),
             "pins": self.pins,

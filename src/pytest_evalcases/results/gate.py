@@ -9,9 +9,10 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from pytest_evalcases.kinds import SEVERITIES, Severity, Status
-from pytest_evalcases.results import perturbation, skills
+from pytest_evalcases.results import override, perturbation, skills
 from pytest_evalcases.results.factors import Factors, differing
 from pytest_evalcases.results.outcomes import BLOCKING, CaseVerdict, case_verdicts
+from pytest_evalcases.results.override import Override
 from pytest_evalcases.results.perturbation import ClassScore
 from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.results.record import RunRecord
@@ -137,6 +138,8 @@ class GateReport:
     variant_verdicts: Mapping[str, Verdict] = field(default_factory=dict)
     #: ``--eval-baseline``: the run compared with the baseline; ``None`` without one.
     baseline: BaselineResult | None = None
+    #: ``--eval-override``: what came of it; ``None`` without one.
+    override: Override | None = None
 
 
 def compare(
@@ -257,6 +260,11 @@ def _variant_verdict(
                 f"eval_min_pass_rate {min_pass_rate:.0%}"
             )
         return Verdict("BLOCKED", reason)
+    return _settled(summary, broken)
+
+
+def _settled(summary: VariantSummary, broken: int) -> Verdict:
+    """The verdict of a variant that nothing blocks: INCONCLUSIVE with errors."""
     errored = sorted(c.case_id for c in summary.cases if c.outcome == "error")
     if errored or broken:
         parts = []
@@ -331,6 +339,12 @@ def decide(
         # case would count the wrong way round (docs/results.md, "The baseline gate").
         name = PurePath(policy.baseline.file).name
         notes.append(f"baseline {name}: not compared with a red-first run")
+    judged = None
+    if policy.override is not None:
+        blocks = _blocks(verdict, verdicts, variants, shortfalls, baseline, records, policy)
+        judged = override.judge(policy.override, verdict.status, blocks)
+        if judged.outcome == "applied":
+            verdict = _lifted(variants, len(broken), incomplete, policy.override)
     max_delta = policy.perturb_max_delta
     return GateReport(
         variants,
@@ -347,7 +361,71 @@ def decide(
         policy=policy,
         variant_verdicts={name: unfinished(v, incomplete) for name, v in verdicts},
         baseline=baseline,
+        override=judged,
     )
+
+
+def _blocks(
+    verdict: Verdict,
+    verdicts: Sequence[tuple[str, Verdict]],
+    variants: Sequence[VariantSummary],
+    shortfalls: Sequence[str],
+    baseline: BaselineResult | None,
+    records: Sequence[RunRecord],
+    policy: GatePolicy,
+) -> override.Blocks | None:
+    """What made ``verdict`` BLOCKED, for an override to be judged against; ``None``
+    when it is not."""
+    if verdict.status != "BLOCKED":
+        return None
+    named = len(verdicts) > 1
+    reasons = [
+        f"{name}: {v.reason}" if named and name else v.reason
+        for name, v in verdicts
+        if v.status == "BLOCKED"
+    ]
+    failed = {
+        severity: sorted(
+            {
+                c.case_id
+                for v in variants
+                for c in v.cases
+                if c.outcome == "failed" and c.counted_severity == severity
+            }
+        )
+        for severity in BLOCKING
+    }
+    liftable = ["normal cases"] if any(v.status == "BLOCKED" for _, v in verdicts) else []
+    if shortfalls:
+        reasons += shortfalls
+        liftable.append("skills' trigger scores")
+    regressed: list[str] = []
+    if baseline is not None and baseline.blocked:
+        reasons.append("baseline: " + "; ".join(baseline.reasons))
+        liftable.append("the baseline gate")
+        regressed = [row.case_id for row in baseline.regressed]
+    return override.Blocks(
+        reasons=tuple(reasons),
+        critical=tuple(failed["critical"]),
+        trigger_critical=tuple(override.trigger_critical(records, policy.skill_limits)),
+        cases=tuple(sorted({*failed["normal"], *regressed})),
+        liftable=tuple(liftable),
+    )
+
+
+def _lifted(
+    variants: Sequence[VariantSummary], broken: int, incomplete: Sequence[str], rationale: str
+) -> Verdict:
+    """The verdict of a run whose block an override lifted: what nothing blocked
+    would be, PASS (overridden) when that is PASS; errors and a run that did not
+    finish stay INCONCLUSIVE."""
+    settled = [(v.name, _settled(v, broken)) for v in variants]
+    verdict = unfinished(_worst(settled, broken), incomplete)
+    if verdict.status == "PASS":
+        return Verdict("PASS", f"overridden: {rationale}")
+    if verdict.status == "INCONCLUSIVE":
+        return Verdict("INCONCLUSIVE", f"{verdict.reason}; block overridden: {rationale}")
+    return verdict
 
 
 def _worst(verdicts: Sequence[tuple[str, Verdict]], broken: int) -> Verdict:

@@ -121,6 +121,9 @@ def merge(
         pins=pins,
         sources=sources,
         selection=selection,
+        # Who gave the override, and when: the shards' (the first that says).
+        overrider=next((d.override.by for d in docs if d.override and d.override.by), None),
+        overridden_at=next((d.override.at for d in docs if d.override and d.override.at), None),
     )
     if missing:
         # The suite did not run whole: say so wherever the merged file goes.

@@ -45,6 +45,9 @@ class GatePolicy:
     perturb_max_delta: float | None = None
     #: ``--eval-baseline``; ``None`` without one.
     baseline: BaselinePolicy | None = None
+    #: ``--eval-override``: the rationale that lifts a block of normal cases or the
+    #: baseline gate (docs/results.md, "Overrides and quarantines"); ``None`` without one.
+    override: str | None = None
 
     def with_baseline_file(self, file: str) -> GatePolicy:
         """This policy with its baseline's file named ``file`` (a path made relative to
@@ -63,6 +66,7 @@ class GatePolicy:
             "perturb_blocking": self.perturbed_block,
             "perturb_max_delta": self.perturb_max_delta,
             "baseline": self.baseline.to_dict() if self.baseline is not None else None,
+            "override": self.override,
         }
 
 

@@ -149,6 +149,9 @@ class RunRecord:
     #: spent nothing, and its ``tokens_in``, ``tokens_out`` and ``cost_usd`` are
     #: ``None``, out of every live figure (docs/results.md).
     scripted: bool = False
+    #: The case's ``quarantine:`` reason: the run was skipped with it (docs/results.md,
+    #: "Overrides and quarantines"); ``None`` for a case not quarantined.
+    quarantine: str | None = None
     #: Each turn of a conversation (``follow_ups``, docs/conversations.md); empty for a
     #: run of one prompt, and then not written.
     conversation: list[TurnRecord] = field(default_factory=list)

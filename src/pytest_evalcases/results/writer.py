@@ -27,6 +27,7 @@ from pytest_evalcases.results.document import (
     usage,
 )
 from pytest_evalcases.results.outcomes import CaseVerdict
+from pytest_evalcases.results.override import Author
 from pytest_evalcases.results.record import RunRecord
 
 
@@ -114,6 +115,8 @@ def document(
     sources: dict[str, str] | None = None,
     shard: tuple[int, int] | None = None,
     selection: SuiteSelection | None = None,
+    overrider: Author | None = None,
+    overridden_at: str | None = None,
 ) -> ResultsDocument:
     """The results document of the gate's ``report`` (:func:`gate.decide
     <pytest_evalcases.results.gate.decide>`): its records, its verdict and the policy it
@@ -121,7 +124,8 @@ def document(
     once). ``sources`` names each variant's configuration; the mode is ``red-first``
     for authoring runs, which trends leave out, else ``run``. ``selection`` is the part
     of the suite the run selected; without it a run is taken for the whole suite unless
-    it is a shard (:func:`complete_suite`)."""
+    it is a shard (:func:`complete_suite`). The report's override is signed by
+    ``overrider`` at ``overridden_at`` (the time the run finished without it)."""
     records = report.records
     policy = report.policy
     broken = len(report.broken_files)
@@ -178,6 +182,9 @@ def document(
         else None,
         baseline=report.baseline.to_dict() if report.baseline is not None else None,
         policy=policy,
+        override=report.override.signed(overrider, overridden_at or iso(finished or started))
+        if report.override is not None
+        else None,
     )
 
 

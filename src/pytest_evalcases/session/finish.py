@@ -17,7 +17,7 @@ from typing import Any
 from pytest_evalcases.agents import preflight
 from pytest_evalcases.agents.base import Agent
 from pytest_evalcases.errors import EvalcasesError, UsageError
-from pytest_evalcases.results import baseline
+from pytest_evalcases.results import baseline, override
 from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.gitignore import ignore_hint
@@ -78,6 +78,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         sources={v.name: v.source for v in settings.variants},
         shard=options.shard,
         selection=state.selection,
+        overrider=override.author(settings.rootdir, os.environ) if settings.override else None,
     )
     target = settings.results_file(state.started)
     if target is None:

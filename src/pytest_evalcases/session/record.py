@@ -66,6 +66,7 @@ def run_record(
     rec.kind = case.kind
     rec.scripted = case.script is not None
     rec.description = case.description
+    rec.quarantine = case.quarantine
     rec.min_pass_rate = case.min_pass_rate
     if case.fixture is not None:
         rec.fixture = str(case.fixture)

@@ -85,6 +85,9 @@ class Settings:
     keep_workspaces: bool = True
     #: --eval-red-first: a case that passes is the failure (it tests nothing).
     red_first: bool = False
+    #: --eval-override: the rationale that lifts a block of normal cases or the
+    #: baseline gate (docs/results.md, "Overrides and quarantines").
+    override: str | None = None
     #: --eval-changed: the files changed since the ref; only cases defending one run.
     changed: ChangedFiles | None = None
     #: --eval-lint: lint the collected case files in the same run.
@@ -203,6 +206,7 @@ def build(given: Given, *, started: datetime, worker: WorkerInput | None = None)
         # pytest's own retention policy for tmp_path decides for workspaces too.
         keep_workspaces=given.ini("tmp_path_retention_policy") == "all",
         red_first=given.option("eval_red_first"),
+        override=_override(given),
         changed=_changed(given, defends_root, results_dir),
         lint=given.option("eval_lint"),
         results=results,
@@ -313,6 +317,22 @@ def _perturb(given: Given) -> PerturbPlan | None:
         blocking=bool(given.ini("eval_perturb_blocking")),
         max_delta=number(given, "eval_perturb_max_delta", points=True),
     )
+
+
+def _override(given: Given) -> str | None:
+    """``--eval-override``'s rationale; an override must say why and be on record."""
+    rationale: str | None = given.option("eval_override")
+    if rationale is None:
+        return None
+    if not rationale.strip():
+        raise UsageError("--eval-override needs a rationale: say why the block is overridden")
+    for dest, flag, why in (
+        ("eval_red_first", "--eval-red-first", "an authoring run has no verdict to override"),
+        ("eval_no_save", "--eval-no-save", "an override must be on record in the results file"),
+    ):
+        if given.option(dest):
+            raise UsageError(f"--eval-override and {flag} cannot be combined: {why}")
+    return rationale.strip()
 
 
 def _changed(given: Given, defends_root: Path, results_dir: Path) -> ChangedFiles | None:

@@ -331,6 +331,7 @@ class EvalSession:
             )
             if given is not None
             else None,
+            override=s.override,
         )
 
     def report(self) -> gate.GateReport:

@@ -129,7 +129,10 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
             "perturb_blocking": False,
             "perturb_max_delta": None,
             "baseline": None,
+            "override": None,
         },
+        "override": None,
+        "quarantined": [],
         "shard": None,
         "usage": {
             "runs_with_tokens": 2,
