@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_evalcases import cli
 from tests.helpers.agents import FAKES, fake_credentials
 from tests.helpers.results import only_results
 from tests.helpers.suite import SuiteBuilder
@@ -157,3 +158,53 @@ def test_a_loop_threshold_below_two_is_a_usage_error(looping: pytest.Pytester) -
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*eval_loop_threshold expects a whole number >= 2, got '1'*"])
+
+
+#: Answers with the text of ``answer`` in the rootdir (its first argument).
+STEERED = """
+import pathlib, sys
+print((pathlib.Path(sys.argv[1]) / "answer").read_text())
+"""
+#: Three cases whose first failing check tells a tool misuse (``bad``) from a
+#: hallucination (anything but ``ok``).
+THREE = {
+    f"c{i}": case(
+        f"c{i}",
+        "  - {type: output_not_matches, pattern: bad, mode: tool_misuse}\n"
+        "  - {type: output_matches, pattern: '^ok', mode: hallucination}\n",
+    )
+    for i in range(3)
+}
+
+
+def test_a_new_failure_mode_blocks_against_the_baseline_and_compare_says_so(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same three cases fail in the baseline and now, so no other rule of the
+    baseline gate speaks: only their failures' mode changed."""
+    root = make_suite(STEERED, THREE, command="{python} {rootdir}/agent.py {rootdir} {prompt}")
+    (root / "answer").write_text("wrong")
+    pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "base.json")
+    (root / "answer").write_text("bad")
+
+    now = pytester.runpytest(
+        "-p", "no:cacheprovider", "--eval-baseline", "base.json", "--eval-save", "now.json"
+    )
+    same = pytester.runpytest(
+        "-p", "no:cacheprovider", "--eval-baseline", "now.json", "--eval-save", "same.json"
+    )
+
+    reason = "baseline: new failure mode tool_misuse: 100% of failures (baseline 0%)"
+    assert reason in now.stdout.str()
+    assert "new failure mode" not in same.stdout.str()
+    doc = json.loads((root / "now.json").read_text())
+    assert doc["baseline"]["failure_modes"] == [{"hallucination": 3}, {"tool_misuse": 3}]
+    assert doc["policy"]["baseline"] == {
+        "file": "base.json",
+        "tolerance": 3.0,
+        "mode_rare": 0.05,
+        "mode_new": 0.15,
+        "mode_min_failures": 3,
+    }
+    assert cli.main(["compare", str(root / "base.json"), str(root / "now.json")]) == 1
+    assert "B would be BLOCKED against A: new failure mode tool_misuse" in capsys.readouterr().out
