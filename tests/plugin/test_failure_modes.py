@@ -48,8 +48,11 @@ def test_a_mode_that_names_none_is_an_error_naming_the_file_line_field_and_the_n
     ) in result.stdout.str()
 
 
+@pytest.mark.parametrize(
+    "workers", [pytest.param((), id="serial"), pytest.param(("-n", "2"), marks=pytest.mark.xdist)]
+)
 def test_failed_runs_carry_their_first_failing_check_s_mode_in_the_results_file(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, workers: tuple[str, ...]
 ) -> None:
     root = make_suite(
         WRONG,
@@ -71,7 +74,7 @@ def test_failed_runs_carry_their_first_failing_check_s_mode_in_the_results_file(
         },
     )
 
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", *workers)
 
     result.assert_outcomes(passed=1, failed=2, xfailed=1)
     by_id = {c["id"]: c for c in only_results(root)["cases"]}
