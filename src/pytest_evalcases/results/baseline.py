@@ -7,9 +7,9 @@ below the baseline's, when its mean tokens or cost per run exceed :data:`USAGE_F
 times the baseline's, or when a critical or normal case that passed in the baseline
 fails now, or when a failure mode that was rare in the baseline's failures is common in
 the run's (:class:`~pytest_evalcases.results.modes.ModeRule`); advisory cases are
-reported and never block. Differing pins (model, agent
-version, case files, configuration) do not block; they are reported, since they
-explain a difference rather than make one.
+reported and never block. Differing pins (model, agent version, case files,
+configuration) do not block; they are reported, since they explain a difference rather
+than make one.
 
 Like is compared with like: when either side ran only part of the suite (``-k``,
 ``-m``, paths, ``--eval-changed``, a shard; ``complete_suite`` false), the pass rate
