@@ -91,3 +91,14 @@ PERTURB_N = 5
 PERTURB_SEED = 0
 #: ``eval_perturb_max_delta``: percentage points a class may drop the pass rate unflagged.
 PERTURB_MAX_DELTA = 15.0
+#: ``eval_loop_threshold``: a failed run whose transcript holds the same tool call with
+#: the same input this many times or more is classified ``loop`` (docs/results.md,
+#: "Failure modes").
+LOOP_THRESHOLD = 5
+#: The baseline gate's failure-mode rule (docs/results.md, "The baseline gate"): a mode
+#: under this share of the baseline's failures ...
+BASELINE_MODE_RARE = 0.05
+#: ... and over this share of the run's failures blocks ...
+BASELINE_MODE_NEW = 0.15
+#: ... when at least this many failed runs of the run are of that mode.
+BASELINE_MODE_MIN_FAILURES = 3

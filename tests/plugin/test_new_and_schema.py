@@ -39,6 +39,11 @@ def test_new_writes_a_valid_case_with_a_negative_check_first(
     if fmt == "yaml":
         assert "# yaml-language-server: $schema=_schema.json" in text
         assert text.count("\n#") > 5  # commented
+        # The commented `mode:` validates once uncommented (docs/case-format.md).
+        path.write_text(text.replace("    # mode: planning_error", "    mode: planning_error"))
+        (moded,) = load_case_file(path, tmp_path / "evals", default_registry())
+        assert moded.checks[0].mode == "planning_error"
+        path.write_text(text)
     else:
         assert "--eval-red-first" in json.loads(text)["description"]
     # lint finds nothing wrong with the case itself (AGENTS.md present)

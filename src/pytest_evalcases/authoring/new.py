@@ -55,6 +55,9 @@ checks:  # all must pass
     type: output_not_matches
     pattern: "(?i)replace this with what the agent must never say"
     description: the answer does not contain the forbidden thing
+    # What its failure means, where one fits: planning_error | tool_misuse |
+    # state_corruption | context_overflow | hallucination | loop | refusal
+    # mode: planning_error
   # Then what must happen: negative checks alone pass an agent that does nothing.
   - id: task-done
     type: output_matches

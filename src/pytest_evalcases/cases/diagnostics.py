@@ -526,6 +526,11 @@ def phrase(err: Any, missing: bool, data: Any, loc: list[str | int], *, task: bo
         msg = "expected " + msg[len("Input should be ") :]
     if kind not in ("value_error",) and not isinstance(value, (dict, list)):
         msg += f" (got {shown(value)})"
+    if kind == "literal_error" and isinstance(value, str):
+        # `tool-misuse` for `tool_misuse`, `critcal` for `critical`: one of the names.
+        names = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        hint = difflib.get_close_matches(value.replace("-", "_"), names, n=1)
+        msg += f"; did you mean {hint[0]!r}?" if hint else ""
     return msg
 
 

@@ -170,6 +170,7 @@ class CheckRegistry:
             passed=outcome.passed,
             message=outcome.message if turn is None else f"turn {turn}: {outcome.message}",
             skill=getattr(check, "skill", None) if check.type in schema.SKILL_CHECKS else None,
+            mode=check.mode,
         )
 
 

@@ -23,7 +23,7 @@ from pydantic import (
 
 from pytest_evalcases.cases import limits
 from pytest_evalcases.cases.limits import shown
-from pytest_evalcases.kinds import Severity
+from pytest_evalcases.kinds import CheckMode, Severity
 
 TASK_SEVERITY: dict[str, Severity] = {"HIGH": "critical", "MEDIUM": "normal", "LOW": "advisory"}
 #: The longest ``timeout:`` a case or a check may ask for: a day, in seconds (a larger or
@@ -126,6 +126,12 @@ class CheckModel(BaseModel):
     )
     description: str | None = Field(
         default=None, max_length=limits.LINE_CHARS, description="Shown in reports"
+    )
+    mode: CheckMode | None = Field(
+        default=None,
+        description="The failure category this check's failure stands for: a failed run "
+        "takes the mode of its first failing check that has one (docs/case-format.md, "
+        '"Failure modes of checks")',
     )
 
 

@@ -330,6 +330,7 @@ class EvalItem(pytest.Item):
             file=_display(self.config, self.path),
             nodeid=self.nodeid,
             invocation_dir=self.config.invocation_params.dir,
+            loop_threshold=session_of(self.config).settings.loop_threshold,
         )
         record.perturbation = self.perturbation
         return record

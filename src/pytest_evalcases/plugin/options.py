@@ -332,6 +332,11 @@ def add_options(parser: pytest.Parser) -> None:
         default=f"{defaults.MIN_PASS_RATE:.2f}",
     )
     parser.addini(
+        "eval_loop_threshold",
+        "Repeats of one tool call with one input that make a failed run a loop",
+        default=str(defaults.LOOP_THRESHOLD),
+    )
+    parser.addini(
         "eval_skill_min_recall",
         "A skill's recall below which the gate blocks (unset: none)",
         default="",

@@ -5,9 +5,11 @@ Both sides are results documents, so ``--eval-baseline`` during a run and
 blocked when its pass rate of critical and normal cases drops more than the tolerance
 below the baseline's, when its mean tokens or cost per run exceed :data:`USAGE_FACTOR`
 times the baseline's, or when a critical or normal case that passed in the baseline
-fails now; advisory cases are reported and never block. Differing pins (model, agent
-version, case files, configuration) do not block; they are reported, since they
-explain a difference rather than make one.
+fails now, or when a failure mode that was rare in the baseline's failures is common in
+the run's (:class:`~pytest_evalcases.results.modes.ModeRule`); advisory cases are
+reported and never block. Differing pins (model, agent version, case files,
+configuration) do not block; they are reported, since they explain a difference rather
+than make one.
 
 Like is compared with like: when either side ran only part of the suite (``-k``,
 ``-m``, paths, ``--eval-changed``, a shard; ``complete_suite`` false), the pass rate
@@ -22,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_evalcases import defaults
-from pytest_evalcases.kinds import CaseOutcome, Severity
+from pytest_evalcases.kinds import CaseOutcome, FailureMode, Severity
 from pytest_evalcases.results.document import ResultsDocument, usage
+from pytest_evalcases.results.modes import ModeRule, distribution
 from pytest_evalcases.results.outcomes import BLOCKING, CaseVerdict, case_verdicts
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import percent, plural
@@ -80,6 +83,8 @@ class BaselineResult:
     common: int | None = None
     #: Which side is part of the suite: (baseline, run).
     partial: tuple[bool, bool] = (False, False)
+    #: The failed runs of the critical and normal cases by failure mode: (baseline, run).
+    failure_modes: tuple[dict[FailureMode, int], dict[FailureMode, int]] = ({}, {})
 
     @property
     def blocked(self) -> bool:
@@ -146,6 +151,7 @@ class BaselineResult:
             "tokens_mean": list(self.tokens_mean),
             "cost_mean": list(self.cost_mean),
             "compared_on": self.common,
+            "failure_modes": [dict(side) for side in self.failure_modes],
         }
 
 
@@ -175,10 +181,11 @@ def check_run(
     pins: dict[str, Any],
     tolerance: float = defaults.BASELINE_TOLERANCE,
     label: str = "baseline",
+    modes: ModeRule | None = None,
 ) -> BaselineResult:
     """Compare a run, its ``records`` and ``pins``, with ``before``, as :func:`check`
     does the document they make; ``whole``: the run covered the whole suite (its
-    ``complete_suite``)."""
+    ``complete_suite``); ``modes``: the failure-mode rule (its defaults without one)."""
     old_records = [r for r in before.cases if r.kind != "file"]
     new_records = [r for r in records if r.kind != "file"]
     old = case_verdicts(old_records)
@@ -227,6 +234,9 @@ def check_run(
                 f"mean {what} per run {fmt.format(a)} exceeds {USAGE_FACTOR:g}x "
                 f"the baseline's {fmt.format(b)}"
             )
+    rule = modes or ModeRule()
+    # Advisory failures (xfailed) never block, here as anywhere.
+    reasons += rule.new_modes(old_records, new_records)
     return BaselineResult(
         label=label,
         rows=tuple(rows),
@@ -237,6 +247,10 @@ def check_run(
         pin_differences=tuple(pin_differences(before.pins, pins)),
         common=common,
         partial=partial,
+        failure_modes=(
+            distribution(r for r in old_records if r.outcome == "failed"),
+            distribution(r for r in new_records if r.outcome == "failed"),
+        ),
     )
 
 

@@ -9,7 +9,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from pytest_evalcases import defaults
-from pytest_evalcases.kinds import OUTCOMES, OVERRIDE_OUTCOMES, REPLAY_HOWS, SEVERITIES
+from pytest_evalcases.kinds import (
+    FAILURE_MODES,
+    OUTCOMES,
+    OVERRIDE_OUTCOMES,
+    REPLAY_HOWS,
+    SEVERITIES,
+)
 from pytest_evalcases.results.document import (
     FORMAT,
     MODES,
@@ -24,6 +30,7 @@ from pytest_evalcases.results.document import (
     VariantEntry,
 )
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.modes import ModeRule
 from pytest_evalcases.results.override import Author, Override
 from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
 from pytest_evalcases.results.record import RunRecord
@@ -220,6 +227,12 @@ def _read_record(f: _Fields) -> RunRecord:
         "one of " + ", ".join(SEVERITIES) + " or null",
         None,
     )
+    f.get(
+        "failure_mode",
+        lambda v: v is None or v in FAILURE_MODES,
+        "one of " + ", ".join(FAILURE_MODES) + " or null",
+        None,
+    )
     f.text_or_none("recording")
     f.get(
         "replay",
@@ -263,7 +276,14 @@ def _read_policy(f: _Fields) -> GatePolicy:
     if given is not None:
         b = _Fields(given, f.path("baseline"))
         baseline = BaselinePolicy(
-            file=b.text("file"), tolerance=b.number("tolerance", defaults.BASELINE_TOLERANCE)
+            file=b.text("file"),
+            tolerance=b.number("tolerance", defaults.BASELINE_TOLERANCE),
+            # Files written before the rule was stored were gated by its defaults.
+            modes=ModeRule(
+                b.number("mode_rare", defaults.BASELINE_MODE_RARE),
+                b.number("mode_new", defaults.BASELINE_MODE_NEW),
+                b.integer("mode_min_failures", defaults.BASELINE_MODE_MIN_FAILURES),
+            ),
         )
     return GatePolicy(
         min_pass_rate=f.number("min_pass_rate", defaults.MIN_PASS_RATE),

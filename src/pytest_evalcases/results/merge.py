@@ -102,6 +102,7 @@ def merge(
             pins=pins,
             tolerance=policy.baseline.tolerance,
             label=_display(path),
+            modes=policy.baseline.modes,
         )
     report = gate.decide(
         records,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_evalcases import defaults
+from pytest_evalcases.results.modes import ModeRule
 from pytest_evalcases.results.skills import SkillLimits
 
 
@@ -24,9 +25,11 @@ class BaselinePolicy:
     file: str
     #: In percentage points.
     tolerance: float = defaults.BASELINE_TOLERANCE
+    #: The rule on a failure mode that is new against the baseline's.
+    modes: ModeRule = field(default_factory=ModeRule)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "tolerance": self.tolerance}
+        return {"file": self.file, "tolerance": self.tolerance, **self.modes.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ def _flat(policy: GatePolicy) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for key, value in policy.to_dict().items():
         if key == "baseline":
-            given = value or {"file": None, "tolerance": None}
+            given = value or dict.fromkeys(BaselinePolicy("").to_dict())
             out += [(f"baseline.{k}", v) for k, v in given.items()]
         else:
             out.append((key, value))

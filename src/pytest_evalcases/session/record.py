@@ -13,10 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_evalcases import defaults
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.kinds import Outcome, Spent
 from pytest_evalcases.report.messages import case_file_message
+from pytest_evalcases.results import modes
 from pytest_evalcases.results.record import RunRecord, TurnRecord
 from pytest_evalcases.run.workspace import Variant
 
@@ -39,13 +41,15 @@ def run_record(
     file: str,
     nodeid: str,
     invocation_dir: Path,
+    loop_threshold: int = defaults.LOOP_THRESHOLD,
 ) -> RunRecord:
     """One run of ``entry`` as a record, with ``outcome`` as the controller counts it.
 
     ``case`` is the validated case, or the error of its file that stopped loading after
     collection; ``result`` is the run's report (its verdict, or the error that left it
     without one), or ``None`` when it did not run. Secrets quoted in check messages and
-    errors are redacted here, before any report, file or terminal sees them.
+    errors are redacted here, before any report, file or terminal sees them. A failed
+    run's failure mode is classified here (``loop_threshold``: ``eval_loop_threshold``).
     """
     rec = RunRecord(
         case_id=entry.id,
@@ -85,6 +89,8 @@ def run_record(
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         if outcome in ("failed", "xfailed"):
             rec.failure_severity = case.failure_severity(c.id for c in result.failed_checks)
+            calls = result.agent.tool_calls if result.agent is not None else None
+            rec.failure_mode = modes.classify(result.checks, calls, loop_threshold)
         rec.duration = result.duration
         rec.attempts = result.attempts
         rec.did_nothing = result.did_nothing

@@ -113,6 +113,9 @@ class Settings:
     perturb: PerturbPlan | None = None
     #: ``eval_redact_env``: more variables whose values are secrets (docs/results.md).
     redact_env: tuple[str, ...] = ()
+    #: ``eval_loop_threshold``: repeats of one tool call that make a failed run a
+    #: ``loop`` (docs/results.md, "Failure modes").
+    loop_threshold: int = defaults.LOOP_THRESHOLD
 
     @property
     def results_dir(self) -> Path:
@@ -216,6 +219,7 @@ def build(given: Given, *, started: datetime, worker: WorkerInput | None = None)
         record=decided.record,
         perturb=perturb,
         redact_env=_redact_env(given),
+        loop_threshold=whole(given, "eval_loop_threshold", minimum=2),
         budget=_budget(given),
         token_price=_usd_ini(given, "eval_budget_token_price", "USD per million tokens > 0"),
         spend_file=decided.spend_file,

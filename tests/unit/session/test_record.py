@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_evalcases.agents.base import AgentResult, Usage
+from pytest_evalcases.agents.base import AgentResult, ToolCall, Usage
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.parsecache import CaseEntry
 from pytest_evalcases.cases.schema import FileExists
@@ -95,6 +95,7 @@ def test_a_run_that_reached_a_verdict() -> None:
         nodeid="evals/cases.yaml::fix-bug[b-r2]",
         fixture="/work/repo/evals/fixtures/repo",
         failure_severity="critical",
+        failure_mode="unclassified",
     )
 
 
@@ -208,6 +209,39 @@ def test_a_failed_run_is_as_severe_as_its_most_severe_failed_check() -> None:
     assert failing("b", "c") == "normal"
     assert failing("a", "c") == "critical"
     assert failing(outcome="passed") is None
+
+
+def test_a_failed_run_is_classified_into_its_failure_mode_and_no_other_run_is() -> None:
+    """docs/results.md, "Failure modes": the first failing check's mode, else a loop by
+    ``eval_loop_threshold``, else unclassified; passed and errored runs have none."""
+    looping = AgentResult(text="", tool_calls=(ToolCall("Bash", "shell", "make"),) * 3)
+
+    def mode(checks: list[CheckRecord], outcome: Outcome = "failed", **kw: int) -> str | None:
+        report = RunReport(checks=checks, agent=looping)
+        return run_record(
+            ENTRY,
+            CASE,
+            Variant(name=""),
+            0,
+            outcome,
+            report,
+            redact=redact,
+            file="evals/cases.yaml",
+            nodeid="evals/cases.yaml::fix-bug",
+            invocation_dir=HERE,
+            **kw,
+        ).failure_mode
+
+    refused = CheckRecord("a", "output_matches", None, False, "", mode="refusal")
+    plain = CheckRecord("b", "output_matches", None, False, "")
+    passed = CheckRecord("c", "output_matches", None, True, "", mode="hallucination")
+    assert mode([passed, plain, refused]) == "refusal"
+    assert mode([refused], outcome="xfailed") == "refusal"
+    assert mode([plain]) == "unclassified"
+    assert mode([plain], loop_threshold=3) == "loop"
+    assert mode([passed], outcome="passed") is None
+    errored = build(CASE, RunReport.failed(RunError("boom", kind="crash")))
+    assert errored.failure_mode is None
 
 
 def test_the_json_report_metadata_carries_the_case_and_its_usage() -> None:
