@@ -91,3 +91,12 @@ PERTURB_N = 5
 PERTURB_SEED = 0
 #: ``eval_perturb_max_delta``: percentage points a class may drop the pass rate unflagged.
 PERTURB_MAX_DELTA = 15.0
+#: ``evalcases trend --alert`` (docs/results.md, "Drift alerts"): percentage points the
+#: pass rate may fall below the baseline's on each of the last DRIFT_RUNS whole-suite
+#: runs of a series before it fires.
+DRIFT_PASS_RATE_DROP = 10.0
+DRIFT_RUNS = 2
+#: ... and the mean cost per case over the last DRIFT_COST_DAYS days (by the files'
+#: dates) above this factor of the baseline's.
+DRIFT_COST_FACTOR = 1.5
+DRIFT_COST_DAYS = 7
