@@ -176,12 +176,15 @@ def _cost(
     was = base.cost_per_case
     if newest is None or not was:
         return []
+    # The days end at the newest file of the directory, so that a series no longer
+    # run has no recent runs; the baseline run is what they are compared with.
     since = newest - timedelta(days=limits.days)
     recent = [
         p
         for p in line.points
         if p.whole
         and p.cost is not None
+        and p is not base.point
         and (not same_config or p.config == base.point.config)
         and (when := parse_date(p.document.date)) is not None
         and when >= since
