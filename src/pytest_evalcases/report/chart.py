@@ -18,7 +18,7 @@ _LEGEND_STEP = 140
 #: The chart's own styles, scoped by its ``id``; ``ID`` stands for it.
 CSS = (
     "#ID .grid{stroke:#ddd}#ID text{font-size:11px;fill:#666}#ID .point{fill:#222}"
-    "#ID .change{stroke:#8a5a00;stroke-dasharray:3 3}#ID text.change{fill:#8a5a00}"
+    "#ID line.change{stroke:#8a5a00;stroke-dasharray:3 3}#ID text.change{fill:#8a5a00}"
     "#ID .alert{fill:none;stroke:#d93a3a;stroke-width:2}"
 )
 

@@ -24,7 +24,7 @@ from pytest_evalcases.text import percent, plural
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
-h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:20px 0 8px}
+h1{font-size:20px;margin:0 0 8px;overflow-wrap:anywhere}h2{font-size:16px;margin:20px 0 8px}
 .meta{color:#666;font-size:12px}
 .drift{font-weight:600;padding:6px 10px;border-radius:4px;display:inline-block}
 .fired{background:#fbd5d5}.quiet{background:#d8f3dc}
@@ -135,8 +135,14 @@ def _chart(trend: Trend, alerts: set[tuple[str, str]]) -> str:
         if left_out
         else ""
     )
+    key = (
+        '<p class="meta key">Each dot a whole-suite run (its pass rate and counts on '
+        "hover); a dashed line: the configuration changed; a red ring: a drift alert "
+        "fired on that run.</p>"
+    )
     return (
         chart.line_chart(lines, len(axis), first=axis[0].date, last=axis[-1].date, markers=markers)
+        + key
         + note
     )
 
