@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pytest_evalcases import defaults
 from pytest_evalcases.cases.rootdir import results_dir
+from pytest_evalcases.errors import UsageError
 from pytest_evalcases.report import trend as report
 from pytest_evalcases.report import trendpage
 from pytest_evalcases.results import drift, trend
@@ -73,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     found = trend.history(directory)
     for problem in found.problems:
         print(f"evalcases trend: warning: {problem}", file=sys.stderr)
+    if args.baseline is not None and not (args.alert or args.html):
+        raise UsageError("--baseline is what --alert compares with: give --alert or --html")
     baseline = load_baseline(args.baseline) if args.baseline is not None else None
     # Drift is judged over the whole history: the baseline may be older than the window.
     alerts = drift.check(found.documents, baseline) if args.alert or args.html else None

@@ -169,6 +169,10 @@ def test_trend_alert_against_a_baseline_file(
     )
     assert refused == 2
     assert "a red-first results file" in err
+    assert cli.main(["trend", str(results), "--baseline", str(baseline)]) == 2
+    assert capsys.readouterr().err == (
+        "evalcases: --baseline is what --alert compares with: give --alert or --html\n"
+    )
 
 
 def test_trend_html_writes_the_page_and_keeps_the_report(
