@@ -77,6 +77,9 @@ def line_chart(
         return HEIGHT - PAD - rate * (HEIGHT - 2 * PAD)
 
     height = HEIGHT + (_LEGEND_ROW if len(lines) > 1 else 0)
+    # Dots shrink as runs crowd the axis, so that two hundred still read as a line.
+    spacing = (WIDTH - 2 * PAD) / max(runs - 1, 1)
+    radius = min(4.0, max(1.5, spacing / 3))
     out = [
         f'<svg id="{e(element_id)}" xmlns="http://www.w3.org/2000/svg" '
         f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" '
@@ -107,12 +110,12 @@ def line_chart(
             continue
         for d in line.dots:
             out.append(
-                f'<circle class="point" cx="{x(d.x):.1f}" cy="{y(d.rate):.1f}" r="4">'
+                f'<circle class="point" cx="{x(d.x):.1f}" cy="{y(d.rate):.1f}" r="{radius:g}">'
                 f"<title>{e(d.title)}</title></circle>"
             )
             if d.alert:
                 out.append(
-                    f'<circle class="alert" cx="{x(d.x):.1f}" cy="{y(d.rate):.1f}" r="8">'
+                    f'<circle class="alert" cx="{x(d.x):.1f}" cy="{y(d.rate):.1f}" r="{2 * radius:g}">'
                     f"<title>drift alert: {e(d.title)}</title></circle>"
                 )
     out.append(
