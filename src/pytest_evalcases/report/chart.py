@@ -115,7 +115,8 @@ def line_chart(
             )
             if d.alert:
                 out.append(
-                    f'<circle class="alert" cx="{x(d.x):.1f}" cy="{y(d.rate):.1f}" r="{2 * radius:g}">'
+                    f'<circle class="alert" cx="{x(d.x):.1f}" cy="{y(d.rate):.1f}" '
+                    f'r="{2 * radius:g}">'
                     f"<title>drift alert: {e(d.title)}</title></circle>"
                 )
     out.append(
