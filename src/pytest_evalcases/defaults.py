@@ -102,3 +102,12 @@ BASELINE_MODE_RARE = 0.05
 BASELINE_MODE_NEW = 0.15
 #: ... when at least this many failed runs of the run are of that mode.
 BASELINE_MODE_MIN_FAILURES = 3
+#: ``evalcases trend --alert`` (docs/results.md, "Drift alerts"): percentage points the
+#: pass rate may fall below the baseline's on each of the last DRIFT_RUNS whole-suite
+#: runs of a series before it fires.
+DRIFT_PASS_RATE_DROP = 10.0
+DRIFT_RUNS = 2
+#: ... and the mean cost per case over the last DRIFT_COST_DAYS days (by the files'
+#: dates) above this factor of the baseline's.
+DRIFT_COST_FACTOR = 1.5
+DRIFT_COST_DAYS = 7

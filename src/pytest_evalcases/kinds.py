@@ -176,3 +176,8 @@ SandboxKind = Literal["bwrap", "none"]
 #: ``eval_sandbox_network``: setups and command checks share the network, or have none.
 SandboxNetwork = Literal["shared", "none"]
 SANDBOX_NETWORKS: tuple[SandboxNetwork, ...] = ("shared", "none")
+
+#: The rule of a drift alert (docs/results.md, "Drift alerts"): the pass rate fell on
+#: consecutive runs, or the cost per case rose over the last days.
+DriftRule = Literal["pass rate", "cost"]
+DRIFT_RULES: tuple[DriftRule, ...] = get_args(DriftRule)

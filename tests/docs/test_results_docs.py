@@ -36,7 +36,9 @@ def test_every_json_and_yaml_example_parses() -> None:
     workflows = fences("ci.md", "yaml")
     assert len(workflows) == 1
     workflow = yaml.safe_load(workflows[0])
-    assert set(workflow["jobs"]) == {"merge-gate", "full-suite", "merge"}
+    assert set(workflow["jobs"]) == {"merge-gate", "full-suite", "merge", "drift"}
+    drift = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["drift"]["steps"])
+    assert "evalcases trend history/ --last 52 --alert --html trend.html" in drift
     assert workflow[True]["schedule"]  # YAML 1.1 reads the key `on` as True
 
 

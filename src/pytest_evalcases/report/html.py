@@ -19,7 +19,7 @@ from pathlib import Path
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.recording import format as recording
 from pytest_evalcases.recording.format import RecordingError
-from pytest_evalcases.report import conversation, transcript
+from pytest_evalcases.report import chart, conversation, transcript
 from pytest_evalcases.report.show import run_name
 from pytest_evalcases.report.summary import (
     described_variants,
@@ -95,7 +95,7 @@ def render(
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_e(heading)}: {_e(verdict.status)}</title>",
-        f"<style>{_CSS}</style></head>",
+        f"<style>{_CSS}{chart.css('trend')}</style></head>",
         "<body>",
         f"<h1>{_e(heading)}</h1>",
         f'<p class="verdict v-{_e(verdict.status.lower())}">eval gate: {_e(verdict_text)}</p>',
@@ -333,10 +333,6 @@ def _comparisons(report: GateReport) -> str:
     return "".join(out)
 
 
-_W, _H, _PAD = 720, 220, 40
-_COLOURS = ("#1b6ac9", "#b35c00", "#6a3d9a", "#2a8a4a", "#a61b4d")
-
-
 def _scope(selection: SuiteSelection | None) -> str:
     if selection is None or selection.whole:
         return ""
@@ -369,68 +365,32 @@ def _trend_svg(all_points: Sequence[TrendPoint]) -> str:
 def _trend_line(points: Sequence[TrendPoint]) -> str:
     if not points:
         return '<p class="empty" id="trend">No results files yet.</p>'
-    n = len(points)
-
-    def x(i: int) -> float:
-        return _PAD + (i * (_W - 2 * _PAD) / (n - 1) if n > 1 else (_W - 2 * _PAD) / 2)
-
-    def y(rate: float) -> float:
-        return _H - _PAD - rate * (_H - 2 * _PAD)
-
-    out = [
-        f'<svg id="trend" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H}" '
-        f'width="{_W}" height="{_H}" role="img" aria-label="pass rate per run">'
-    ]
-    for rate in (0.0, 0.5, 1.0):
-        out.append(
-            f'<line class="grid" x1="{_PAD}" x2="{_W - _PAD}" y1="{y(rate):.1f}" '
-            f'y2="{y(rate):.1f}"/><text x="4" y="{y(rate) + 4:.1f}">{rate:.0%}</text>'
+    lines = [
+        chart.Line(
+            "all",
+            "#222",
+            tuple(
+                chart.Dot(i, p.pass_rate, f"{p.date}: {p.pass_rate:.0%}{_counts(p)} {p.verdict}")
+                for i, p in enumerate(points)
+            ),
         )
-    names = sorted({name for p in points for name in p.variants})
-    series: list[tuple[str, str, list[tuple[int, float]]]] = [
-        ("all", "#222", [(i, p.pass_rate) for i, p in enumerate(points)])
     ]
+    names = sorted({name for p in points for name in p.variants})
     if len(names) > 1:
         for k, name in enumerate(names):
-            values = [(i, p.variants[name]) for i, p in enumerate(points) if name in p.variants]
-            series.append((name, _COLOURS[k % len(_COLOURS)], values))
-    for name, colour, values in series:
-        coords = " ".join(f"{x(i):.1f},{y(r):.1f}" for i, r in values)
-        dash = "" if name == "all" else ' stroke-dasharray="4 3"'
-        out.append(
-            f'<polyline class="series" data-series="{_e(name)}" fill="none" '
-            f'stroke="{colour}" stroke-width="2"{dash} points="{coords}"/>'
-        )
-    for i, p in enumerate(points):
-        counts = f" ({p.passed} of {p.total} cases passed)" if p.passed is not None else ""
-        out.append(
-            f'<circle class="point" cx="{x(i):.1f}" cy="{y(p.pass_rate):.1f}" r="4">'
-            f"<title>{_e(p.date)}: {p.pass_rate:.0%}{_e(counts)} {_e(p.verdict)}</title>"
-            "</circle>"
-        )
-    out.append(
-        f'<text x="{_PAD}" y="{_H - 8}">{_e(points[0].date)}</text>'
-        f'<text x="{_W - _PAD}" y="{_H - 8}" text-anchor="end">{_e(points[-1].date)}</text>'
-    )
-    if len(series) > 1:
-        # The legend gets a row of its own below the dates, clear of the lines.
-        height = _H + _LEGEND_ROW
-        out[0] = (
-            out[0]
-            .replace(f'0 0 {_W} {_H}"', f'0 0 {_W} {height}"')
-            .replace(f'height="{_H}"', f'height="{height}"')
-        )
-        for k, (name, colour, _values) in enumerate(series):
-            out.append(
-                f'<text class="legend" x="{_PAD + _LEGEND_STEP * k}" y="{height - 6}" '
-                f'style="fill:{colour}">{_e(name)}</text>'
+            dots = tuple(
+                chart.Dot(i, p.variants[name], name)
+                for i, p in enumerate(points)
+                if name in p.variants
             )
-    out.append("</svg>")
-    return "".join(out)
+            colour = chart.COLOURS[k % len(chart.COLOURS)]
+            lines.append(chart.Line(name, colour, dots, dashed=True, marked=False))
+    return chart.line_chart(lines, len(points), first=points[0].date, last=points[-1].date)
 
 
-_LEGEND_ROW = 22
-_LEGEND_STEP = 140
+def _counts(point: TrendPoint) -> str:
+    return f" ({point.passed} of {point.total} cases passed)" if point.passed is not None else ""
+
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
@@ -454,7 +414,6 @@ details.transcript{margin:4px 0}details.transcript pre{background:#f7f7f7;paddin
 white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace;font-size:12px}
 .msg,pre.err{white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace}
 li.regressed{color:#a61b1b}li.improved{color:#1b7a3a}
-#trend .grid{stroke:#ddd}#trend text{font-size:11px;fill:#666}#trend .point{fill:#222}
 """
 
 _JS = """

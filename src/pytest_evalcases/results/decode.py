@@ -348,7 +348,10 @@ def from_dict(data: Any) -> ResultsDocument:
         complete=complete,
         incomplete_reasons=f.strings("incomplete_reasons"),
         mode=mode,
-        counts=_read_counts(f),
+        # The real counts; files written before ``counts`` have them at the top level.
+        counts=_read_counts(_Fields(f.data["counts"], "counts"))
+        if f.data.get("counts") is not None
+        else _read_counts(f),
         checks_passed=f.integer("checks_passed"),
         checks_total=f.integer("checks_total"),
         verdict=f.choice("verdict", _STATUSES, "NONE"),

@@ -56,6 +56,11 @@ class Counts:
         }
 
 
+#: The keys of :meth:`Counts.to_dict`, at the top level of a results file and in
+#: its ``counts``.
+COUNT_KEYS = ("passed", "failed", "errors", "skipped", "total", "pass_rate")
+
+
 @dataclass(frozen=True)
 class Usage:
     """Token and cost totals and means per run, over the runs that report them."""
@@ -298,6 +303,12 @@ class ResultsDocument:
     def is_red_first(self) -> bool:
         return self.mode == "red-first"
 
+    @property
+    def on_the_trend(self) -> bool:
+        """A whole-suite run that is not an authoring run: its counts are the state of
+        the suite, comparable with other such runs (docs/results.md, "A trend with jq")."""
+        return self.complete_suite and not self.is_red_first
+
     def with_changes(self, **changes: Any) -> ResultsDocument:
         """A copy with some fields replaced."""
         return replace(self, **changes)
@@ -314,7 +325,10 @@ class ResultsDocument:
             "complete_suite": self.complete_suite,
             "selection": self.selection.to_dict() if self.selection is not None else None,
             "mode": self.mode,
-            **self.counts.to_dict(),
+            # The top-level counts are the trend's: null where they are not the state
+            # of the whole suite; the real ones are always under ``counts``.
+            **(self.counts.to_dict() if self.on_the_trend else dict.fromkeys(COUNT_KEYS)),
+            "counts": self.counts.to_dict(),
             "checks_passed": self.checks_passed,
             "checks_total": self.checks_total,
             "verdict": self.verdict,

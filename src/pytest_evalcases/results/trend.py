@@ -64,6 +64,18 @@ class Point:
     #: The files that changed against the series' previous run, when its configuration
     #: changed (added and removed files included); ``()`` when it did not.
     config_change: tuple[str, ...] = ()
+    #: What the variant's runs cost in dollars; ``None`` when none reported a cost.
+    cost: float | None = None
+
+    @property
+    def cases(self) -> int:
+        """The cases of the run: graded or not (errors)."""
+        return self.passed + self.failed + self.errors
+
+    @property
+    def whole(self) -> bool:
+        """A run of the whole suite, not cut short: its figures are the suite's."""
+        return self.document.complete_suite
 
     @property
     def graded(self) -> int:
@@ -225,6 +237,8 @@ def compute(docs: Sequence[ResultsDocument]) -> Trend:
             known = configs.setdefault(key, [])
             if config not in known:
                 known.append(config)
+            spent = [_spent_once(r, doc).cost_usd for r in runs]
+            paid = [c for c in spent if c is not None]
             line.points.append(
                 Point(
                     document=doc,
@@ -234,6 +248,7 @@ def compute(docs: Sequence[ResultsDocument]) -> Trend:
                     verdict=verdicts.get(variant, doc.verdict),
                     config=config,
                     config_change=_changed(previous, config) if line.points else (),
+                    cost=sum(paid) if paid else None,
                 )
             )
             for c in cases:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from pytest_evalcases.results import reader, writer
+from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.record import CheckRecord
 
@@ -116,6 +118,14 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
         "skipped": 0,
         "total": 4,
         "pass_rate": 0.75,
+        "counts": {
+            "passed": 3,
+            "failed": 1,
+            "errors": 0,
+            "skipped": 0,
+            "total": 4,
+            "pass_rate": 0.75,
+        },
         "checks_passed": 3,
         "checks_total": 4,
         "verdict": "BLOCKED",
@@ -219,3 +229,58 @@ def test_an_incomplete_document_passes_nowhere() -> None:
     assert [v["verdict"] for v in incomplete["variants"]] == ["INCONCLUSIVE", "INCONCLUSIVE"]
     assert whole["verdict"] == "PASS"
     assert [v["verdict"] for v in whole["variants"]] == ["PASS", "PASS"]
+
+
+NULL_COUNTS = dict.fromkeys(("passed", "failed", "errors", "skipped", "total", "pass_rate"))
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["part of the suite", "cut short", "red-first"],
+)
+def test_a_run_that_is_not_the_suites_state_has_its_counts_under_counts_only(
+    kind: str, tmp_path: Path
+) -> None:
+    # The seed's jq one-liner reads the top level: there a partial, cut-short or
+    # red-first run must show nothing rather than counts that are not the suite's.
+    records = [run("alpha", "passed"), run("beta", "failed")]
+    kw: dict[str, object] = {
+        "part of the suite": {
+            "selection": SuiteSelection(("-k", "alpha or beta"), 3, 1, 3, 1),
+        },
+        "cut short": {"complete": False, "incomplete_reasons": ["interrupted"]},
+        "red-first": {"mode": "red-first"},
+    }[kind]
+    written = doc(records, finished=FINISHED, **kw)
+    path = writer.write(written, tmp_path / "r.json")
+    data = json.loads(path.read_text("utf-8"))
+
+    assert {k: data[k] for k in NULL_COUNTS} == NULL_COUNTS
+    real = data["counts"]
+    assert (real["passed"], real["failed"], real["total"]) == (1, 1, 2)
+    if kind != "red-first":
+        assert real["pass_rate"] == 0.5
+    # Read back, the document has its real counts, and writes the same file again.
+    again = reader.load(path)
+    assert again.counts == written.counts
+    assert again.to_dict() == written.to_dict()
+
+
+def test_a_whole_suite_run_has_the_same_counts_at_the_top_and_under_counts(
+    tmp_path: Path,
+) -> None:
+    written = doc([run("alpha", "passed"), run("beta", "failed")])
+    data = json.loads(writer.write(written, tmp_path / "r.json").read_text("utf-8"))
+
+    assert {k: data[k] for k in NULL_COUNTS} == data["counts"]
+    assert (data["passed"], data["total"], data["pass_rate"]) == (1, 2, 0.5)
+
+
+def test_a_file_written_before_counts_reads_its_counts_from_the_top(tmp_path: Path) -> None:
+    data = doc([run("alpha", "passed"), run("beta", "failed")]).to_dict()
+    del data["counts"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data), "utf-8")
+
+    assert reader.load(path).counts.passed == 1
+    assert reader.load(path).counts.total == 2

@@ -26,3 +26,20 @@ def test_headlines_read_leniently_and_leave_red_first_files_out(tmp_path: Path) 
         ("b.json", "2026-01-01", 0.25, ""),
         ("a.json", "2026-01-02", 0.5, "PASS"),
     ]
+
+
+def test_a_run_of_part_of_the_suite_is_read_from_its_counts(tmp_path: Path) -> None:
+    # Its top-level counts are null (docs/results.md, "A trend with jq"): the headline
+    # still knows it, to say the chart leaves it out.
+    nulls = dict.fromkeys(("passed", "failed", "errors", "skipped", "total", "pass_rate"))
+    real = {"passed": 1, "failed": 0, "errors": 0, "skipped": 0, "total": 1, "pass_rate": 1.0}
+    _write(
+        tmp_path / "part.json",
+        {"date": "2026-01-01", "complete_suite": False, **nulls, "counts": real},
+    )
+
+    found = headlines.read_headlines(tmp_path)
+
+    assert [(h.pass_rate, h.passed, h.total, h.complete_suite) for h in found] == [
+        (1.0, 1, 1, False)
+    ]

@@ -113,3 +113,22 @@ def test_the_baseline_of_the_policy_is_read_from_the_files_directory(tmp_path: P
     )
     # Two shards that cover the suite: compared as the whole suite, not on common cases.
     assert (merged.baseline or {})["compared_on"] is None
+
+
+def test_shard_files_count_only_under_counts_and_their_merge_is_the_trends_again(
+    tmp_path: Path,
+) -> None:
+    # A shard is part of the suite: its top-level counts are null (docs/results.md,
+    # "A trend with jq"); merged, the shards are the whole suite and have them again.
+    first = _shard(1, [run("alpha", "passed", "main"), run("alpha", "passed", "pr")])
+    second = _shard(2, [run("beta", "failed", "main"), run("beta", "passed", "pr")])
+    paths = [writer.write(d, tmp_path / f"{i}.json") for i, d in enumerate((first, second))]
+    read = [reader.load(p) for p in paths]
+    assert [d.to_dict()["passed"] for d in read] == [None, None]
+    assert [d.counts.passed for d in read] == [2, 1]
+
+    merged = merge(read).to_dict()
+
+    assert merged["complete_suite"] is True
+    assert (merged["passed"], merged["failed"], merged["total"]) == (3, 1, 4)
+    assert merged["counts"]["pass_rate"] == merged["pass_rate"] == 0.75
