@@ -1,7 +1,9 @@
 """What the CLI sent its model, as the pins record it (docs/results.md, "Pins"): of a
 run's stored recording, the conversation's first request, with what varies between two
 runs of the same configuration replaced (the run's workspace and agent home, dates,
-session ids: docs/replay.md, "What is normalised"). The system prompt and the context
+session ids: docs/replay.md, "What is normalised"; Claude Code's billing header, whose
+``cc_version`` ends with a fingerprint of the prompt, is no part of the system prompt
+read). The system prompt and the context
 the CLI put before the prompt (Claude Code's ``CLAUDE.md`` reaches the model in the first
 user message, not in the system prompt) are kept as sha256 only; the tools offered, the
 model and the sampling parameters as sent are kept as they are.
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +41,6 @@ _SAMPLING: dict[Dialect, tuple[str, ...]] = {
         "thinkingConfig",
     ),
 }
-#: Claude Code's attribution line ends its version with a fingerprint of the prompt's
-#: characters (``cc_version=2.1.197.1b5``): the same configuration, another prompt.
-_CLAUDE_FINGERPRINT = re.compile(r"(cc_version=\d+(?:\.\d+)*?)\.[0-9a-f]{3}\b")
 
 
 @dataclass(frozen=True)
@@ -77,8 +75,7 @@ def sent(request: Request, body: dict[str, Any], places: Places) -> Sent:
     normaliser = Normaliser(places)
 
     def sha(text: str) -> str:
-        normal = _CLAUDE_FINGERPRINT.sub(r"\1.<fingerprint>", normaliser.text(text))
-        return hashlib.sha256(normal.encode()).hexdigest()
+        return hashlib.sha256(normaliser.text(text).encode()).hexdigest()
 
     texts = [text for message in request.messages for text in message.texts]
     # The last text of the first request is the prompt; what comes before it is context.
