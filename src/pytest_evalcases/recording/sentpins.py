@@ -111,14 +111,14 @@ def read_run(directory: Path) -> Sent | str:
     traffic was not recorded, does not read, or holds no model request."""
     path = exchange_file(directory)
     if path is None:
-        return f"{directory.name}: no recording of the run's model traffic"
+        return f"run {directory.name} has no recording of its model traffic"
     try:
         recorded = read(path)
     except RecordingError as exc:
         return str(exc)
     first = first_request(recorded.exchanges)
     if first is None:
-        return f"{directory.name}: the recording holds no model request"
+        return f"the recording of run {directory.name} holds no model request"
     homes = recorded.header.get("homes") or []
     places = Places(str(recorded.header.get("workspace") or ""), tuple(str(h) for h in homes))
     return sent(*first, places)

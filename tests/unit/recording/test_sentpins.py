@@ -151,7 +151,7 @@ def test_a_run_without_a_recording_or_a_model_request_says_why(tmp_path: Path) -
     (tmp_path / "none").mkdir()
     refused = Exchange("POST", "/v1/messages", Message((), b"{}"), 500, "", Message((), b""))
 
-    assert read_run(tmp_path / "none") == "none: no recording of the run's model traffic"
+    assert read_run(tmp_path / "none") == "run none has no recording of its model traffic"
     assert first_request([refused]) is None
 
 
