@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_evalcases.recording import dialects
 from pytest_evalcases.recording.format import Exchange, RecordingError, exchange_file, read
-from pytest_evalcases.recording.normalise import Normaliser, Places
+from pytest_evalcases.recording.normalise import WORKSPACE, Normaliser, Places
 from pytest_evalcases.recording.views import Dialect, Request
 from pytest_evalcases.recording.wire import as_dict
 
@@ -41,6 +42,13 @@ _SAMPLING: dict[Dialect, tuple[str, ...]] = {
         "thinkingConfig",
     ),
 }
+
+#: Gemini CLI's listing of the workspace in its context: the fixture's files (pinned by
+#: the fixture's hash) and the CLI's own temporary files, which come and go in it.
+_GEMINI_TREE = re.compile(
+    r"(- \*\*Directory Structure:\*\*\n).*?(?=\n\n\n|\n<loaded_context>|\n</session_context>|\Z)",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -73,9 +81,17 @@ def sent(request: Request, body: dict[str, Any], places: Places) -> Sent:
     """The pins of one run's first request (read, and its body as sent); ``places``:
     the run's own paths."""
     normaliser = Normaliser(places)
+    # Gemini CLI keeps a project's memory in a directory named after its working
+    # directory's last part: the case's own workspace name.
+    name = PurePosixPath(places.workspace).name if places.workspace else ""
+    project = re.compile(rf"/\.gemini/tmp/{re.escape(name)}(?![\w.-])") if name else None
 
     def sha(text: str) -> str:
-        return hashlib.sha256(normaliser.text(text).encode()).hexdigest()
+        normal = normaliser.text(text)
+        if project is not None:
+            normal = project.sub(f"/.gemini/tmp/{WORKSPACE}", normal)
+        normal = _GEMINI_TREE.sub(r"\1<the workspace's files>", normal)
+        return hashlib.sha256(normal.encode()).hexdigest()
 
     texts = [text for message in request.messages for text in message.texts]
     # The last text of the first request is the prompt; what comes before it is context.

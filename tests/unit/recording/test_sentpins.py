@@ -102,7 +102,9 @@ def test_another_runs_workspace_date_session_and_prompt_fingerprint_give_the_sam
     first = read_run(stored(tmp_path / "a", lines, workspace=workspace))
     other = "/var/tmp/elsewhere/pytest-77/other-case3"
     moved = [
-        line.replace(workspace, other)
+        # Gemini CLI names its project directory after the workspace's last part.
+        line.replace("/.gemini/tmp/sample0", "/.gemini/tmp/other-case3")
+        .replace(workspace, other)
         .replace(workspace.replace("/", "-"), other.replace("/", "-"))
         .replace("2026-12-0", "2027-01-1")
         .replace("December 2, 2026", "January 12, 2027")
@@ -171,3 +173,25 @@ def test_no_run_read_is_no_pin_and_runs_that_disagree_are_counted() -> None:
     assert both["tools"] == ["Bash", "Read"]
     assert both["sampling"] == {"temperature": 0}
     assert summary((one, two)) == both | {"runs": 2}
+
+
+def test_gemini_clis_listing_of_the_workspace_is_left_out_of_the_context(tmp_path: Path) -> None:
+    _, lines = sample("gemini.exchange.jsonl")
+    workspace = "/tmp/pytest-of-root/pytest-11/sample0"
+    first = read_run(stored(tmp_path / "a", lines, workspace=workspace))
+    # The CLI's own temporary files come and go in the listing between two runs.
+    listing = workspace + "/" + "\\" * 2 + "n"  # as stored: a JSON string in JSON
+    assert listing in "".join(lines)
+    extra = listing + ".gemini/projects.json.tmp" + "\\" * 2 + "n"
+    listed = [line.replace(listing, extra) for line in lines]
+    rules = [
+        line.replace("This is the Gemini CLI.", "This is the Gemini CLI. Rule.") for line in lines
+    ]
+    again = read_run(stored(tmp_path / "b", listed, workspace=workspace))
+    ruled = read_run(stored(tmp_path / "c", rules, workspace=workspace))
+
+    assert isinstance(first, Sent)
+    assert isinstance(again, Sent)
+    assert isinstance(ruled, Sent)
+    assert again.context_sha256 == first.context_sha256
+    assert ruled.context_sha256 != first.context_sha256
