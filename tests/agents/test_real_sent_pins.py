@@ -40,6 +40,11 @@ checks:
 
 def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, agent: str) -> None:
     monkeypatch.setenv("PATH", f"{cli(agent).parent}{os.pathsep}{os.environ['PATH']}")
+    # Pytester makes its directory the home, where Gemini CLI's `--version` (the
+    # preflight) leaves files in `.gemini/`: the suite's configuration would change.
+    home = pytester.path.parent / f"{pytester.path.name}-home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
     args = f"eval_agent_args = {ARGS[agent]}\n" if ARGS[agent] else ""
     pytester.makeini(f"[pytest]\neval_agent = {agent}\n{args}")
     (pytester.path / RULES[agent]).write_text("Never push to main. MARK-rules-v1\n")
