@@ -13,6 +13,7 @@ model and the sampling parameters as sent are kept as they are.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -50,6 +51,9 @@ _GEMINI_TREE = re.compile(
     re.S,
 )
 
+#: What varies in every run (dates, ids), a run's own paths aside.
+_GENERIC = Normaliser(Places())
+
 
 @dataclass(frozen=True)
 class Sent:
@@ -80,18 +84,20 @@ def first_request(exchanges: Iterable[Exchange]) -> tuple[Request, dict[str, Any
 def sent(request: Request, body: dict[str, Any], places: Places) -> Sent:
     """The pins of one run's first request (read, and its body as sent); ``places``:
     the run's own paths."""
-    normaliser = Normaliser(places)
+    paths = places.replacements()
     # Gemini CLI keeps a project's memory in a directory named after its working
     # directory's last part: the case's own workspace name.
     name = PurePosixPath(places.workspace).name if places.workspace else ""
     project = re.compile(rf"/\.gemini/tmp/{re.escape(name)}(?![\w.-])") if name else None
 
     def sha(text: str) -> str:
-        normal = normaliser.text(text)
+        # The run's own paths first; what varies in every run is the same work for
+        # every run of a configuration, done once (_normal_sha256).
+        for path, placeholder in paths:
+            text = text.replace(path, placeholder)
         if project is not None:
-            normal = project.sub(f"/.gemini/tmp/{WORKSPACE}", normal)
-        normal = _GEMINI_TREE.sub(r"\1<the workspace's files>", normal)
-        return hashlib.sha256(normal.encode()).hexdigest()
+            text = project.sub(f"/.gemini/tmp/{WORKSPACE}", text)
+        return _normal_sha256(text)
 
     texts = [text for message in request.messages for text in message.texts]
     # The last text of the first request is the prompt; what comes before it is context.
@@ -102,6 +108,15 @@ def sent(request: Request, body: dict[str, Any], places: Places) -> Sent:
         tools=tuple(sorted(set(request.tools))),
         sampling=sampling(request.dialect, body),
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _normal_sha256(text: str) -> str:
+    """The sha256 of ``text``, its run's paths replaced already, with what varies in
+    every run replaced (dates, ids) and Gemini CLI's listing of the workspace left out."""
+    normal = _GENERIC.text(text)
+    normal = _GEMINI_TREE.sub(r"\1<the workspace's files>", normal)
+    return hashlib.sha256(normal.encode()).hexdigest()
 
 
 def sampling(dialect: Dialect, body: dict[str, Any]) -> dict[str, Any]:
