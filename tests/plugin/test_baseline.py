@@ -148,7 +148,7 @@ def test_tokens_and_cost_above_1_3x_block_and_differing_pins_warn(
     assert "mean cost per run $0.5000 exceeds 1.3x the baseline's $0.1000" in cost.stdout.str()
 
 
-def test_changed_case_files_and_configuration_are_a_warning(
+def test_changed_case_files_are_a_warning_and_a_changed_configuration_information(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
     root = make_suite.steered(["alpha"])
@@ -162,8 +162,10 @@ def test_changed_case_files_and_configuration_are_a_warning(
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
-            "WARNING: pins differ*configuration fingerprint*(AGENTS.md)*"
-            "case files changed: evals/alpha.yaml*"
+            "pins changed as expected with the configuration: configuration fingerprint*"
+            "(AGENTS.md)",
+            "WARNING: pins differ from the baseline, results may not be comparable: "
+            "case files changed: evals/alpha.yaml",
         ]
     )
 

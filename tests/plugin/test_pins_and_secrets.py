@@ -252,6 +252,8 @@ def test_pins_record_agent_models_config_fixtures_and_versions(
     fixture = root / "evals" / "fixtures" / "repo"
     fixture.mkdir(parents=True)
     (fixture / "main.py").write_text("print(1)\n", "utf-8")
+    (root / "requirements-dev.txt").write_text("pytest\n", "utf-8")
+    (root / "package-lock.json").write_text("{}\n", "utf-8")
     alpha = root / "evals" / "alpha.yaml"
     alpha.write_text(alpha.read_text("utf-8") + "cwd: fixtures/repo\n", "utf-8")
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
@@ -283,6 +285,19 @@ def test_pins_record_agent_models_config_fixtures_and_versions(
     assert pins["python"]
     assert set(pins["packages"]) >= {"pytest", "pydantic", "pytest-evalcases", "pytest-xdist"}
     assert pins["packages"]["pytest"] == pytest.__version__
+    assert pins["lock_files"] == {
+        "package-lock.json": hashlib.sha256(b"{}\n").hexdigest(),
+        "requirements-dev.txt": hashlib.sha256(b"pytest\n").hexdigest(),
+    }
+    # This claude answers without talking HTTP: its recordings hold no request, and
+    # no hash stands for what it sent.
+    assert pins["sent"] == {
+        "": {
+            "runs": 0,
+            "not_recorded": "the recording of run alpha holds no model request",
+            "scripted": False,
+        }
+    }
     assert FAKE_KEY not in json.dumps(pins)
 
 

@@ -65,10 +65,13 @@ def lines(
     )
     out.append("")
     out += _skills(before, after)
+    if result.pin_expected:
+        out.append("pins changed as expected with the configuration:")
+        out += [f"  {d}" for d in result.pin_expected]
     if result.pin_differences:
         out.append("pins differ (results may not be comparable):")
         out += [f"  {d}" for d in result.pin_differences]
-    else:
+    elif not result.pin_expected:
         out.append("pins: the same")
     if result.blocked:
         out.append("B would be BLOCKED against A: " + "; ".join(result.reasons))

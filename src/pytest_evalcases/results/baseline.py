@@ -7,9 +7,10 @@ below the baseline's, when its mean tokens or cost per run exceed :data:`USAGE_F
 times the baseline's, or when a critical or normal case that passed in the baseline
 fails now, or when a failure mode that was rare in the baseline's failures is common in
 the run's (:class:`~pytest_evalcases.results.modes.ModeRule`); advisory cases are
-reported and never block. Differing pins (model, agent version, case files,
-configuration) do not block; they are reported, since they explain a difference rather
-than make one.
+reported and never block. Differing pins (model, agent version, case files, what the CLI
+sent, lock files) do not block; they are reported, since they explain a difference rather
+than make one; a changed configuration, and what the CLI sent differently with it, is
+reported as expected (:func:`pin_changes`).
 
 Like is compared with like: when either side ran only part of the suite (``-k``,
 ``-m``, paths, ``--eval-changed``, a shard; ``complete_suite`` false), the pass rate
@@ -19,6 +20,7 @@ suite's (docs/results.md, "Runs of part of the suite").
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,7 +78,7 @@ class BaselineResult:
     cost_mean: tuple[float | None, float | None]
     #: Why the run is blocked; empty when it is not.
     reasons: tuple[str, ...]
-    #: Pins that differ, one phrase each.
+    #: Pins that differ, one phrase each (not expected with the configuration).
     pin_differences: tuple[str, ...]
     #: When either side is part of the suite: how many cases both ran, on which the
     #: pass rate and usage were compared; ``None`` for two whole suites.
@@ -85,6 +87,8 @@ class BaselineResult:
     partial: tuple[bool, bool] = (False, False)
     #: The failed runs of the critical and normal cases by failure mode: (baseline, run).
     failure_modes: tuple[dict[FailureMode, int], dict[FailureMode, int]] = ({}, {})
+    #: Pins that changed as expected with the configuration: information.
+    pin_expected: tuple[str, ...] = ()
 
     @property
     def blocked(self) -> bool:
@@ -131,6 +135,10 @@ class BaselineResult:
             out.append(f"  regressed since baseline: {_name(row)}")
         for row in advisory:
             out.append(f"  regressed since baseline (advisory, does not block): {_name(row)}")
+        if self.pin_expected:
+            out.append(
+                "pins changed as expected with the configuration: " + "; ".join(self.pin_expected)
+            )
         if self.pin_differences:
             out.append(
                 "WARNING: pins differ from the baseline, results may not be comparable: "
@@ -144,6 +152,7 @@ class BaselineResult:
             "blocked": self.blocked,
             "reasons": list(self.reasons),
             "pin_differences": list(self.pin_differences),
+            "pin_expected": list(self.pin_expected),
             "regressed": [_name(r) for r in self.regressed],
             "advisory_regressed": [_name(r) for r in self.advisory_regressed],
             "improved": [_name(r) for r in self.improved],
@@ -237,6 +246,7 @@ def check_run(
     rule = modes or ModeRule()
     # Advisory failures (xfailed) never block, here as anywhere.
     reasons += rule.new_modes(old_records, new_records)
+    changes = pin_changes(before.pins, pins)
     return BaselineResult(
         label=label,
         rows=tuple(rows),
@@ -244,20 +254,40 @@ def check_run(
         tokens_mean=tokens,
         cost_mean=cost,
         reasons=tuple(reasons),
-        pin_differences=tuple(pin_differences(before.pins, pins)),
+        pin_differences=changes.warnings,
         common=common,
         partial=partial,
         failure_modes=(
             distribution(r for r in old_records if r.outcome == "failed"),
             distribution(r for r in new_records if r.outcome == "failed"),
         ),
+        pin_expected=changes.expected,
     )
 
 
+@dataclass(frozen=True)
+class PinChanges:
+    """The pins that differ between two results files, one phrase each: ``expected``
+    are the configuration fingerprint and what follows from it (what the CLI sent: its
+    system prompt, context, tools, models and sampling, of a variant whose configuration
+    changed), information; ``warnings`` are the rest, which may make the two runs not
+    comparable."""
+
+    warnings: tuple[str, ...] = ()
+    expected: tuple[str, ...] = ()
+
+
 def pin_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """Phrases naming the pins that differ: agent, version, models, case files,
-    configuration, fixtures, permissions, the machine-wide configuration."""
+    """Phrases naming the pins that differ and were not expected with the
+    configuration (:func:`pin_changes`' warnings)."""
+    return list(pin_changes(before, after).warnings)
+
+
+def pin_changes(before: dict[str, Any], after: dict[str, Any]) -> PinChanges:
+    """The pins that differ: agent, version, models, permissions, configuration, what
+    the CLI sent, case files, fixtures, the machine-wide configuration, lock files."""
     out: list[str] = []
+    expected: list[str] = []
     for key, what in (
         ("agent", "agent"),
         ("agent_version", "agent version"),
@@ -268,13 +298,19 @@ def pin_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         if b != a and (b or a):
             out.append(f"{what} {_show(b)} -> {_show(a)}")
     b_fp, a_fp = before.get("config_fingerprint"), after.get("config_fingerprint")
-    if b_fp and a_fp and b_fp != a_fp:
+    config_changed = bool(b_fp and a_fp and b_fp != a_fp)
+    if config_changed and isinstance(b_fp, str) and isinstance(a_fp, str):
         changed = _changed_files(_flat(before.get("config")), _flat(after.get("config")))
-        out.append(
+        expected.append(
             f"configuration fingerprint {b_fp[:12]} -> {a_fp[:12]}"
             + (f" ({', '.join(changed[:5])})" if changed else "")
         )
     out += _variant_differences(before.get("variants"), after.get("variants"))
+    for variant, phrase in _sent_differences(before.get("sent"), after.get("sent")):
+        if config_changed and _variant_config_changed(before, after, variant):
+            expected.append(phrase)
+        else:
+            out.append(phrase)
     for key, what in (
         ("case_files", "case files"),
         ("fixtures", "fixtures"),
@@ -284,7 +320,70 @@ def pin_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         if changed:
             more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
             out.append(f"{what} changed: {', '.join(changed[:5])}{more}")
+    b_lock, a_lock = before.get("lock_files"), after.get("lock_files")
+    if isinstance(b_lock, dict) and isinstance(a_lock, dict) and b_lock != a_lock:
+        # A lock file that appeared or went away is a change too.
+        names = sorted(n for n in b_lock.keys() | a_lock.keys() if b_lock.get(n) != a_lock.get(n))
+        out.append(f"lock files changed: {', '.join(names)}")
+    return PinChanges(tuple(out), tuple(expected))
+
+
+#: What the CLI sent (``pins.sent``), compared: key, and how it is named.
+_SENT = (
+    ("system_prompt_sha256", "system prompt"),
+    ("context_sha256", "context"),
+    ("models", "models sent"),
+    ("tools", "tools offered"),
+    ("sampling", "sampling"),
+)
+
+
+def _sent_differences(before: Any, after: Any) -> list[tuple[str, str]]:
+    """``(variant, phrase)`` for what the CLI sent that differs, of each variant both
+    files read requests of, alike live or scripted (docs/results.md, "Pins")."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    out: list[tuple[str, str]] = []
+    for name in sorted(before.keys() & after.keys()):
+        b, a = before[name], after[name]
+        if not isinstance(b, dict) or not isinstance(a, dict):
+            continue
+        if not b.get("runs") or not a.get("runs") or b.get("scripted") != a.get("scripted"):
+            continue
+        where = f"sent (variant {name})" if name else "sent"
+        for key, what in _SENT:
+            if b.get(key) == a.get(key):
+                continue
+            if key.endswith("sha256"):
+                shown = f"{str(b.get(key))[:12]} -> {str(a.get(key))[:12]}"
+            elif key == "tools":
+                shown = _tools_change(b.get(key), a.get(key))
+            else:
+                shown = f"{_show(_compact(b.get(key)))} -> {_show(_compact(a.get(key)))}"
+            out.append((name, f"{where}: {what} {shown}"))
     return out
+
+
+def _tools_change(before: Any, after: Any) -> str:
+    """``+Write, -Edit``: the tools offered now and not before, and before and not now."""
+    b = set(before) if isinstance(before, list) else set()
+    a = set(after) if isinstance(after, list) else set()
+    return ", ".join([f"+{t}" for t in sorted(a - b)] + [f"-{t}" for t in sorted(b - a)])
+
+
+def _compact(value: Any) -> Any:
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return value
+
+
+def _variant_config_changed(before: dict[str, Any], after: dict[str, Any], variant: str) -> bool:
+    """Whether ``variant``'s configuration files differ between the two files (when
+    either does not list them, the whole configuration fingerprint says)."""
+    b, a = before.get("config"), after.get("config")
+    if isinstance(b, dict) and isinstance(a, dict) and variant in b and variant in a:
+        return bool(b[variant] != a[variant])
+    return True
 
 
 def _variant_differences(before: Any, after: Any) -> list[str]:

@@ -243,6 +243,8 @@ def _merge_pins(pins: Sequence[dict[str, Any]], warnings: list[str]) -> dict[str
                 merged[key] = sorted({*merged.get(key, []), *value})
             elif key == "variants" and isinstance(value, dict):
                 merged[key] = _merge_variant_pins(merged.get(key), value, warnings)
+            elif key == "sent" and isinstance(value, dict):
+                merged[key] = _merge_sent(merged.get(key), value, warnings)
             elif key not in merged:
                 merged[key] = value
             elif merged[key] != value:
@@ -281,6 +283,30 @@ def _merge_variant_pins(merged: Any, other: dict[str, Any], warnings: list[str])
         for key, value in pins.items():
             if key != "models" and key in mine and mine[key] != value:
                 warnings.append(f"pins differ between the files: variants.{name}.{key}")
+        out[name] = joined
+    return out
+
+
+def _merge_sent(merged: Any, other: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """What the CLI sent, by variant, over the files (docs/results.md, "Pins"): the runs
+    read summed, models and tools joined; the hashes and sampling as the first file that
+    read any has them, a difference said."""
+    out: dict[str, Any] = dict(merged) if isinstance(merged, dict) else {}
+    for name, sent in other.items():
+        mine = out.get(name)
+        if not isinstance(sent, dict) or not sent.get("runs"):
+            out.setdefault(name, sent)
+            continue
+        if not isinstance(mine, dict) or not mine.get("runs"):
+            out[name] = sent
+            continue
+        joined = dict(mine)
+        joined["runs"] = mine["runs"] + sent["runs"]
+        for key in ("models", "tools"):
+            joined[key] = sorted({*mine.get(key, []), *sent.get(key, [])})
+        for key, value in sent.items():
+            if key not in ("runs", "models", "tools") and mine.get(key) != value:
+                warnings.append(f"pins differ between the files: sent.{name or '(default)'}.{key}")
         out[name] = joined
     return out
 

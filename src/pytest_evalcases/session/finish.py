@@ -55,6 +55,7 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         variant_agents=_variant_agents(state),
         perturbation=settings.perturb.pins() if settings.perturb is not None else None,
         machine_config=tuple(f for files in state.machine_config().values() for f in files),
+        recordings=settings.record.root if settings.record is not None else None,
     )
     collected = pins.collect(inputs, records)
     complete = not state.incomplete

@@ -2,9 +2,11 @@
 
 The agent and its version, the models seen, the sha256 of every configuration file of
 each variant with one combined fingerprint, the sha256 of each fixture tree and case
-file, the permission arguments given to the agent, and the Python and package versions.
-Plain Python; the plugin calls :func:`collect` once, on the controller, at the end of
-a run. No environment value is ever recorded.
+file, the permission arguments given to the agent, the Python and package versions and
+the project's lock files; and, of each variant's recorded runs, what the CLI sent its
+model (:mod:`pytest_evalcases.recording.sentpins`). Plain Python; the plugin calls
+:func:`collect` once, on the controller, at the end of a run. No environment value is
+ever recorded.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from pytest_evalcases import defaults
 from pytest_evalcases.kinds import AgentHome
+from pytest_evalcases.recording import sentpins
 from pytest_evalcases.redact import redact
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.run import variants
@@ -56,6 +59,24 @@ _PERMISSION_FLAGS = {
 #: ``--allowedTools`` takes several values ("Bash(git:*)" Edit ...).
 _VARIADIC = {"--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools"}
 _SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv"}
+#: The lock files of the project's dependencies, at the rootdir.
+LOCK_FILES = (
+    "uv.lock",
+    "poetry.lock",
+    "pdm.lock",
+    "Pipfile.lock",
+    "requirements*.txt",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "bun.lock",
+    "bun.lockb",
+    "Cargo.lock",
+    "go.sum",
+    "Gemfile.lock",
+    "composer.lock",
+)
 
 
 @dataclass(frozen=True)
@@ -90,6 +111,9 @@ class PinInputs:
     #: The machine-wide configuration files the agents read (docs/agents.md,
     #: "Machine-wide configuration").
     machine_config: tuple[Path, ...] = ()
+    #: Where the runs' recordings are (a record's ``recording`` is relative to it);
+    #: ``None``: recording is off.
+    recordings: Path | None = None
 
 
 def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
@@ -132,7 +156,47 @@ def collect(inputs: PinInputs, records: Sequence[RunRecord]) -> dict[str, Any]:
         "machine_config": {
             str(path): file_sha256(path) for path in sorted(set(inputs.machine_config))
         },
+        "lock_files": lock_files(inputs.rootdir),
+        "sent": sent(records, inputs.recordings) if inputs.agent_name else {},
     }
+
+
+def lock_files(rootdir: Path) -> dict[str, str]:
+    """``{name: sha256}`` of the project's lock files at ``rootdir``."""
+    found = {p for pattern in LOCK_FILES for p in rootdir.glob(pattern) if p.is_file()}
+    return {p.name: file_sha256(p) for p in sorted(found)}
+
+
+def sent(records: Sequence[RunRecord], recordings: Path | None) -> dict[str, Any]:
+    """Each variant's ``pins.sent``: what the CLI sent its model, of the first request
+    of each case's first recorded run (its live runs when it has any, else its scripted
+    ones); ``not_recorded`` says why a variant has none."""
+    runs = [r for r in records if r.kind != "file"]
+    out: dict[str, Any] = {}
+    for variant in sorted({r.variant for r in runs}):
+        mine = [r for r in runs if r.variant == variant]
+        live = [r for r in mine if not r.scripted]
+        chosen = live or mine
+        scripted = not live
+        if recordings is None:
+            out[variant] = sentpins.summary((), ("recording is off",), scripted)
+            continue
+        first: dict[str, RunRecord] = {}
+        for record in sorted(chosen, key=lambda r: (r.case_id, r.repetition)):
+            if record.recording and record.case_id not in first:
+                first[record.case_id] = record
+        read: list[sentpins.Sent] = []
+        unread: list[str] = []
+        for record in first.values():
+            found = sentpins.read_run(recordings / str(record.recording))
+            if isinstance(found, str):
+                unread.append(found)
+            else:
+                read.append(found)
+        if not first:
+            unread.append("no run's model traffic was recorded")
+        out[variant] = sentpins.summary(read, unread, scripted)
+    return out
 
 
 def models(records: Iterable[RunRecord]) -> list[str]:

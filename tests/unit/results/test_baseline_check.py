@@ -134,3 +134,74 @@ def test_two_whole_suites_are_compared_whole() -> None:
 
     assert (result.common, result.scope()) == (None, "")
     assert result.to_dict()["compared_on"] is None
+
+
+def _sent(system: str, tools: list[str], runs: int = 2, **more: object) -> dict[str, object]:
+    return {
+        "runs": runs,
+        "scripted": False,
+        "models": ["m"],
+        "system_prompt_sha256": system * 64,
+        "context_sha256": "c" * 64,
+        "tools": tools,
+        "sampling": {"temperature": 0},
+        **more,
+    }
+
+
+def test_what_a_variant_sent_differently_is_expected_only_where_its_configuration_changed() -> None:
+    config = {"main": {"CLAUDE.md": "1"}, "pr": {"CLAUDE.md": "2"}}
+    before = {
+        "config": config,
+        "config_fingerprint": "f" * 64,
+        "sent": {"main": _sent("a", ["Edit", "Read"]), "pr": _sent("a", ["Read"])},
+        "lock_files": {"uv.lock": "1"},
+    }
+    after = {
+        "config": {**config, "pr": {"CLAUDE.md": "3"}},
+        "config_fingerprint": "e" * 64,
+        "sent": {"main": _sent("b", ["Read", "Write"]), "pr": _sent("b", ["Read"])},
+        "lock_files": {"uv.lock": "1", "go.sum": "2"},
+    }
+
+    changes = baseline.pin_changes(before, after)
+
+    assert changes.expected == (
+        "configuration fingerprint ffffffffffff -> eeeeeeeeeeee (pr:CLAUDE.md)",
+        "sent (variant pr): system prompt aaaaaaaaaaaa -> bbbbbbbbbbbb",
+    )
+    assert changes.warnings == (
+        "sent (variant main): system prompt aaaaaaaaaaaa -> bbbbbbbbbbbb",
+        "sent (variant main): tools offered +Write, -Edit",
+        "lock files changed: go.sum",
+    )
+    assert baseline.pin_differences(before, after) == list(changes.warnings)
+
+
+def test_what_was_not_recorded_or_was_scripted_on_one_side_is_no_difference() -> None:
+    before = {"sent": {"": _sent("a", ["Read"]), "x": _sent("a", ["Read"])}}
+    after = {
+        "sent": {
+            "": {"runs": 0, "not_recorded": "recording is off", "scripted": False},
+            "x": _sent("b", ["Bash"], scripted=True),
+        }
+    }
+
+    assert baseline.pin_changes(before, after) == baseline.PinChanges()
+    assert baseline.pin_changes({"sent": {"": _sent("a", ["Read"])}}, {}) == baseline.PinChanges()
+
+
+def test_the_gate_prints_expected_pin_changes_as_information() -> None:
+    before = doc([run("alpha", "passed")], pins={"config_fingerprint": "1" * 64, "agent": "a"})
+    after = doc([run("alpha", "passed")], pins={"config_fingerprint": "2" * 64, "agent": "b"})
+
+    result = baseline.check(before, after, label="a.json")
+
+    assert result.lines()[1:] == [
+        "pins changed as expected with the configuration: "
+        "configuration fingerprint 111111111111 -> 222222222222",
+        "WARNING: pins differ from the baseline, results may not be comparable: agent a -> b",
+    ]
+    assert result.to_dict()["pin_expected"] == [
+        "configuration fingerprint 111111111111 -> 222222222222"
+    ]

@@ -132,3 +132,29 @@ def test_shard_files_count_only_under_counts_and_their_merge_is_the_trends_again
     assert merged["complete_suite"] is True
     assert (merged["passed"], merged["failed"], merged["total"]) == (3, 1, 4)
     assert merged["counts"]["pass_rate"] == merged["pass_rate"] == 0.75
+
+
+def test_what_the_cli_sent_is_summed_over_the_files_and_a_differing_hash_said() -> None:
+    def sent(system: str, tools: list[str], runs: int = 1) -> dict[str, object]:
+        return {"runs": runs, "system_prompt_sha256": system, "tools": tools, "models": ["m"]}
+
+    unrecorded = {"runs": 0, "not_recorded": "recording is off", "scripted": False}
+    first = _shard(1, [run("alpha", "passed", "main")], pins={"sent": {"main": sent("a", ["R"])}})
+    second = _shard(2, [run("beta", "passed", "main")], pins={"sent": {"main": sent("a", ["B"])}})
+    third = doc([run("gamma", "passed", "pr")], pins={"sent": {"main": sent("z", [], 3)}})
+    off = doc([run("delta", "passed", "pr")], pins={"sent": {"main": unrecorded}})
+
+    merged = merge([first, second])
+    differing = merge([first, third])
+    with_off = merge([off, first])
+
+    assert merged.pins["sent"] == {
+        "main": {"runs": 2, "system_prompt_sha256": "a", "tools": ["B", "R"], "models": ["m"]}
+    }
+    assert merged.merge_warnings == ()
+    assert differing.pins["sent"]["main"]["runs"] == 4
+    assert differing.pins["sent"]["main"]["system_prompt_sha256"] == "a"
+    assert "pins differ between the files: sent.main.system_prompt_sha256" in (
+        differing.merge_warnings
+    )
+    assert with_off.pins["sent"] == {"main": sent("a", ["R"])}
