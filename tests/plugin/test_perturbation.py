@@ -218,7 +218,7 @@ def test_perturbed_failures_block_with_eval_perturb_blocking(pytester: pytest.Py
             ("--eval-perturb", "typo,typos"),
             "",
             "--eval-perturb: unknown perturbation class 'typos'; known: typo, case, "
-            "whitespace, filler, format",
+            "whitespace, filler, format, paraphrase",
         ),
         (
             (),
