@@ -88,7 +88,9 @@ def test_one_case_per_file(evals: Path) -> None:
         tags=("git",),
     )
     assert case.needs_transcript is True
-    assert case.entry == CaseEntry("no-trailer", 0, "critical", ("git",), "rules/git.md")
+    assert case.entry == CaseEntry(
+        "no-trailer", 0, "critical", ("git",), "rules/git.md", prompt="Commit it."
+    )
 
 
 def test_a_json_case_file(evals: Path) -> None:
