@@ -206,8 +206,8 @@ def perturb(prompt: str, cls: str, k: int, seed: int, paraphrases: Sequence[str]
     (``paraphrase``: the ``k``-th of ``paraphrases``).
 
     Deterministic: the same arguments always give the same text, and never ``prompt``
-    itself: a draw that changes nothing is followed by the next (each seeded by its
-    number too), then by the class's smallest change. ``ValueError`` for a class that
+    itself: a draw that changes nothing, or gives a smaller K's text, is followed by the
+    next (each seeded by its number too), then by the class's smallest change. ``ValueError`` for a class that
     cannot change the prompt (:func:`unchangeable`), and for a paraphrase that is not
     there or is the prompt.
     """
@@ -220,14 +220,25 @@ def perturb(prompt: str, cls: str, k: int, seed: int, paraphrases: Sequence[str]
     why = unchangeable(prompt, cls)
     if why:
         raise ValueError(f"{cls} cannot change the prompt: {why}")
+    earlier: list[str] = []
+    for j in range(k + 1):
+        earlier.append(_distinct(prompt, cls, j, seed, earlier))
+    return earlier[-1]
+
+
+def _distinct(prompt: str, cls: str, k: int, seed: int, earlier: Sequence[str]) -> str:
+    """The first draw that changes the prompt and, when one of :data:`DRAWS` does, that
+    differs from the ``earlier`` perturbations too."""
+    found = ""
     for draw in range(DRAWS):
         # Draw 0's seed is the documented one; a draw that changed nothing adds its number.
         key = f"{seed}\0{cls}\0{k}\0{prompt}" + (f"\0{draw}" if draw else "")
         rng = random.Random(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
         text = _draw(prompt, cls, k + draw if cls == "format" else k, rng, draw)
-        if text != prompt:
+        if text != prompt and text not in earlier:
             return text
-    return _last_resort(prompt, cls)
+        found = found or (text if text != prompt else "")
+    return found or _last_resort(prompt, cls)
 
 
 def _draw(prompt: str, cls: str, k: int, rng: random.Random, draw: int) -> str:
