@@ -35,9 +35,11 @@ CLASSES: tuple[PerturbClass, ...] = get_args(PerturbClass)
 TYPO_RATE = 0.02
 #: Length of the text a ``filler`` perturbation adds, as a share of the prompt's.
 FILLER_RATE = 0.10
+#: How far past its tenth (as a share of it) filler may grow by one more sentence.
+FILLER_SLACK = 0.05
 #: Draws of a perturbation before the class's last resort (every class but ``format``
 #: has one; ``format`` changes every prompt within five, one per layout).
-DRAWS = 8
+DRAWS = 16
 #: Shortest word a typo or a case change touches.
 MIN_WORD = 4
 
@@ -418,16 +420,19 @@ def _filler(prompt: str, rng: random.Random) -> str:
     seeded place: before the prompt, after it, or between two of its sentences or
     paragraphs outside the protected spans."""
     target = len(prompt) * FILLER_RATE
-    pool = rng.sample(_FILLER, len(_FILLER))
+    # A prompt longer than the pool's ten times gets the pool more than once.
+    rounds = 1 + int(target // sum(len(sentence) + 1 for sentence in _FILLER))
+    pool = [s for _ in range(rounds) for s in rng.sample(_FILLER, len(_FILLER))]
     chosen: list[str] = []
     size = 0
     for sentence in pool:
         # Each sentence with its space; a little over the tenth beats far under it.
-        if size + len(sentence) + 1 <= target + max(3.0, target * 0.2):
+        if size + len(sentence) + 1 <= target + max(3.0, target * FILLER_SLACK):
             chosen.append(sentence)
             size += len(sentence) + 1
     if not chosen:
-        chosen = [min(pool, key=len)]
+        # A prompt too short for any: one of the shortest sentences.
+        chosen = [rng.choice(sorted(_FILLER, key=len)[:3])]
     filler = " ".join(chosen)
     spans = protected_spans(prompt)
     inside = [
