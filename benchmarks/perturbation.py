@@ -22,7 +22,6 @@ import difflib
 import statistics
 from pathlib import Path
 
-from pytest_evalcases.cases.discovery import looks_like_case
 from pytest_evalcases.cases.loading import LoadedCase, load_case_file
 from pytest_evalcases.run.checks import default_registry
 from pytest_evalcases.run.perturb import CLASSES, PerturbPlan, perturb
@@ -83,10 +82,8 @@ def measure(found: list[LoadedCase], n: int, seeds: int) -> list[list[str]]:
 def _share(values: list[float]) -> str:
     if not values:
         return "-"
-    return (
-        f"{statistics.mean(values):.1%} ({min(values):.1%} to {max(values):.1%})".replace(
-            "%", " %"
-        )
+    return f"{statistics.mean(values):.1%} ({min(values):.1%} to {max(values):.1%})".replace(
+        "%", " %"
     )
 
 

@@ -209,9 +209,9 @@ def perturb(prompt: str, cls: str, k: int, seed: int, paraphrases: Sequence[str]
 
     Deterministic: the same arguments always give the same text, and never ``prompt``
     itself: a draw that changes nothing, or gives a smaller K's text, is followed by the
-    next (each seeded by its number too), then by the class's smallest change. ``ValueError`` for a class that
-    cannot change the prompt (:func:`unchangeable`), and for a paraphrase that is not
-    there or is the prompt.
+    next (each seeded by its number too), then by the class's smallest change.
+    ``ValueError`` for a class that cannot change the prompt (:func:`unchangeable`), and
+    for a paraphrase that is not there or is the prompt.
     """
     if cls not in CLASSES:
         raise ValueError(f"unknown perturbation class {cls!r}; known: {', '.join(CLASSES)}")

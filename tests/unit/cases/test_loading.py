@@ -688,4 +688,4 @@ def test_paraphrases_must_be_a_list_of_non_empty_strings(evals: Path, value: str
     with pytest.raises(CaseFileError) as info:
         load_case_file(path, evals, REGISTRY)
 
-    assert info.value.field is not None and info.value.field.startswith("paraphrases")
+    assert str(info.value.field).startswith("paraphrases")

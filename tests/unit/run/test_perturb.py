@@ -45,11 +45,12 @@ EXACT = (
 
 #: The classes that edit the prompt (``paraphrase`` replaces it with the author's).
 EDITS = tuple(cls for cls in CLASSES if cls != "paraphrase")
-_VOCABULARY = (
+_VOCABULARY = re.findall(
+    r"\w+",
     "the order service refuses refunds above the limit and nobody knows why so please "
     "look into it carefully then fix what is wrong add a test for the case and keep the "
-    "public interface as it is we ship on friday customers keep asking support about it"
-).split()
+    "public interface as it is we ship on friday customers keep asking support about it",
+)
 
 
 def corpus(count: int, low: int = 100, high: int = 600) -> list[str]:
@@ -167,7 +168,8 @@ def test_typo_leaves_short_words_alone_and_cannot_change_a_prompt_without_long_w
     with pytest.raises(ValueError, match="typo cannot change the prompt: no word of 4"):
         perturb("Do it now, go.", "typo", 0, 0)
     text = perturb("Do it now, go to work.", "typo", 0, 0)
-    assert text.startswith("Do it now, go to w") and text != "Do it now, go to work."
+    assert text.startswith("Do it now, go to w")
+    assert text != "Do it now, go to work."
 
 
 def test_case_lowers_uppers_capitalises_then_mixes() -> None:
