@@ -156,7 +156,11 @@ def run_case(state: EvalSession, run: PlannedRun) -> LoadedCase:
     if run.perturbation is None or plan is None or case.prompt is None:
         return case
     cls, k = split_label(run.perturbation)
-    prompt = perturb(case.prompt, cls, k, plan.seed, case.paraphrases)
+    try:
+        prompt = perturb(case.prompt, cls, k, plan.seed, case.paraphrases)
+    except ValueError as exc:
+        # The case file changed after collection: its item no longer has a perturbation.
+        raise RunError(f"perturbation {run.perturbation}: {exc}", kind="case") from None
     return dataclasses.replace(case, prompt=prompt)
 
 

@@ -14,6 +14,7 @@ from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.cases.loading import load_case_file
 from pytest_evalcases.cases.parsecache import CaseEntry
+from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import Spent
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.budget import Budget
@@ -27,6 +28,7 @@ from pytest_evalcases.session.orchestration import (
     CheckVerdict,
     PlannedRun,
     check_verdict,
+    run_case,
     slots,
     start_ahead,
     unperturbed,
@@ -321,3 +323,20 @@ def test_a_perturbation_slot_exists_only_where_it_changes_the_prompt(
     assert unperturbed(entry, settings) == [("refund", cls, why) for cls, why in gaps]
     # A case that opts out is no gap: it asked for none.
     assert unperturbed(dataclasses.replace(entry, perturb=False), settings) == []
+
+
+def test_a_run_gets_its_paraphrase_and_one_gone_since_collection_is_an_error(
+    tmp_path: Path,
+) -> None:
+    state = session(tmp_path)
+    state.settings = dataclasses.replace(
+        state.settings, perturb=PerturbPlan(classes=("paraphrase",), n=3)
+    )
+    base = planned(tmp_path, 'paraphrases: ["hello there", "hi"]\n')
+
+    runs = [dataclasses.replace(base, perturbation=f"paraphrase-{k}") for k in range(3)]
+
+    assert [run_case(state, run).prompt for run in runs[:2]] == ["hello there", "hi"]
+    with pytest.raises(RunError, match="perturbation paraphrase-2: no paraphrase 2") as info:
+        run_case(state, runs[2])
+    assert info.value.kind == "case"
