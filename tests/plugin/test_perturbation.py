@@ -470,3 +470,14 @@ def test_under_xdist_the_summary_says_which_cases_have_no_paraphrases(
     result.stdout.fnmatch_lines(
         ["perturbation: no paraphrase runs of 2 cases (no paraphrases): code, plain"]
     )
+
+
+def test_the_html_report_says_which_cases_have_no_paraphrases(pytester: pytest.Pytester) -> None:
+    paraphrased_suite(pytester)
+
+    run(pytester, "--eval-perturb", "paraphrase", "--eval-html", "report.html")
+
+    page = (pytester.path / "report.html").read_text("utf-8")
+    assert "<li>perturbation: no paraphrase runs of 2 cases (no paraphrases): code, plain</li>" in (
+        page
+    )
