@@ -5,10 +5,10 @@ It loads every case of the starter battery (``example_cases/battery``; ``--evals
 for another suite), perturbs each prompt ``--n`` times per class under each of
 ``--seeds`` seeds, and prints per class:
 
-- **items**: the perturbations made, and the prompts the class makes none of (a class
-  that cannot change a prompt; a case without ``paraphrases:``);
-- **equal**: perturbations equal to their prompt (the plugin guarantees 0);
-- **duplicates**: perturbations of a prompt equal to an earlier K's of the same seed;
+- **perturbations** made, and the **prompts without** any (a class that cannot change
+  a prompt; a case without ``paraphrases:``);
+- perturbations **equal to the prompt** (the plugin guarantees 0), and **equal to an
+  earlier K**'s perturbation of the same prompt under the same seed;
 - **changed**: the characters changed, as a share of the prompt's length (mean and the
   range over the prompts): a deleted or substituted character counts one, an inserted
   one one, two transposed letters two (``difflib`` opcodes, each the longer of its sides);
@@ -99,7 +99,15 @@ def main() -> None:
         f"{len(found)} prompts of {min(lengths)} to {max(lengths)} characters "
         f"(median {statistics.median(lengths):g}), K < {args.n}, seeds 0 to {args.seeds - 1}"
     )
-    header = ["class", "items", "prompts without", "equal", "duplicates", "changed", "added"]
+    header = [
+        "class",
+        "perturbations",
+        "prompts without",
+        "equal to the prompt",
+        "equal to an earlier K",
+        "changed",
+        "added",
+    ]
     rows = [header, *measure(found, args.n, args.seeds)]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))

@@ -61,8 +61,9 @@ _HOLD = re.compile(r"\ue000(\d+)\ue001")
 #: A line that is already a heading, a list item or a quotation keeps its form.
 _MARKED = re.compile(r"\s*(?:#|>|[-*+]\s|\d+[.)]\s)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[ \t]+(?=\S)")
-#: Where filler may go inside a prompt: after a sentence, or between paragraphs.
-_BREAK = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z])|\n[ \t]*\n")
+#: Where filler may go inside a prompt: after a sentence (one whose last word ends in
+#: two small letters: never after "e.g." or "Mr."), or between paragraphs.
+_BREAK = re.compile(r"(?<=[a-z][a-z][.!?])[ \t]+(?=[A-Z])|\n[ \t]*\n")
 
 _KEYBOARD = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 #: Neutral sentences: irrelevant to any task, asking nothing and telling nothing.

@@ -211,6 +211,13 @@ def test_filler_adds_neutral_sentences_of_a_tenth_of_the_prompt_at_one_place() -
     assert places == {"start", "end", "inside"}
 
 
+def test_filler_goes_after_a_sentence_not_after_an_abbreviation() -> None:
+    prompt = "Add a discount code, e.g. SPRING15 takes fifteen percent off. Mr. Lee asked for it."
+    texts = [perturb(prompt, "filler", k, seed) for k in range(5) for seed in range(4)]
+    assert all("e.g. SPRING15" in text and "Mr. Lee" in text for text in texts)
+    assert any("off. " in text and "off. Mr." not in text for text in texts)
+
+
 def test_filler_never_lands_in_a_protected_span() -> None:
     for k in range(20):
         text = perturb(PROMPT, "filler", k, 0)
@@ -338,3 +345,18 @@ def test_the_documented_example() -> None:
         if cls == "whitespace":
             text = re.sub(r"(?<= ) | (?= )|^ | $", "·", text)
         assert text == line, (cls, k)
+
+
+def test_the_documented_measurements_are_the_benchmarks() -> None:
+    # docs/perturbation.md, "Measured": the table is benchmarks/perturbation.py's output.
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "perturbation.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ},
+    ).stdout
+    rows = [line for line in out.splitlines() if line.startswith("|")]
+    doc = (ROOT / "docs" / "perturbation.md").read_text(encoding="utf-8")
+    assert len(rows) == 8
+    assert "\n".join(rows) in doc
