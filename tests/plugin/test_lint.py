@@ -195,6 +195,23 @@ def test_prompt_quoting_the_rule_is_a_warning(
     )
 
 
+def test_a_paraphrase_quoting_the_rule_is_a_warning_at_its_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quoting = "Commit it, and never add a co-authored-by trailer, or any mention of an AI tool."
+    text = GOOD.format(id="quotes", prompt="Commit the fix.").replace(
+        "checks:", f"paraphrases:\n  - Please commit the fix.\n  - {json.dumps(quoting)}\nchecks:"
+    )
+    write(project / "evals" / "quotes.yaml", text)
+
+    status, lines = run_lint(capsys, "evals/quotes.yaml")
+
+    assert status == 0
+    assert codes(lines) == ["WARNING prompt-quotes-rule"]
+    assert lines[0].startswith("evals/quotes.yaml:6: ")
+    assert "paraphrase 2 quotes rules/git-attribution.md" in lines[0]
+
+
 def test_prohibition_with_only_positive_checks_is_a_warning(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

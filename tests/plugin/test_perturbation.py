@@ -218,7 +218,7 @@ def test_perturbed_failures_block_with_eval_perturb_blocking(pytester: pytest.Py
             ("--eval-perturb", "typo,typos"),
             "",
             "--eval-perturb: unknown perturbation class 'typos'; known: typo, case, "
-            "whitespace, filler, format",
+            "whitespace, filler, format, paraphrase",
         ),
         (
             (),
@@ -390,3 +390,94 @@ def test_the_html_report_shows_each_class_against_the_originals(
     assert "<li>case: originals 1/1 (100%, 95% CI 21%–100%) · perturbed 0/2" in section
     assert "BRITTLE</li>" in section
     assert result.ret == 0
+
+
+def paraphrased_suite(pytester: pytest.Pytester, extra_ini: str = "") -> None:
+    """``fix`` with two paraphrases, one of which loses "Fix the bug"; ``plain`` with
+    none; ``code``, whose prompt typo cannot change. The agent answers its prompt."""
+    paraphrases = ["Fix the bug in src/app.py, please.", "src/app.py has a bug; repair it."]
+    write_case(pytester.path, "fix", f"paraphrases: {json.dumps(paraphrases)}\n")
+    write_case(pytester.path, "plain")
+    (pytester.path / "evals" / "code.yaml").write_text(
+        'id: code\ndefends: AGENTS.md\nprompt: "`make fix` src/app.py"\n'
+        "checks:\n  - type: output_matches\n    pattern: make\n",
+        "utf-8",
+    )
+    pytester.makeini("[pytest]\neval_agent_command = cat\n" + extra_ini)
+
+
+def test_paraphrase_runs_the_cases_own_paraphrases_and_says_which_cases_have_none(
+    pytester: pytest.Pytester,
+) -> None:
+    paraphrased_suite(pytester)
+
+    result = run(pytester, "--eval-perturb", "paraphrase,typo", "-rx")
+
+    # The originals, five typos of each case with a word to misspell, `fix`'s paraphrases.
+    result.assert_outcomes(passed=14, xfailed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "perturbation (flagged above 15 points):",
+            "  typo: originals 2/2 * · perturbed 10/10 *",
+            "  paraphrase: originals 1/1 * · perturbed 1/2 * BRITTLE",
+            "perturbation: no typo runs of 1 case (no word of 4 letters outside the "
+            "protected spans): code",
+            "perturbation: no paraphrase runs of 2 cases (no paraphrases): code, plain",
+            "eval gate: PASS",
+            "XFAIL evals/fix.yaml::fix[[]perturb-paraphrase-1[]]*perturbed prompt "
+            "paraphrase-1 failed (advisory)*",
+        ]
+    )
+    data = results_file(pytester.path)
+    runs = {(c["id"], c["perturbation"]): c["outcome"] for c in data["cases"]}
+    assert {key: v for key, v in runs.items() if key[1] and "paraphrase" in key[1]} == {
+        ("fix", "paraphrase-0"): "passed",
+        ("fix", "paraphrase-1"): "xfailed",
+    }
+    assert not [key for key in runs if key[0] == "code" and key[1] is not None]
+
+
+def test_paraphrase_items_stop_at_eval_perturb_n(pytester: pytest.Pytester) -> None:
+    paraphrased_suite(pytester, "eval_perturb_n = 1\n")
+
+    result = run(pytester, "--eval-perturb", "paraphrase", "--collect-only", "-q")
+
+    assert collected(result) == ["code", "fix", "fix[perturb-paraphrase-0]", "plain"]
+
+
+def test_a_deselected_case_is_not_named_for_its_missing_paraphrases(
+    pytester: pytest.Pytester,
+) -> None:
+    paraphrased_suite(pytester)
+
+    result = run(pytester, "--eval-perturb", "paraphrase", "-k", "fix or code")
+
+    result.stdout.fnmatch_lines(
+        ["perturbation: no paraphrase runs of 1 case (no paraphrases): code"]
+    )
+    assert "plain" not in result.stdout.str()
+
+
+@pytest.mark.xdist
+def test_under_xdist_the_summary_says_which_cases_have_no_paraphrases(
+    pytester: pytest.Pytester,
+) -> None:
+    paraphrased_suite(pytester)
+
+    result = run(pytester, "-n", "2", "--eval-perturb", "paraphrase")
+
+    result.assert_outcomes(passed=4, xfailed=1)
+    result.stdout.fnmatch_lines(
+        ["perturbation: no paraphrase runs of 2 cases (no paraphrases): code, plain"]
+    )
+
+
+def test_the_html_report_says_which_cases_have_no_paraphrases(pytester: pytest.Pytester) -> None:
+    paraphrased_suite(pytester)
+
+    run(pytester, "--eval-perturb", "paraphrase", "--eval-html", "report.html")
+
+    page = (pytester.path / "report.html").read_text("utf-8")
+    assert "<li>perturbation: no paraphrase runs of 2 cases (no paraphrases): code, plain</li>" in (
+        page
+    )

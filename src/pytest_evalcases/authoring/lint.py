@@ -374,15 +374,23 @@ def _lint_case(
             "grades a run without them; write `bare: false`",
         )
     rule_text = ruletext.rule_text(defended, root) if defended is not None else ""
-    if case.prompt and rule_text:
-        quoted = ruletext.quoted_run(case.prompt, rule_text)
+    # A paraphrase is a prompt too (docs/perturbation.md): one that quotes the rule
+    # tests the paraphrase.
+    wordings: list[tuple[str, tuple[str | int, ...], str]] = (
+        [("the prompt", ("prompt",), case.prompt)] if case.prompt else []
+    )
+    wordings += [
+        (f"paraphrase {i + 1}", ("paraphrases", i), text) for i, text in enumerate(case.paraphrases)
+    ]
+    for name, place, text in wordings if rule_text else []:
+        quoted = ruletext.quoted_run(text, rule_text)
         if quoted:
             yield Finding(
                 path,
-                line("prompt"),
+                line(*place),
                 WARNING,
                 "prompt-quotes-rule",
-                f"the prompt quotes {case.defends}: {' '.join(quoted)!r}; it tests the "
+                f"{name} quotes {case.defends}: {' '.join(quoted)!r}; it tests the "
                 "prompt, not the configuration",
             )
     # A scripted case cannot catch the model breaking a prohibition: its turns are

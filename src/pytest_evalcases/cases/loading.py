@@ -64,6 +64,8 @@ class LoadedCase:
     check_severities: tuple[Severity, ...] = ()
     #: ``perturb: false``: ``--eval-perturb`` leaves the prompt alone.
     perturb: bool = True
+    #: ``paraphrases:``: the author's other wordings of ``prompt`` (docs/perturbation.md).
+    paraphrases: tuple[str, ...] = ()
     #: ``script:``: the turns the plugin plays as the model (docs/config-contract.md);
     #: ``None``: the agent's own model answers.
     script: tuple[schema.ScriptTurn, ...] | None = None
@@ -83,7 +85,16 @@ class LoadedCase:
     @property
     def entry(self) -> CaseEntry:
         """What collection needs of this case (and the parse cache keeps)."""
-        return CaseEntry(self.id, self.line, self.severity, self.tags, self.defends, self.perturb)
+        return CaseEntry(
+            self.id,
+            self.line,
+            self.severity,
+            self.tags,
+            self.defends,
+            self.perturb,
+            self.prompt if self.perturb else None,
+            len(self.paraphrases),
+        )
 
     def failure_severity(self, failed: Iterable[str]) -> Severity:
         """How severe a run's failure is whose checks ``failed`` (by id) failed: as
@@ -247,6 +258,7 @@ def _cases(
         seen[model.id] = line + 1
         _scripted_agents(source, model, loc)
         _turns(source, model.checks, len(model.follow_ups or ()), loc)  # type: ignore[attr-defined]
+        _paraphrases(source, model, loc)
         fixture = _fixture(source, evals_root, model.cwd, [*loc, "cwd"])
         cases.append(
             LoadedCase(
@@ -270,12 +282,34 @@ def _cases(
                 max_cost=model.max_cost,
                 max_tokens=model.max_tokens,
                 perturb=model.perturb,
+                paraphrases=tuple(model.paraphrases or ()),
                 script=tuple(model.script) if model.script is not None else None,
                 follow_ups=tuple(model.follow_ups or ()),
                 mcp=tuple(model.mcp.items()) if model.mcp is not None else (),
             )
         )
     return cases
+
+
+def _paraphrases(source: Source, model: schema.CaseModelBase, loc: list[str | int]) -> None:
+    """Refuse ``paraphrases:`` that would perturb nothing: without a prompt, on a case
+    that is never perturbed, the prompt itself or twice the same (docs/perturbation.md)."""
+    if not model.paraphrases:
+        return
+    if model.prompt is None or not model.perturb:
+        why = "no `prompt:`" if model.prompt is None else "`perturb: false`"
+        raise source.error(
+            [*loc, "paraphrases"], "value", f"a case with {why} has no paraphrases to run"
+        )
+    seen = {" ".join(model.prompt.split()): "the prompt"}
+    for index, text in enumerate(model.paraphrases):
+        words = " ".join(text.split())
+        if not words or words in seen:
+            said = f"is {seen[words]}" if words else "is blank"
+            raise source.error(
+                [*loc, "paraphrases", index], "value", f"paraphrase {index + 1} {said}"
+            )
+        seen[words] = f"the same as paraphrase {index + 1}"
 
 
 def _scripted_agents(source: Source, model: schema.CaseModelBase, loc: list[str | int]) -> None:

@@ -30,16 +30,29 @@ class CaseEntry:
     defends: str
     #: ``perturb: false`` makes no perturbed items (docs/perturbation.md).
     perturb: bool = True
+    #: The prompt, which says which perturbation classes can change it (``None``: the
+    #: case has none, or ``perturb: false``), and how many ``paraphrases:`` it has.
+    prompt: str | None = None
+    paraphrases: int = 0
 
     def to_list(self) -> list[Any]:
-        return [self.id, self.line, self.severity, list(self.tags), self.defends, self.perturb]
+        return [
+            self.id,
+            self.line,
+            self.severity,
+            list(self.tags),
+            self.defends,
+            self.perturb,
+            self.prompt,
+            self.paraphrases,
+        ]
 
     @classmethod
     def from_list(cls, raw: Any) -> CaseEntry:
         """An entry read back from the cache; ``ValueError`` when it is not one."""
-        if not isinstance(raw, list) or len(raw) != 6:
+        if not isinstance(raw, list) or len(raw) != 8:
             raise ValueError(raw)
-        case_id, line, severity, tags, defends, perturb = raw
+        case_id, line, severity, tags, defends, perturb, prompt, paraphrases = raw
         if not (
             isinstance(case_id, str)
             and isinstance(line, int)
@@ -48,9 +61,11 @@ class CaseEntry:
             and all(isinstance(t, str) for t in tags)
             and isinstance(defends, str)
             and isinstance(perturb, bool)
+            and (prompt is None or isinstance(prompt, str))
+            and isinstance(paraphrases, int)
         ):
             raise ValueError(raw)
-        return cls(case_id, line, severity, tuple(tags), defends, perturb)
+        return cls(case_id, line, severity, tuple(tags), defends, perturb, prompt, paraphrases)
 
 
 @dataclass(frozen=True)

@@ -643,6 +643,15 @@ class CaseModelBase(BaseModel):
         description="false: --eval-perturb never perturbs this prompt (its exact form is "
         "the point: a quoted message, a path)",
     )
+    paraphrases: list[Annotated[str, Field(min_length=1, max_length=limits.TEXT_CHARS)]] | None = (
+        Field(
+            default=None,
+            min_length=1,
+            max_length=limits.TURNS,
+            description="Other wordings of the prompt, written by the author: --eval-perturb "
+            "paraphrase runs them (docs/perturbation.md)",
+        )
+    )
     script: list[ScriptTurn] | None = Field(
         default=None,
         min_length=1,

@@ -93,7 +93,8 @@ class EvalFile(pytest.File):
         for entry in entries:
             session.ids.setdefault(entry.id, {}).setdefault(self.path, entry.line + 1)
         for entry in entries:
-            for run in orchestration.slots(entry.id, entry.perturb, session.settings):
+            session.perturb_gaps += orchestration.unperturbed(entry, session.settings)
+            for run in orchestration.slots(entry, session.settings):
                 yield EvalItem.from_parent(
                     self,
                     name=run.name,

@@ -105,7 +105,8 @@ def add_options(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         help="Also run every case with eval_perturb_n perturbations of its prompt per class: "
-        "typo, case, whitespace, filler, format (ini: eval_perturb; docs/perturbation.md)",
+        "typo, case, whitespace, filler, format, paraphrase (ini: eval_perturb; "
+        "docs/perturbation.md)",
     )
     group.addoption(
         "--eval-concurrency",

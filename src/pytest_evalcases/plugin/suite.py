@@ -30,6 +30,9 @@ from pytest_evalcases.session.state import EvalSession
 WORKER_OUTPUT = "evalcases_selection"
 #: The key of a worker's ``workeroutput`` that carries the broken case files set aside.
 SET_ASIDE_OUTPUT = "evalcases_set_aside"
+#: The key of a worker's ``workeroutput`` that carries the perturbation classes that
+#: made no item of a selected case.
+GAPS_OUTPUT = "evalcases_perturb_gaps"
 #: What a broken case file set aside adds to its message.
 NOT_COUNTED = "(no eval case selected: not counted in the exit status)"
 
@@ -83,11 +86,14 @@ class SuiteHooks:
             last_failed=_last_failed(config),
         )
         self.state.selection = selection
+        chosen = {item.entry.id for item in selected}
+        self.state.perturb_gaps = [g for g in self.state.perturb_gaps if g[0] in chosen]
         if is_worker(config):
             output: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
             output[WORKER_OUTPUT] = selection.to_dict()
             if is_first_worker_or_controller(config):
                 output[SET_ASIDE_OUTPUT] = self.set_aside
+                output[GAPS_OUTPUT] = self.state.perturb_gaps
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
@@ -96,6 +102,9 @@ class SuiteHooks:
         found = output.get(SET_ASIDE_OUTPUT) if isinstance(output, dict) else None
         if isinstance(found, list) and not self.set_aside:
             self.set_aside = [str(message) for message in found]
+        gaps = output.get(GAPS_OUTPUT) if isinstance(output, dict) else None
+        if isinstance(gaps, list) and not self.state.perturb_gaps:
+            self.state.perturb_gaps = [(str(c), str(k), str(w)) for c, k, w in gaps]
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if is_worker(self.config) or not self.set_aside:

@@ -168,6 +168,21 @@ def perturbation_lines(found: Sequence[ClassScore]) -> list[str]:
     return out
 
 
+def unperturbed_lines(gaps: Sequence[tuple[str, str, str]]) -> list[str]:
+    """Once per class and reason: the cases a perturbation class made no item of
+    (``(case id, class, why)``; docs/perturbation.md)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for case_id, cls, why in gaps:
+        grouped.setdefault((cls, why), []).append(case_id)
+    out = []
+    for (cls, why), ids in grouped.items():
+        shown = ", ".join(ids[:SHOWN_CASES]) + (
+            f" and {len(ids) - SHOWN_CASES} more" if len(ids) > SHOWN_CASES else ""
+        )
+        out.append(f"perturbation: no {cls} runs of {plural(len(ids), 'case')} ({why}): {shown}")
+    return out
+
+
 def _rate_ci(passes: int, runs: int) -> str:
     if not runs:
         return "0/0"

@@ -8,7 +8,11 @@ What must stay exact is never changed: fenced code blocks, inline code, quoted s
 URLs and path-like tokens (:func:`protected_spans` says which). The text is split into
 fenced blocks, which are kept as they are, and text blocks, in which every other
 protected span is replaced by a placeholder before the class's transformation and put
-back after it. Plain Python, no model call.
+back after it. A perturbation never equals the prompt: a draw that changes nothing is
+drawn again (the draw's number is part of the seed), and a class that cannot change a
+prompt at all (:func:`unchangeable` says why) makes no perturbation of it. ``paraphrase``
+is no edit: its K-th perturbation is the K-th of the case's own ``paraphrases:``. Plain
+Python, no model call.
 """
 
 from __future__ import annotations
@@ -16,19 +20,26 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from pytest_evalcases import defaults
 from pytest_evalcases.errors import UsageError
 
-PerturbClass = Literal["typo", "case", "whitespace", "filler", "format"]
+PerturbClass = Literal["typo", "case", "whitespace", "filler", "format", "paraphrase"]
 #: The classes, in the order the documentation gives them.
 CLASSES: tuple[PerturbClass, ...] = get_args(PerturbClass)
 
-#: Share of the eligible words a ``typo`` perturbation misspells (at least one).
-TYPO_RATE = 0.1
+#: Share of the prompt's characters a ``typo`` perturbation changes (at least one).
+TYPO_RATE = 0.02
+#: Length of the text a ``filler`` perturbation adds, as a share of the prompt's.
+FILLER_RATE = 0.10
+#: How far past its tenth (as a share of it) filler may grow by one more sentence.
+FILLER_SLACK = 0.05
+#: Draws of a perturbation before the class's last resort (every class but ``format``
+#: has one; ``format`` changes every prompt within five, one per layout).
+DRAWS = 16
 #: Shortest word a typo or a case change touches.
 MIN_WORD = 4
 
@@ -50,22 +61,32 @@ _HOLD = re.compile(r"\ue000(\d+)\ue001")
 #: A line that is already a heading, a list item or a quotation keeps its form.
 _MARKED = re.compile(r"\s*(?:#|>|[-*+]\s|\d+[.)]\s)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[ \t]+(?=\S)")
+#: Where filler may go inside a prompt: after a sentence (one whose last word ends in
+#: two small letters: never after "e.g." or "Mr."), or between paragraphs.
+_BREAK = re.compile(r"(?<=[a-z][a-z][.!?])[ \t]+(?=[A-Z])|\n[ \t]*\n")
 
 _KEYBOARD = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-_FILLER_BEFORE = (
-    "Hi!",
-    "Hello,",
-    "Hey there.",
-    "Quick question:",
-    "Please help me with the following.",
-    "So, here is what I need.",
-)
-_FILLER_AFTER = (
-    "Thanks!",
-    "Thank you in advance.",
-    "Cheers.",
-    "Let me know if anything is unclear.",
-    "Much appreciated.",
+#: Neutral sentences: irrelevant to any task, asking nothing and telling nothing.
+#: Short ones too, so that a short prompt's filler stays near its tenth.
+_FILLER = (
+    "So.",
+    "Anyway.",
+    "Long week.",
+    "Hello again.",
+    "Good morning.",
+    "Busy day here.",
+    "It is raining here.",
+    "Lunch was late today.",
+    "The office is quiet today.",
+    "I had a coffee a moment ago.",
+    "It has been a long week so far.",
+    "The weather is mild out here today.",
+    "My laptop fan is rather loud this afternoon.",
+    "The team had a long planning meeting this morning.",
+    "Someone brought cake to the office, which was nice.",
+    "I am writing this from the train on my way home tonight.",
+    "We moved desks last week, so I sit by the window on the third floor now.",
+    "The heating in our building was switched on yesterday, a little early this year.",
 )
 _HEADINGS = ("## Task", "# Request", "### What to do")
 _LABELS = ("Task:", "Request:", "Instructions:")
@@ -83,9 +104,31 @@ class PerturbPlan:
     #: ``eval_perturb_max_delta``: a drop of more points flags the class (the summary).
     max_delta: float = defaults.PERTURB_MAX_DELTA
 
-    def labels(self) -> list[str]:
-        """``CLASS-K`` of every perturbation, in the order items are collected."""
-        return [f"{cls}-{k}" for cls in self.classes for k in range(self.n)]
+    def labels(self, prompt: str | None, paraphrases: int = 0) -> list[str]:
+        """``CLASS-K`` of every perturbation of ``prompt`` (of a case with
+        ``paraphrases`` of it), in the order items are collected: ``n`` per class, the
+        first ``n`` paraphrases, none of a class that cannot change the prompt."""
+        return [
+            f"{cls}-{k}"
+            for cls in self.classes
+            for k in range(self.count(cls, prompt, paraphrases))
+        ]
+
+    def count(self, cls: str, prompt: str | None, paraphrases: int) -> int:
+        """How many perturbations of class ``cls`` the prompt gets."""
+        if prompt is None:
+            return 0
+        if cls == "paraphrase":
+            return min(self.n, paraphrases)
+        return 0 if unchangeable(prompt, cls) else self.n
+
+    def gaps(self, prompt: str | None, paraphrases: int) -> list[tuple[str, str]]:
+        """``(class, why)`` of each class of the plan that gets no perturbation."""
+        return [
+            (cls, "no paraphrases" if cls == "paraphrase" and prompt else unchangeable(prompt, cls))
+            for cls in self.classes
+            if not self.count(cls, prompt, paraphrases)
+        ]
 
     def pins(self) -> dict[str, Any]:
         """What the results file's pins record of the plan (docs/results.md)."""
@@ -148,27 +191,113 @@ def protected_spans(text: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def perturb(prompt: str, cls: str, k: int, seed: int) -> str:
-    """The ``k``-th perturbation of class ``cls`` of ``prompt`` under ``seed``.
+def unchangeable(prompt: str | None, cls: str) -> str:
+    """Why class ``cls`` cannot change ``prompt`` whatever its seed (no prompt; for
+    ``typo``, no word of four letters outside the protected spans; for ``case``, no
+    letter); ``""`` when it can. ``paraphrase`` asks the case, not the prompt."""
+    if prompt is None:
+        return "no prompt"
+    if cls == "typo" and not _sites(prompt, protected_spans(prompt)):
+        return f"no word of {MIN_WORD} letters outside the protected spans"
+    if cls == "case" and _cased(prompt, protected_spans(prompt)) is None:
+        return "no letter outside the protected spans"
+    return ""
 
-    Deterministic: the same four arguments always give the same text. A prompt in which
-    the class finds nothing to change (a typo in a prompt without a word of four letters
-    outside the protected spans) comes back unchanged.
+
+def perturb(prompt: str, cls: str, k: int, seed: int, paraphrases: Sequence[str] = ()) -> str:
+    """The ``k``-th perturbation of class ``cls`` of ``prompt`` under ``seed``
+    (``paraphrase``: the ``k``-th of ``paraphrases``).
+
+    Deterministic: the same arguments always give the same text, and never ``prompt``
+    itself: a draw that changes nothing, or gives a smaller K's text, is followed by the
+    next (each seeded by its number too), then by the class's smallest change.
+    ``ValueError`` for a class that cannot change the prompt (:func:`unchangeable`), and
+    for a paraphrase that is not there or is the prompt.
     """
     if cls not in CLASSES:
         raise ValueError(f"unknown perturbation class {cls!r}; known: {', '.join(CLASSES)}")
-    key = f"{seed}\0{cls}\0{k}\0{prompt}".encode()
-    rng = random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+    if cls == "paraphrase":
+        if not 0 <= k < len(paraphrases) or paraphrases[k] == prompt:
+            raise ValueError(f"no paraphrase {k} of the prompt ({len(paraphrases)} given)")
+        return paraphrases[k]
+    why = unchangeable(prompt, cls)
+    if why:
+        raise ValueError(f"{cls} cannot change the prompt: {why}")
+    earlier: list[str] = []
+    for j in range(k + 1):
+        earlier.append(_distinct(prompt, cls, j, seed, earlier))
+    return earlier[-1]
+
+
+def _distinct(prompt: str, cls: str, k: int, seed: int, earlier: Sequence[str]) -> str:
+    """The first draw that changes the prompt and, when one of :data:`DRAWS` does, that
+    differs from the ``earlier`` perturbations too."""
+    found = ""
+    for draw in range(DRAWS):
+        # Draw 0's seed is the documented one; a draw that changed nothing adds its number.
+        key = f"{seed}\0{cls}\0{k}\0{prompt}" + (f"\0{draw}" if draw else "")
+        rng = random.Random(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
+        text = _draw(prompt, cls, k + draw if cls == "format" else k, rng, draw)
+        if text != prompt and text not in earlier:
+            return text
+        found = found or (text if text != prompt else "")
+    return found or _last_resort(prompt, cls)
+
+
+def _draw(prompt: str, cls: str, k: int, rng: random.Random, draw: int) -> str:
+    if cls == "typo":
+        return _typo(prompt, rng)
     if cls == "filler":
         return _filler(prompt, rng)
     if cls == "whitespace":
         return _whitespace(prompt, rng)
-    if cls == "format" and k % len(_FORMATS) == 0:
+    if cls == "case":
+        # A draw that changed nothing takes the next mode: lower, upper, capitalised, mixed.
+        mode = (min(k, 3) + draw) % 4
+        return _on_text(prompt, lambda text: _case(text, rng, mode))
+    if k % len(_FORMATS) == 0:
         return f"{rng.choice(_HEADINGS)}\n\n{prompt}"
-    if cls == "format" and k % len(_FORMATS) == 4:
+    if k % len(_FORMATS) == 4:
         return f"{rng.choice(_LABELS)}\n{prompt}"
-    transform = _TEXT_TRANSFORMS[cls] if cls != "format" else _FORMATS[k % len(_FORMATS)]
+    transform = _FORMATS[k % len(_FORMATS)]
     return _on_text(prompt, lambda text: transform(text, rng, k))
+
+
+def _last_resort(prompt: str, cls: str) -> str:
+    """The smallest change of the class, when every draw changed nothing."""
+    spans = protected_spans(prompt)
+    if cls == "typo":
+        site = _sites(prompt, spans)[0][0]
+        return prompt[:site] + prompt[site + 1 :]
+    letter = _cased(prompt, spans)
+    if cls == "case" and letter is not None:
+        return prompt[:letter] + prompt[letter].swapcase() + prompt[letter + 1 :]
+    if cls == "whitespace":
+        return prompt + "\n"
+    raise ValueError(f"{cls} did not change the prompt in {DRAWS} draws")
+
+
+def _outside(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    return all(end <= a or start >= b for a, b in spans)
+
+
+def _sites(prompt: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where a typo may go: ``(position, end of its word)`` of every letter but the first
+    of each word of :data:`MIN_WORD` letters or more outside the protected spans."""
+    return [
+        (at, word.end())
+        for word in _WORD.finditer(prompt)
+        if _outside(spans, *word.span())
+        for at in range(word.start() + 1, word.end())
+    ]
+
+
+def _cased(prompt: str, spans: Sequence[tuple[int, int]]) -> int | None:
+    """The first letter with a case outside the protected spans."""
+    for at, char in enumerate(prompt):
+        if char.lower() != char.upper() and _outside(spans, at, at + 1):
+            return at
+    return None
 
 
 def _on_text(prompt: str, transform: Callable[[str], str]) -> str:
@@ -201,32 +330,41 @@ def _words(text: str) -> list[re.Match[str]]:
     return list(_WORD.finditer(text))
 
 
-def _typo(text: str, rng: random.Random, k: int) -> str:
-    words = _words(text)
-    if not words:
-        return text
-    count = max(1, round(len(words) * TYPO_RATE))
-    chosen = sorted(rng.sample(range(len(words)), min(count, len(words))))
-    result = text
-    for index in reversed(chosen):
-        match = words[index]
-        result = result[: match.start()] + _misspell(match.group(), rng) + result[match.end() :]
-    return result
+def _typo(prompt: str, rng: random.Random) -> str:
+    """About :data:`TYPO_RATE` of the prompt's characters changed: letters transposed
+    (two characters), dropped or replaced by a keyboard neighbour (one each), at places
+    at least three characters apart, so that each edit counts on its own."""
+    sites = _sites(prompt, protected_spans(prompt))
+    budget = max(1, round(len(prompt) * TYPO_RATE))
+    edits: dict[int, str] = {}
+    spent = 0
+    for at, end in rng.sample(sites, len(sites)):
+        if spent >= budget:
+            break
+        if any(abs(at - other) < 3 for other in edits):
+            continue
+        kinds = ["drop", "replace"]
+        if spent + 2 <= budget and at + 1 < end and prompt[at] != prompt[at + 1]:
+            kinds.append("swap")
+        edits[at] = rng.choice(kinds)
+        spent += 2 if edits[at] == "swap" else 1
+    text = prompt
+    for at in sorted(edits, reverse=True):
+        edit = edits[at]
+        if edit == "swap":
+            text = text[:at] + text[at + 1] + text[at] + text[at + 2 :]
+        elif edit == "drop":
+            text = text[:at] + text[at + 1 :]
+        else:
+            near = _neighbours(text[at]) or _other_letters(text[at])
+            text = text[:at] + rng.choice(near) + text[at + 1 :]
+    return text
 
 
-def _misspell(word: str, rng: random.Random) -> str:
-    """One edit of ``word`` that keeps its first letter: swap, drop, double or neighbour key."""
-    i = rng.randrange(1, len(word) - 1)
-    edit = rng.choice(("swap", "drop", "double", "neighbour"))
-    if edit == "swap" and word[i] != word[i + 1]:
-        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
-    if edit == "neighbour":
-        near = _neighbours(word[i])
-        if near:
-            return word[:i] + rng.choice(near) + word[i + 1 :]
-    if edit == "double":
-        return word[:i] + word[i] + word[i:]
-    return word[:i] + word[i + 1 :]
+def _other_letters(letter: str) -> str:
+    """Any other letter, for a letter that is not on the keyboard's rows."""
+    others = "".join(c for c in "etaoinsrhl" if c != letter.lower())
+    return others.upper() if letter.isupper() else others
 
 
 def _neighbours(letter: str) -> str:
@@ -243,12 +381,12 @@ def _neighbours(letter: str) -> str:
     return ""
 
 
-def _case(text: str, rng: random.Random, k: int) -> str:
-    if k == 0:
+def _case(text: str, rng: random.Random, mode: int) -> str:
+    if mode == 0:
         return text.lower()
-    if k == 1:
+    if mode == 1:
         return text.upper()
-    if k == 2:
+    if mode == 2:
         return _WORD.sub(lambda match: match.group().capitalize(), text)
     words = _words(text)
     result = text
@@ -279,15 +417,41 @@ def _whitespace(prompt: str, rng: random.Random) -> str:
 
 
 def _filler(prompt: str, rng: random.Random) -> str:
-    before, after = rng.choice(((True, False), (False, True), (True, True)))
-    text = prompt
-    if before:
+    """Neutral sentences of about :data:`FILLER_RATE` of the prompt's length, at a
+    seeded place: before the prompt, after it, or between two of its sentences or
+    paragraphs outside the protected spans."""
+    target = len(prompt) * FILLER_RATE
+    # A prompt longer than the pool's ten times gets the pool more than once.
+    rounds = 1 + int(target // sum(len(sentence) + 1 for sentence in _FILLER))
+    pool = [s for _ in range(rounds) for s in rng.sample(_FILLER, len(_FILLER))]
+    chosen: list[str] = []
+    size = 0
+    for sentence in pool:
+        # Each sentence with its space; a little over the tenth beats far under it.
+        if size + len(sentence) + 1 <= target + max(3.0, target * FILLER_SLACK):
+            chosen.append(sentence)
+            size += len(sentence) + 1
+    if not chosen:
+        # A prompt too short for any: one of the shortest sentences.
+        chosen = [rng.choice(sorted(_FILLER, key=len)[:3])]
+    filler = " ".join(chosen)
+    spans = protected_spans(prompt)
+    inside = [
+        m.span()
+        for m in _BREAK.finditer(prompt)
+        if m.start() > 0 and m.end() < len(prompt) and _outside(spans, *m.span())
+    ]
+    places: list[tuple[int, int] | None] = [None, (len(prompt), len(prompt)), *inside]
+    place = rng.choice(places)
+    if place is None:
         # A prompt that starts with a heading, a list or a code block keeps it on its line.
-        separator = " " if prompt[:1].isalpha() else "\n\n"
-        text = f"{rng.choice(_FILLER_BEFORE)}{separator}{text}"
-    if after:
-        text = f"{text}\n\n{rng.choice(_FILLER_AFTER)}"
-    return text
+        return filler + (" " if prompt[:1].isalpha() else "\n\n") + prompt
+    start, end = place
+    gap = prompt[start:end]
+    if start == len(prompt):
+        between = " " if prompt.rstrip()[-1:] in (".", "!", "?") and "\n" not in prompt else "\n\n"
+        return prompt + between + filler
+    return prompt[:start] + gap + filler + gap + prompt[end:]
 
 
 def _one_line(text: str, rng: random.Random, k: int) -> str:
@@ -312,9 +476,5 @@ def _unused(text: str, rng: random.Random, k: int) -> str:
 
 
 _Transform = Callable[[str, random.Random, int], str]
-_TEXT_TRANSFORMS: dict[str, _Transform] = {
-    "typo": _typo,
-    "case": _case,
-}
 #: ``format`` by K modulo 5: heading, one line, a sentence per line, bullets, label.
 _FORMATS: tuple[_Transform, ...] = (_unused, _one_line, _sentence_lines, _bullets, _unused)

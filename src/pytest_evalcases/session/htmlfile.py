@@ -3,6 +3,7 @@ session ends (docs/variants.md, "The HTML report")."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from pytest_evalcases.session.state import EvalSession
@@ -13,11 +14,17 @@ def write(state: EvalSession, path: Path, title: str) -> str:
     directory; the summary's line saying where it is, or why it was not written."""
     # The report and its templates are for the sessions that ask for it.
     from pytest_evalcases.report import html as html_report
+    from pytest_evalcases.report.summary import unperturbed_lines
 
+    report = state.report()
+    # As in the terminal: the perturbation classes that made no item of a case.
+    said = unperturbed_lines(state.perturb_gaps)
+    if said:
+        report = dataclasses.replace(report, notes=[*report.notes, *said])
     try:
         html_report.write(
             path,
-            state.report(),
+            report,
             html_report.read_trend(state.settings.results_dir),
             title=title,
             selection=state.selection,

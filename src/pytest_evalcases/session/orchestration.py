@@ -25,6 +25,7 @@ from pytest_evalcases.session.state import EvalSession
 
 if TYPE_CHECKING:
     from pytest_evalcases.cases.loading import LoadedCase
+    from pytest_evalcases.cases.parsecache import CaseEntry
     from pytest_evalcases.run.budget import Budget
     from pytest_evalcases.run.runner import AgentRun, OuterLimit, RunContext, RunReport
     from pytest_evalcases.run.scheduler import Scheduler
@@ -52,18 +53,31 @@ class Slot:
     repetition: int
 
 
-def slots(case_id: str, perturbable: bool, settings: Settings) -> Iterator[Slot]:
+def slots(entry: CaseEntry, settings: Settings) -> Iterator[Slot]:
     """Each run of a case, in collection order: each variant, the prompt as written then
-    each perturbation of it (``perturbable``: the case allows them), each repetition."""
+    each perturbation of it that the case allows and that changes it, each repetition."""
     repeated = settings.repeat > 1
     plan = settings.perturb
+    labels = plan.labels(entry.prompt, entry.paraphrases) if plan and entry.perturb else []
     for variant in settings.variants:
         # A graded directory has no prompt to perturb; `perturb: false` opts out.
-        perturbed = plan is not None and perturbable and variant.graded_dir is None
-        for perturbation in [None, *(plan.labels() if plan and perturbed else [])]:
+        perturbed = labels if variant.graded_dir is None else []
+        for perturbation in [None, *perturbed]:
             for rep in range(settings.repeat):
-                name = item_name(case_id, variant.name, rep if repeated else None, perturbation)
+                name = item_name(entry.id, variant.name, rep if repeated else None, perturbation)
                 yield Slot(name, variant, perturbation, rep)
+
+
+def unperturbed(entry: CaseEntry, settings: Settings) -> list[tuple[str, str, str]]:
+    """``(case id, class, why)`` of each class of ``--eval-perturb`` that makes no item
+    of a case that allows perturbation (no paraphrases; a prompt it cannot change), for
+    the summary (docs/perturbation.md)."""
+    plan = settings.perturb
+    if plan is None or not entry.perturb:
+        return []
+    if all(variant.graded_dir is not None for variant in settings.variants):
+        return []
+    return [(entry.id, cls, why) for cls, why in plan.gaps(entry.prompt, entry.paraphrases)]
 
 
 def item_name(
@@ -142,7 +156,12 @@ def run_case(state: EvalSession, run: PlannedRun) -> LoadedCase:
     if run.perturbation is None or plan is None or case.prompt is None:
         return case
     cls, k = split_label(run.perturbation)
-    return dataclasses.replace(case, prompt=perturb(case.prompt, cls, k, plan.seed))
+    try:
+        prompt = perturb(case.prompt, cls, k, plan.seed, case.paraphrases)
+    except ValueError as exc:
+        # The case file changed after collection: its item no longer has a perturbation.
+        raise RunError(f"perturbation {run.perturbation}: {exc}", kind="case") from None
+    return dataclasses.replace(case, prompt=prompt)
 
 
 def run_name(state: EvalSession, run: PlannedRun) -> str:

@@ -105,6 +105,9 @@ class EvalSession:
     #: What part of the suite the run selected, once collection said (under xdist, as
     #: a worker reported it); ``None`` before.
     selection: SuiteSelection | None = None
+    #: ``(case id, class, why)`` of each perturbation class that makes no item of a
+    #: selected case (docs/perturbation.md); under xdist, as the first worker found them.
+    perturb_gaps: list[tuple[str, str, str]] = field(default_factory=list)
     #: The gate's report (:meth:`report`) and what it was decided on: the number of
     #: records, why the run is incomplete, whether a case began, the baseline
     #: comparison; ``None`` before.

@@ -70,6 +70,7 @@ def gate_summary(state: EvalSession, *, every_case: bool) -> GateSummary:
         hint = "no agent configured: --eval-agent, or --eval-workspace to grade directories"
     report = state.report()
     *body, verdict = summary.lines(report, hint, every_case=every_case)
+    body += summary.unperturbed_lines(state.perturb_gaps)
     lines: list[Line] = [(line, PLAIN) for line in body]
     lines.append((verdict, VERDICT_MARKUP.get(report.verdict.status, PLAIN)))
     lines += [(line, YELLOW) for line in summary.did_nothing_lines(state.records)]

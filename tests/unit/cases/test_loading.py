@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Literal
@@ -88,7 +89,9 @@ def test_one_case_per_file(evals: Path) -> None:
         tags=("git",),
     )
     assert case.needs_transcript is True
-    assert case.entry == CaseEntry("no-trailer", 0, "critical", ("git",), "rules/git.md")
+    assert case.entry == CaseEntry(
+        "no-trailer", 0, "critical", ("git",), "rules/git.md", prompt="Commit it."
+    )
 
 
 def test_a_json_case_file(evals: Path) -> None:
@@ -600,3 +603,89 @@ def test_a_turn_on_another_check_and_an_empty_follow_up_are_errors(
 
     assert info.value.field is not None
     assert info.value.field.endswith(field)
+
+
+REWORDED = """\
+id: push
+defends: rules/git.md
+prompt: push my commit to origin main please
+paraphrases:
+  - Please get my commit onto origin/main.
+  - can you push my latest commit to main on origin?
+checks:
+  - type: output_matches
+    pattern: pushed
+"""
+
+
+def test_paraphrases_load_and_their_number_reaches_the_entry(evals: Path) -> None:
+    [case] = load_case_file(_write(evals / "push.yaml", REWORDED), evals, REGISTRY)
+
+    assert case.paraphrases == (
+        "Please get my commit onto origin/main.",
+        "can you push my latest commit to main on origin?",
+    )
+    assert (case.entry.prompt, case.entry.paraphrases) == (case.prompt, 2)
+    # The parse cache keeps the entry as a list and reads it back alike.
+    assert CaseEntry.from_list(case.entry.to_list()) == case.entry
+
+
+@pytest.mark.parametrize(
+    ("replace", "line", "field", "reason"),
+    [
+        (
+            ("- Please get my commit onto origin/main.", "- push my commit to origin  main please"),
+            5,
+            "paraphrases[0]",
+            "paraphrase 1 is the prompt",
+        ),
+        (
+            (
+                "- can you push my latest commit to main on origin?",
+                "- Please get my commit onto\n    origin/main.",
+            ),
+            6,
+            "paraphrases[1]",
+            "paraphrase 2 is the same as paraphrase 1",
+        ),
+        (
+            ("- can you push my latest commit to main on origin?", '- "  \\n "'),
+            6,
+            "paraphrases[1]",
+            "paraphrase 2 is blank",
+        ),
+        (
+            ("prompt: push my commit to origin main please\n", ""),
+            4,
+            "paraphrases",
+            "a case with no `prompt:` has no paraphrases to run",
+        ),
+        (
+            ("checks:", "perturb: false\nchecks:"),
+            5,
+            "paraphrases",
+            "a case with `perturb: false` has no paraphrases to run",
+        ),
+    ],
+    ids=["the-prompt", "twice", "blank", "no-prompt", "never-perturbed"],
+)
+def test_a_paraphrase_that_would_perturb_nothing_is_an_error_naming_line_and_field(
+    evals: Path, replace: tuple[str, str], line: int, field: str, reason: str
+) -> None:
+    path = _write(evals / "push.yaml", REWORDED.replace(*replace))
+
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path, evals, REGISTRY)
+
+    assert (info.value.line, info.value.field, info.value.reason) == (line, field, reason)
+
+
+@pytest.mark.parametrize("value", ['[""]', "[]", '"one string"', "[[a, b]]"])
+def test_paraphrases_must_be_a_list_of_non_empty_strings(evals: Path, value: str) -> None:
+    text = re.sub(r"paraphrases:\n(  - .*\n)+", f"paraphrases: {value}\n", REWORDED)
+    path = _write(evals / "push.yaml", text)
+
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path, evals, REGISTRY)
+
+    assert str(info.value.field).startswith("paraphrases")

@@ -13,6 +13,8 @@ import pytest
 from pytest_evalcases.agents import make_agent
 from pytest_evalcases.agents.base import AgentSettings
 from pytest_evalcases.cases.loading import load_case_file
+from pytest_evalcases.cases.parsecache import CaseEntry
+from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import Spent
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.budget import Budget
@@ -26,8 +28,10 @@ from pytest_evalcases.session.orchestration import (
     CheckVerdict,
     PlannedRun,
     check_verdict,
+    run_case,
     slots,
     start_ahead,
+    unperturbed,
 )
 from pytest_evalcases.session.settings import SandboxSettings, Settings
 from pytest_evalcases.session.state import EvalSession
@@ -253,7 +257,8 @@ def test_a_case_is_collected_as_each_variant_perturbation_and_repetition(tmp_pat
         perturb=PerturbPlan(classes=("typo",), n=1),
     )
 
-    names = [slot.name for slot in slots("refund", True, settings)]
+    entry = CaseEntry("refund", 0, "normal", (), "AGENTS.md", prompt="Refund the order.")
+    names = [slot.name for slot in slots(entry, settings)]
 
     # The graded directory has no prompt to perturb.
     assert names == [
@@ -265,4 +270,73 @@ def test_a_case_is_collected_as_each_variant_perturbation_and_repetition(tmp_pat
         "refund[b-r1]",
     ]
     unperturbed = dataclasses.replace(settings, repeat=1, variants=(Variant(),))
-    assert [slot.name for slot in slots("refund", False, unperturbed)] == ["refund"]
+    opted_out = dataclasses.replace(entry, perturb=False)
+    assert [slot.name for slot in slots(opted_out, unperturbed)] == ["refund"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "paraphrases", "labels", "gaps"),
+    [
+        (
+            "Refund the order.",
+            3,
+            ["typo-0", "typo-1", "case-0", "case-1", "paraphrase-0", "paraphrase-1"],
+            [],
+        ),
+        (
+            "Refund the order.",
+            1,
+            ["typo-0", "typo-1", "case-0", "case-1", "paraphrase-0"],
+            [],
+        ),
+        (
+            "Refund the order.",
+            0,
+            ["typo-0", "typo-1", "case-0", "case-1"],
+            [("paraphrase", "no paraphrases")],
+        ),
+        (
+            "`make release` src/app.py",
+            0,
+            [],
+            [
+                ("typo", "no word of 4 letters outside the protected spans"),
+                ("case", "no letter outside the protected spans"),
+                ("paraphrase", "no paraphrases"),
+            ],
+        ),
+        (None, 0, [], [(c, "no prompt") for c in ("typo", "case", "paraphrase")]),
+    ],
+)
+def test_a_perturbation_slot_exists_only_where_it_changes_the_prompt(
+    tmp_path: Path,
+    prompt: str | None,
+    paraphrases: int,
+    labels: list[str],
+    gaps: list[tuple[str, str]],
+) -> None:
+    plan = PerturbPlan(classes=("typo", "case", "paraphrase"), n=2)
+    settings = Settings(rootdir=tmp_path, perturb=plan)
+    entry = CaseEntry("refund", 0, "normal", (), "AGENTS.md", True, prompt, paraphrases)
+
+    assert [slot.perturbation for slot in slots(entry, settings)] == [None, *labels]
+    assert unperturbed(entry, settings) == [("refund", cls, why) for cls, why in gaps]
+    # A case that opts out is no gap: it asked for none.
+    assert unperturbed(dataclasses.replace(entry, perturb=False), settings) == []
+
+
+def test_a_run_gets_its_paraphrase_and_one_gone_since_collection_is_an_error(
+    tmp_path: Path,
+) -> None:
+    state = session(tmp_path)
+    state.settings = dataclasses.replace(
+        state.settings, perturb=PerturbPlan(classes=("paraphrase",), n=3)
+    )
+    base = planned(tmp_path, 'paraphrases: ["hello there", "hi"]\n')
+
+    runs = [dataclasses.replace(base, perturbation=f"paraphrase-{k}") for k in range(3)]
+
+    assert [run_case(state, run).prompt for run in runs[:2]] == ["hello there", "hi"]
+    with pytest.raises(RunError, match="perturbation paraphrase-2: no paraphrase 2") as info:
+        run_case(state, runs[2])
+    assert info.value.kind == "case"
