@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pytest_evalcases.kinds import CaseOutcome, Status
 from pytest_evalcases.results import skills
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.metrics import Metrics
 from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.text import plural
@@ -289,6 +290,9 @@ class ResultsDocument:
     #: The policy the verdict was decided under (docs/results.md, "The gate policy");
     #: ``None`` in files written before it was stored.
     policy: GatePolicy | None = None
+    #: Each variant's metrics (docs/results.md, "Metrics"); ``None`` in files written
+    #: before they were stored.
+    metrics: Metrics | None = None
 
     @property
     def is_red_first(self) -> bool:
@@ -322,6 +326,7 @@ class ResultsDocument:
             "pins": self.pins,
             "variants": [v.to_dict() for v in self.variants],
             "comparisons": [c.to_dict() for c in self.comparisons],
+            "metrics": self.metrics.to_dict() if self.metrics is not None else None,
             "skills": [score.to_dict() for score in skills.scores(self.cases)],
             "cases": [r.to_dict() for r in self.cases],
         }

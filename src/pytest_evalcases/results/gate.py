@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pytest_evalcases.kinds import SEVERITIES, Severity, Status
 from pytest_evalcases.results import perturbation, skills
 from pytest_evalcases.results.factors import Factors, differing
+from pytest_evalcases.results.metrics import Metrics, compute_metrics
 from pytest_evalcases.results.outcomes import BLOCKING, CaseVerdict, case_verdicts
 from pytest_evalcases.results.perturbation import ClassScore
 from pytest_evalcases.results.policy import GatePolicy
@@ -137,6 +138,8 @@ class GateReport:
     variant_verdicts: Mapping[str, Verdict] = field(default_factory=dict)
     #: ``--eval-baseline``: the run compared with the baseline; ``None`` without one.
     baseline: BaselineResult | None = None
+    #: Each variant's metrics, over the runs the verdict counts (docs/results.md, "Metrics").
+    metrics: Metrics = field(default_factory=Metrics)
 
 
 def compare(
@@ -347,6 +350,7 @@ def decide(
         policy=policy,
         variant_verdicts={name: unfinished(v, incomplete) for name, v in verdicts},
         baseline=baseline,
+        metrics=compute_metrics(runs, names),
     )
 
 

@@ -178,6 +178,7 @@ def document(
         else None,
         baseline=report.baseline.to_dict() if report.baseline is not None else None,
         policy=policy,
+        metrics=report.metrics,
     )
 
 
