@@ -185,9 +185,7 @@ def compute_metrics(
     spent = [(r, t) for r in runs if (t := tokens(r)) is not None]
     population = sum(t for _, t in spent) / len(spent) if spent else None
     runaways = [
-        Runaway(
-            r.case_id, r.variant, r.repetition, t, round(t / population, 2), nodeid=r.nodeid
-        )
+        Runaway(r.case_id, r.variant, r.repetition, t, round(t / population, 2), nodeid=r.nodeid)
         for r, t in spent
         if population and t > factor * population
     ]
