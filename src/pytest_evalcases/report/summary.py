@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pytest_evalcases.report import metrics
 from pytest_evalcases.results.document import usage
 from pytest_evalcases.results.factors import FACTORS, WORKING_TREE, Factors, label
 from pytest_evalcases.results.gate import Comparison, GateReport, VariantSummary, severities_present
-from pytest_evalcases.results.metrics import VariantMetrics, WallTimes
 from pytest_evalcases.results.outcomes import CaseVerdict
 from pytest_evalcases.results.perturbation import ClassScore
 from pytest_evalcases.results.record import RunRecord
@@ -17,8 +17,6 @@ from pytest_evalcases.text import plural, ratio, usd
 
 #: With repeats, the cases a variant lists at most (the worst); the rest are counted.
 SHOWN_CASES = 10
-#: The runaway runs a variant lists at most; the rest are counted.
-SHOWN_RUNAWAYS = 5
 
 
 def did_nothing(name: str) -> str:
@@ -102,7 +100,7 @@ def lines(
             out.append(spent)
         measured = report.metrics.of(v.name)
         if measured is not None:
-            out.extend(metrics_lines(measured, runs=report.repeated))
+            out.extend(metrics.lines(measured, runs=report.repeated))
         if report.repeated:
             out.extend(_case_lines(v, every_case))
     for cmp in report.comparisons:
@@ -147,59 +145,6 @@ def lines(
             f"eval gate: {verdict.status}" + (f" ({verdict.reason})" if verdict.reason else "")
         )
     return out
-
-
-def metrics_lines(m: VariantMetrics, *, runs: bool = True) -> list[str]:
-    """A variant's metrics (docs/results.md, "Metrics"), only the lines with something
-    to say: with ``runs`` (repeats) the success rate of its graded runs; wall time of
-    passed and of failed runs; tokens and cost per run when more than one run reported
-    them; each runaway run; failures by mode; errors by kind."""
-    out = []
-    if runs and m.graded:
-        lo, hi = m.ci95 or (0.0, 1.0)
-        out.append(
-            f"  runs {m.passed}/{m.graded} passed ({ratio(m.passed, m.graded)}, "
-            f"95% CI {lo:.0%}–{hi:.0%})"
-        )
-    walls = [
-        f"{_percentiles(w)} ({w.runs} {what})"
-        for w, what in ((m.wall_passed, "passed"), (m.wall_failed, "failed"))
-        if w.runs
-    ]
-    if walls:
-        out.append("  wall " + " · ".join(walls))
-    spread = []
-    if m.tokens is not None and m.tokens.runs > 1:
-        spread.append(f"tokens {m.tokens.mean:,.0f} ± {m.tokens.sd:,.0f} per run")
-    if m.cost is not None and m.cost.runs > 1:
-        spread.append(f"cost {usd(m.cost.mean)} ± {usd(m.cost.sd)} per run")
-    if spread:
-        out.append("  " + " · ".join(spread))
-    for runaway in m.runaways[:SHOWN_RUNAWAYS]:
-        out.append(
-            f"  runaway: {runaway.label} {runaway.tokens:,} tokens "
-            f"({runaway.times_mean:.1f}× the mean of all runs)"
-        )
-    if len(m.runaways) > SHOWN_RUNAWAYS:
-        out.append(f"  … and {plural(len(m.runaways) - SHOWN_RUNAWAYS, 'more runaway')}")
-    for what, counts in (
-        ("failures by mode", m.failures_by_mode),
-        ("errors by kind", m.errors_by_kind),
-    ):
-        if counts:
-            out.append(f"  {what}: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
-    return out
-
-
-def _percentiles(w: WallTimes) -> str:
-    """``p50 12.1 s · p90 30.2 s · p99 41.0 s``; ``40.9 s`` for one run."""
-    if w.runs == 1 and w.p50 is not None:
-        return f"{w.p50:,.1f} s"
-    return " · ".join(
-        f"{name} {value:,.1f} s"
-        for name, value in (("p50", w.p50), ("p90", w.p90), ("p99", w.p99))
-        if value is not None
-    )
 
 
 def perturbation_lines(found: Sequence[ClassScore]) -> list[str]:
