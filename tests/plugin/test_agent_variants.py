@@ -19,6 +19,7 @@ import pytest
 
 from pytest_evalcases import cli
 from tests.helpers.agents import FAKES, SAMPLES, fake_credentials, recorded_calls
+from tests.helpers.results import without_metrics
 
 #: Each case checks for sentences of the answer, one check each.
 CASES = {
@@ -206,11 +207,12 @@ MATRIX_COMPARISONS = [
 
 
 def gate_lines(result: pytest.RunResult) -> list[str]:
-    """The summary's lines from the first variant's to the verdict."""
+    """The summary's lines from the first variant's to the verdict, without the metrics
+    lines (wall times vary; tests/plugin/test_metrics.py tests them)."""
     lines = result.stdout.lines
     start = next(i for i, line in enumerate(lines) if "eval gate" in line and "=" in line)
     end = next(i for i, line in enumerate(lines) if line.startswith("eval gate: "))
-    return lines[start + 1 : end + 1]
+    return without_metrics(lines[start + 1 : end + 1])
 
 
 def outcomes(doc: dict[str, Any]) -> dict[str, dict[str, str]]:

@@ -482,7 +482,7 @@ def test_agent_and_model_variants_say_what_they_are_and_spend(
         "tokens 50,770 (25,385 per run) · cost not reported",
         "not reported",
     ]
-    usage = [line.strip() for line in out if line.startswith("  tokens ")]
+    usage = [line.strip() for line in out if line.startswith("  tokens ") and " ± " not in line]
     assert usage == money_cells(page)[:3]
     assert '<th scope="row">tokens and cost</th>' in page
     # The comparisons name the factors that differ, in the terminal's words; the one

@@ -26,6 +26,8 @@ PERCENTILES = (50, 90, 99)
 #: "Failure modes"), and an errored run without an error kind.
 UNCLASSIFIED = "unclassified"
 UNKNOWN_ERROR = "error"
+#: Places the file's means and standard deviations are rounded to: a millionth of a dollar.
+DIGITS = 6
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class Spread:
         return cls(len(values), mean, sd)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"runs": self.runs, "mean": self.mean, "sd": self.sd}
+        return {"runs": self.runs, "mean": round(self.mean, DIGITS), "sd": round(self.sd, DIGITS)}
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,9 @@ class Metrics:
     def to_dict(self) -> dict[str, Any]:
         return {
             "runaway_factor": self.runaway_factor,
-            "tokens_mean": self.tokens_mean,
+            "tokens_mean": round(self.tokens_mean, DIGITS)
+            if self.tokens_mean is not None
+            else None,
             "variants": [v.to_dict() for v in self.variants],
         }
 
