@@ -16,6 +16,10 @@ TIMEOUT = 600.0
 MIN_PASS_RATE = 0.9
 #: ``eval_baseline_tolerance``: percentage points the pass rate may drop below a baseline.
 BASELINE_TOLERANCE = 3.0
+#: A run whose tokens exceed this many times the mean of every run of its results file
+#: is a runaway (docs/results.md, "Metrics"); ``evalcases trend`` holds a run to its
+#: case's other runs by the same factor.
+RUNAWAY_FACTOR = 3.0
 #: ``eval_agent_home``: every run gets a fresh, empty agent home.
 AGENT_HOME: AgentHome = "isolated"
 #: ``eval_results_dir``, relative to the rootdir.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -20,6 +21,20 @@ from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.results.record import RunRecord
 from tests.helpers.agents import fake_credentials
+
+#: The ``eval gate`` section's lines of a variant's metrics (docs/results.md, "Metrics"),
+#: whose wall times differ from run to run: tests/plugin/test_metrics.py tests them, and
+#: the tests of other lines leave them out (:func:`without_metrics`).
+METRIC_LINE = re.compile(
+    r"  (runs \d+/\d+ passed |wall |tokens [\d,]+ ± |cost \$[\d.]+ ± |runaway: "
+    r"|… and \d+ more runaway|failures by mode: |errors by kind: )"
+)
+
+
+def without_metrics(lines: list[str]) -> list[str]:
+    """``lines`` of the ``eval gate`` section without the metrics lines."""
+    return [line for line in lines if not METRIC_LINE.match(line)]
+
 
 #: The command agent: ``agent.py ROOT PROMPT``; the prompt is the case id. Files under
 #: ROOT steer it per case: fail/<id> (a wrong answer that quotes ANTHROPIC_API_KEY),
@@ -44,8 +59,8 @@ else:
 """
 
 #: A fake ``claude`` CLI: ``--version`` and ``-p PROMPT --output-format json``, its
-#: version, model, tokens, cost, failing cases and cases stopped at the turn limit (still
-#: paid for) read from $FAKE_CLAUDE_STATE (JSON).
+#: version, model, tokens (``tokens_by_case``: some cases' own), cost, failing cases and
+#: cases stopped at the turn limit (still paid for) read from $FAKE_CLAUDE_STATE (JSON).
 FAKE_CLAUDE = r"""#!{python}
 import json, os, sys
 state = json.load(open(os.environ["FAKE_CLAUDE_STATE"]))
@@ -60,7 +75,8 @@ print(json.dumps({
     "is_error": stopped, "result": text,
     "num_turns": 1, "duration_ms": 10,
     "total_cost_usd": state.get("cost", 0.01),
-    "usage": {"input_tokens": state.get("tokens", 1000), "output_tokens": 100},
+    "usage": {"input_tokens": state.get("tokens_by_case", {}).get(case, state.get("tokens", 1000)),
+              "output_tokens": 100},
     "modelUsage": {state.get("model", "claude-test-1"): {"inputTokens": 1, "outputTokens": 1}},
 }))
 """

@@ -129,6 +129,41 @@ def test_matrix_cells_and_trend(make_suite: SuiteBuilder, pytester: pytest.Pytes
     assert "pr vs main (config): " in result.stdout.str()
 
 
+def test_the_metrics_table_has_a_row_per_metric_and_a_column_per_variant(
+    make_suite: SuiteBuilder,
+) -> None:
+    result, page = run(make_suite)
+
+    table = re.search(r'<h2>Metrics</h2><table id="metrics">(.*?)</table>', page)
+    assert table is not None
+    head = re.findall(r'<th scope="col">([^<]*)</th>', table.group(1))
+    assert head == ["metric", "main", "pr"]
+    rows = {
+        label: re.findall(r"<td>([^<]*)</td>", cells)
+        for label, cells in re.findall(
+            r'<tr><th scope="row">([^<]*)</th>(.*?)</tr>', table.group(1)
+        )
+    }
+    # The command agent reports no tokens or cost, and no run is a runaway: no such rows.
+    assert list(rows) == [
+        "runs",
+        "wall time, passed",
+        "wall time, failed",
+        "failures by mode",
+        "errors by kind",
+    ]
+    assert rows["runs"] == ["1/2 passed (50%, 95% CI 9%–91%)"] * 2
+    assert rows["failures by mode"] == ["unclassified 1"] * 2
+    assert rows["errors by kind"] == ["crash 1"] * 2
+    # The same figures as the terminal's wall line of each variant.
+    walls = [line for line in result.stdout.lines if line.startswith("  wall ")]
+    assert len(walls) == 2
+    for i, wall in enumerate(walls):
+        passed, failed = wall.removeprefix("  wall ").split(" · ")
+        assert rows["wall time, passed"][i] == passed.replace("(1 passed)", "(1 run)")
+        assert rows["wall time, failed"][i] == failed.replace("(1 failed)", "(1 run)")
+
+
 def test_trend_includes_this_run_when_it_is_saved(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:
@@ -482,7 +517,7 @@ def test_agent_and_model_variants_say_what_they_are_and_spend(
         "tokens 50,770 (25,385 per run) · cost not reported",
         "not reported",
     ]
-    usage = [line.strip() for line in out if line.startswith("  tokens ")]
+    usage = [line.strip() for line in out if line.startswith("  tokens ") and " ± " not in line]
     assert usage == money_cells(page)[:3]
     assert '<th scope="row">tokens and cost</th>' in page
     # The comparisons name the factors that differ, in the terminal's words; the one

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_evalcases import cli
 from pytest_evalcases.results import writer as resultsfile
+from pytest_evalcases.results.metrics import compute_metrics
 from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.session import shard
 from tests.helpers.agents import FAKES, SAMPLES, fake_credentials
@@ -142,6 +143,14 @@ def test_merging_shards_gives_the_unsharded_verdict(
     assert merged["complete"] is True
     assert sorted(merged["pins"]["case_files"]) == sorted(whole["pins"]["case_files"])  # type: ignore[index]
     assert "merged 3 files: 10/12 cases passed, eval gate: BLOCKED" in err
+    # The metrics of all the shards' runs together, as the unsharded run's but for its
+    # own wall times: computed again from the runs, not added up from the files'.
+    runs = [RunRecord.from_dict(c) for c in merged["cases"]]  # type: ignore[union-attr]
+    assert merged["metrics"] == compute_metrics(runs, [""]).to_dict()
+    counted = ("runs", "graded", "passed", "failures_by_mode", "errors_by_kind")
+    (mine,), (theirs,) = merged["metrics"]["variants"], whole["metrics"]["variants"]  # type: ignore[index]
+    assert {k: mine[k] for k in counted} == {k: theirs[k] for k in counted}
+    assert mine["errors_by_kind"] == {"crash": 1}
 
 
 def test_merging_with_a_shard_missing_is_incomplete(

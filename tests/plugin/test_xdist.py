@@ -86,6 +86,8 @@ def unordered(text: str) -> str:
     """``text`` without timings, dates, and which repetition of a case a run was: the test
     agents count their runs, so under xdist another repetition may be the one that fails."""
     text = re.sub(r"\b\d+\.\d+s\b", "<s>", text)
+    # The metrics' wall times ("p50 12.1 s", "0.4 s (1 passed)").
+    text = re.sub(r"\b\d[\d,]*\.\d+ s\b", "<s>", text)
     text = re.sub(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d+Z", "<date>", text)
     text = re.sub(r"\br\d+\]", "r<n>]", text)
     # Lists of case ids ("5 normal cases failed: b, a") name them in the order they finished.
@@ -96,8 +98,8 @@ def unordered(text: str) -> str:
 
 def normalised(doc: dict[str, Any]) -> dict[str, Any]:
     """A results file without what differs between two equal runs: the dates and
-    durations, the workspace and recording paths (and mentions of workspaces in
-    messages), the order of records."""
+    durations (the metrics' wall times too), the workspace and recording paths (and
+    mentions of workspaces in messages), the order of records."""
     doc = {k: v for k, v in doc.items() if k not in ("date", "finished", "duration")}
     cases = []
     for record in doc.get("cases", []):
@@ -112,6 +114,12 @@ def normalised(doc: dict[str, Any]) -> dict[str, Any]:
             {**json.loads(text), "workspace": bool(workspace), "recording": bool(recording)}
         )
     doc["cases"] = sorted(cases, key=lambda r: json.dumps(r, sort_keys=True))
+    for measured in (doc.get("metrics") or {}).get("variants", []):
+        # Wall times are durations; a runaway may be another repetition of its case.
+        measured["wall_passed"] = measured["wall_passed"]["runs"]
+        measured["wall_failed"] = measured["wall_failed"]["runs"]
+        for runaway in measured["runaways"]:
+            runaway.pop("repetition")
     for variant in doc.get("variants", []):
         variant["cases"] = sorted(variant.get("cases", []), key=lambda c: c["id"])
     return doc

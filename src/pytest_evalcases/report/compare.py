@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_evalcases.report import metrics
 from pytest_evalcases.report.summary import described_variants
 from pytest_evalcases.report.table import table
 from pytest_evalcases.report.trend import suite
 from pytest_evalcases.results import baseline, skills
 from pytest_evalcases.results.baseline import BaselineResult, CaseRow
 from pytest_evalcases.results.document import ResultsDocument
+from pytest_evalcases.results.metrics import Metrics, compute_metrics
 from pytest_evalcases.text import percent, plural, usd
 
 
@@ -64,6 +66,7 @@ def lines(
         ],
     )
     out.append("")
+    out += _metrics(before, after)
     out += _skills(before, after)
     if result.pin_expected:
         out.append("pins changed as expected with the configuration:")
@@ -78,6 +81,31 @@ def lines(
     else:
         out.append("B passes the baseline gate against A")
     return out
+
+
+def _metrics(before: ResultsDocument, after: ResultsDocument) -> list[str]:
+    """Each variant's metrics in A and B side by side (docs/results.md, "Metrics"),
+    the variant named on each row when the files have several; nothing when neither
+    file has a run."""
+    a, b = _measured(before), _measured(after)
+    names = list(dict.fromkeys(v.variant for v in (*a.variants, *b.variants)))
+    if not names:
+        return []
+    found = []
+    for name in names:
+        for label, *cells in metrics.rows([a.of(name), b.of(name)]):
+            found.append([f"{name or 'suite'}: {label}" if len(names) > 1 else label, *cells])
+    return [*table(["metrics", "A", "B"], found), ""]
+
+
+def _measured(doc: ResultsDocument) -> Metrics:
+    """The file's metrics; for a file written before they were stored, computed from
+    its runs as the gate would have (perturbed runs only when they blocked)."""
+    if doc.metrics is not None:
+        return doc.metrics
+    blocking = doc.policy is not None and doc.policy.perturbed_block
+    runs = [r for r in doc.cases if blocking or r.perturbation is None]
+    return compute_metrics(runs, [v.name for v in doc.variants])
 
 
 def _change(row: CaseRow) -> str:

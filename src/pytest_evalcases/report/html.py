@@ -19,7 +19,7 @@ from pathlib import Path
 from pytest_evalcases.atomic import write_atomic
 from pytest_evalcases.recording import format as recording
 from pytest_evalcases.recording.format import RecordingError
-from pytest_evalcases.report import chart, conversation, transcript
+from pytest_evalcases.report import chart, conversation, metrics, transcript
 from pytest_evalcases.report.show import run_name
 from pytest_evalcases.report.summary import (
     described_variants,
@@ -106,6 +106,7 @@ def render(
         '<section id="details" aria-live="polite"><p class="hint">'
         "Select a cell to see its failed checks.</p></section>",
         _comparisons(report),
+        _metrics(report),
         _lines_section("Skills", skill_lines(report.records)),
         _lines_section("Perturbation", perturbation_lines(report.perturbation)),
         "<h2>Pass rate over time</h2>",
@@ -125,6 +126,25 @@ def _lines_section(title: str, lines: Sequence[str]) -> str:
         return ""
     items = "".join(f"<li>{_e(line.strip())}</li>" for line in lines)
     return f'<h2>{_e(title)}</h2><ul class="notes" id="{_e(title.lower())}">{items}</ul>'
+
+
+def _metrics(report: GateReport) -> str:
+    """Each variant's metrics (docs/results.md, "Metrics"), a column per variant; the
+    rows with nothing to say are left out."""
+    rows = metrics.rows([report.metrics.of(v.name) for v in report.variants])
+    if not rows:
+        return ""
+    head = "".join(f'<th scope="col">{_e(v.name or "suite")}</th>' for v in report.variants)
+    body = "".join(
+        f'<tr><th scope="row">{_e(label)}</th>'
+        + "".join(f"<td>{_e(c)}</td>" for c in cells)
+        + "</tr>"
+        for label, *cells in rows
+    )
+    return (
+        f'<h2>Metrics</h2><table id="metrics"><thead><tr><th scope="col">metric</th>{head}'
+        f"</tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 def _matrix(report: GateReport, transcripts: dict[str, tuple[str, str]]) -> str:
@@ -413,6 +433,7 @@ td.selected{outline:3px solid #1b6ac9;outline-offset:-3px}
 details.transcript{margin:4px 0}details.transcript pre{background:#f7f7f7;padding:8px;
 white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace;font-size:12px}
 .msg,pre.err{white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace}
+#metrics td{font-size:12px;white-space:nowrap}
 li.regressed{color:#a61b1b}li.improved{color:#1b7a3a}
 """
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pytest_evalcases.report import metrics
 from pytest_evalcases.results.document import usage
 from pytest_evalcases.results.factors import FACTORS, WORKING_TREE, Factors, label
 from pytest_evalcases.results.gate import Comparison, GateReport, VariantSummary, severities_present
@@ -98,6 +99,9 @@ def lines(
         spent = variant_usage_line(report, v.name)
         if spent:
             out.append(spent)
+        measured = report.metrics.of(v.name)
+        if measured is not None:
+            out.extend(metrics.lines(measured, runs=report.repeated))
         if report.repeated:
             out.extend(_case_lines(v, every_case))
     for cmp in report.comparisons:

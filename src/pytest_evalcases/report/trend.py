@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_evalcases import defaults
 from pytest_evalcases.report.table import table
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.stats import mean_sd, percentile
 from pytest_evalcases.results.trend import (
-    RUNAWAY_FACTOR,
     CaseHistory,
     Series,
     Trend,
@@ -88,7 +88,7 @@ def lines(trend: Trend, available: int, red_first: int = 0) -> list[str]:
     out += table(["case", "tokens", "cost"], usage_rows) if usage_rows else ["  not reported"]
     runaways = trend.runaways()
     if runaways:
-        out += ["", f"runaway runs (over {RUNAWAY_FACTOR:g}x the case's mean):"]
+        out += ["", f"runaway runs (over {defaults.RUNAWAY_FACTOR:g}x the case's mean):"]
         for case, record, what, value, mean in runaways:
             shown = (
                 f"${value:.4f} vs ${mean:.4f}" if what == "cost" else f"{value:,.0f} vs {mean:,.0f}"

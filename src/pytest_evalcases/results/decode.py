@@ -30,6 +30,7 @@ from pytest_evalcases.results.document import (
     VariantEntry,
 )
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.metrics import Metrics, Runaway, Spread, VariantMetrics, WallTimes
 from pytest_evalcases.results.modes import ModeRule
 from pytest_evalcases.results.override import Author, Override
 from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
@@ -101,6 +102,11 @@ class _Fields:
     def objects(self, key: str) -> list[_Fields]:
         items: list[Any] = self.get(key, lambda v: isinstance(v, list), "a list", [])
         return [_Fields(item, f"{self.path(key)}[{i}]") for i, item in enumerate(items)]
+
+    def optional(self, key: str) -> _Fields | None:
+        """The object under ``key``; ``None`` when it is missing or ``null``."""
+        value = self.data.get(key)
+        return None if value is None else _Fields(value, self.path(key))
 
     def strings(self, key: str) -> tuple[str, ...]:
         items: list[str] = self.get(key, _is_strings, "a list of strings", [])
@@ -327,6 +333,64 @@ def _read_usage(f: _Fields) -> Usage:
     )
 
 
+def _read_metrics(f: _Fields) -> Metrics:
+    return Metrics(
+        variants=tuple(_read_variant_metrics(v) for v in f.objects("variants")),
+        tokens_mean=f.number_or_none("tokens_mean"),
+        runaway_factor=f.number("runaway_factor", defaults.RUNAWAY_FACTOR),
+    )
+
+
+def _read_variant_metrics(f: _Fields) -> VariantMetrics:
+    return VariantMetrics(
+        variant=f.text("variant"),
+        runs=f.integer("runs"),
+        graded=f.integer("graded"),
+        passed=f.integer("passed"),
+        wall_passed=_read_wall(f.optional("wall_passed")),
+        wall_failed=_read_wall(f.optional("wall_failed")),
+        tokens=_read_spread(f.optional("tokens")),
+        cost=_read_spread(f.optional("cost")),
+        runaways=tuple(
+            Runaway(
+                case_id=r.text("id"),
+                variant=r.text("variant"),
+                repetition=r.integer("repetition"),
+                tokens=r.integer("tokens"),
+                times_mean=r.number("times_mean"),
+            )
+            for r in f.objects("runaways")
+        ),
+        failures_by_mode=_counts_of(f, "failures_by_mode"),
+        errors_by_kind=_counts_of(f, "errors_by_kind"),
+    )
+
+
+def _read_wall(f: _Fields | None) -> WallTimes:
+    if f is None:
+        return WallTimes()
+    return WallTimes(
+        runs=f.integer("runs"),
+        p50=f.number_or_none("p50"),
+        p90=f.number_or_none("p90"),
+        p99=f.number_or_none("p99"),
+    )
+
+
+def _read_spread(f: _Fields | None) -> Spread | None:
+    if f is None:
+        return None
+    return Spread(runs=f.integer("runs"), mean=f.number("mean"), sd=f.number("sd"))
+
+
+def _counts_of(f: _Fields, key: str) -> dict[str, int]:
+    counts = f.mapping(key)
+    for word, count in counts.items():
+        if not _is_int(count):
+            raise FieldError(f"{f.path(key)}.{word}", f"expected a whole number, got {count!r}")
+    return dict(counts)
+
+
 def from_dict(data: Any) -> ResultsDocument:
     """The document of parsed JSON; raises :class:`FieldError` naming the bad field."""
     f = _Fields(data, "")
@@ -340,6 +404,7 @@ def from_dict(data: Any) -> ResultsDocument:
     selection = f.data.get("selection")
     policy = f.data.get("policy")
     overridden = f.data.get("override")
+    metrics = f.data.get("metrics")
     return ResultsDocument(
         format=f.integer("format", FORMAT),
         date=f.text("date"),
@@ -382,4 +447,5 @@ def from_dict(data: Any) -> ResultsDocument:
         override=_read_override(_Fields(overridden, "override"))
         if overridden is not None
         else None,
+        metrics=_read_metrics(_Fields(metrics, "metrics")) if metrics is not None else None,
     )

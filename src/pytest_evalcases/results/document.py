@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pytest_evalcases.kinds import CaseOutcome, Status
 from pytest_evalcases.results import override, skills
 from pytest_evalcases.results.factors import Factors
+from pytest_evalcases.results.metrics import Metrics
 from pytest_evalcases.results.override import Override
 from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.results.record import RunRecord
@@ -298,6 +299,9 @@ class ResultsDocument:
     #: ``--eval-override``: what came of it, who gave it and when (docs/results.md,
     #: "Overrides and quarantines"); ``None`` without one.
     override: Override | None = None
+    #: Each variant's metrics (docs/results.md, "Metrics"); ``None`` in files written
+    #: before they were stored.
+    metrics: Metrics | None = None
 
     @property
     def is_red_first(self) -> bool:
@@ -342,6 +346,7 @@ class ResultsDocument:
             "pins": self.pins,
             "variants": [v.to_dict() for v in self.variants],
             "comparisons": [c.to_dict() for c in self.comparisons],
+            "metrics": self.metrics.to_dict() if self.metrics is not None else None,
             "skills": [score.to_dict() for score in skills.scores(self.cases)],
             "cases": [r.to_dict() for r in self.cases],
         }

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pytest_evalcases.kinds import SEVERITIES, Severity, Status
 from pytest_evalcases.results import override, perturbation, skills
 from pytest_evalcases.results.factors import Factors, differing
+from pytest_evalcases.results.metrics import Metrics, compute_metrics
 from pytest_evalcases.results.outcomes import BLOCKING, CaseVerdict, case_verdicts
 from pytest_evalcases.results.override import Override
 from pytest_evalcases.results.perturbation import ClassScore
@@ -140,6 +141,8 @@ class GateReport:
     baseline: BaselineResult | None = None
     #: ``--eval-override``: what came of it; ``None`` without one.
     override: Override | None = None
+    #: Each variant's metrics, over the runs the verdict counts (docs/results.md, "Metrics").
+    metrics: Metrics = field(default_factory=Metrics)
 
 
 def compare(
@@ -362,6 +365,7 @@ def decide(
         variant_verdicts={name: unfinished(v, incomplete) for name, v in verdicts},
         baseline=baseline,
         override=judged,
+        metrics=compute_metrics(runs, names),
     )
 
 

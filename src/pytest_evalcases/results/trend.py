@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pytest_evalcases import defaults
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import CaseOutcome
 from pytest_evalcases.results import outcomes
@@ -27,7 +28,6 @@ from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.record import RunRecord
 
 DEFAULT_LAST = 10
-RUNAWAY_FACTOR = 3.0
 #: "Always" needs at least this many graded runs to mean anything.
 MIN_RUNS_FOR_CALIBRATION = 2
 
@@ -165,7 +165,7 @@ class Trend:
         return [r.duration for c in self.cases for r in c.records if r.outcome in wanted]
 
     def runaways(self) -> list[tuple[CaseHistory, RunRecord, str, float, float]]:
-        """Runs whose tokens or cost exceed RUNAWAY_FACTOR x the mean of the case's
+        """Runs whose tokens or cost exceed ``defaults.RUNAWAY_FACTOR`` x the mean of the case's
         other runs (the run itself would inflate its own yardstick)."""
         found = []
         for case in self.cases:
@@ -175,7 +175,7 @@ class Trend:
                     if not others:
                         continue
                     mean = sum(others) / len(others)
-                    if mean > 0 and value > RUNAWAY_FACTOR * mean:
+                    if mean > 0 and value > defaults.RUNAWAY_FACTOR * mean:
                         found.append((case, record, what, value, mean))
         return found
 

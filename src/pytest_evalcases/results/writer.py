@@ -185,6 +185,7 @@ def document(
         override=report.override.signed(overrider, overridden_at or iso(finished or started))
         if report.override is not None
         else None,
+        metrics=report.metrics,
     )
 
 

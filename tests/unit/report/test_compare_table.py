@@ -21,8 +21,13 @@ def test_the_table_pads_columns_and_strips_trailing_space() -> None:
 
 
 def test_the_comparison_lists_the_cases_that_differ_and_the_verdict() -> None:
-    before = doc([run("alpha", "passed"), run("beta", "passed")])
-    after = doc([run("alpha", "passed"), run("beta", "failed", cost_usd=0.01)])
+    before = doc([run("alpha", "passed", duration=10.0), run("beta", "passed", duration=20.0)])
+    after = doc(
+        [
+            run("alpha", "passed", duration=12.0),
+            run("beta", "failed", cost_usd=0.01, duration=30.5, failure_mode="tool_misuse"),
+        ]
+    )
     result = baseline.check(before, after, label="a.json")
 
     lines = compare.lines(result, before, after, Path("a.json"), Path("b.json"))
@@ -42,6 +47,16 @@ def test_the_comparison_lists_the_cases_that_differ_and_the_verdict() -> None:
         "cost per run                     n/a     $0.0100",
         "regressed                                1",
         "improved                                 0",
+        "",
+        "metrics            A                                              B",
+        "-----------------  ---------------------------------------------  "
+        "-------------------------------",
+        "runs               2/2 passed (100%, 95% CI 34%–100%)             "
+        "1/2 passed (50%, 95% CI 9%–91%)",
+        "wall time, passed  p50 10.0 s · p90 20.0 s · p99 20.0 s (2 runs)  12.0 s (1 run)",
+        "wall time, failed  -                                              30.5 s (1 run)",
+        "cost per run       -                                              $0.0100 (1 run)",
+        "failures by mode   -                                              tool_misuse 1",
         "",
         "pins: the same",
         "B would be BLOCKED against A: pass rate (critical and normal) 50.0% dropped more "

@@ -12,17 +12,22 @@ from ..results.records import run
 
 def test_one_variant_with_repeats_lists_each_case_with_its_interval() -> None:
     records = [
-        run("alpha", "passed", repetition=0),
-        run("alpha", "passed", repetition=1),
-        run("alpha", "error", repetition=2, checks=[]),
-        run("beta", "failed", repetition=0),
-        run("beta", "failed", repetition=1),
+        run("alpha", "passed", repetition=0, duration=12.0),
+        run("alpha", "passed", repetition=1, duration=30.25),
+        run("alpha", "error", repetition=2, checks=[], error_kind="timeout"),
+        run("beta", "failed", repetition=0, duration=8.0),
+        run("beta", "failed", repetition=1, duration=9.0, failure_mode="tool_misuse"),
     ]
 
     lines = summary.lines(gate.decide(records, GatePolicy(0.9)))
 
     assert lines == [
         "suite: 1/2 cases passed · Score: 2/4 (50%) · 0 errors · normal 1/2",
+        "  runs 2/4 passed (50%, 95% CI 15%–85%)",
+        "  wall p50 12.0 s · p90 30.2 s · p99 30.2 s (2 passed) · "
+        "p50 8.0 s · p90 9.0 s · p99 9.0 s (2 failed)",
+        "  failures by mode: tool_misuse 1, unclassified 1",
+        "  errors by kind: timeout 1",
         "  alpha: 2/2 runs passed (100%, 95% CI 34%–100%; needs 100%), 1 errored run",
         "  beta: 0/2 runs passed (0%, 95% CI 0%–66%; needs 100%)",
         "eval gate: BLOCKED (1 normal case failed: beta)",
@@ -38,7 +43,14 @@ def test_two_variants_compare_and_nothing_graded_says_why() -> None:
     lines = summary.lines(gate.decide(records, GatePolicy(0.9), order=["main", "pr"]))
     empty = summary.lines(gate.decide([], GatePolicy(0.9)), "no agent configured")
 
-    assert lines[2:] == [
+    assert lines[:5] == [
+        "main: 1/1 cases passed · Score: 1/1 (100%) · 0 errors · normal 1/1",
+        "  wall 0.0 s (1 passed)",
+        "pr: 0/1 cases passed · Score: 0/1 (0%) · 0 errors · normal 0/1",
+        "  wall 0.0 s (1 failed)",
+        "  failures by mode: unclassified 1",
+    ]
+    assert lines[5:] == [
         "pr vs main: 1 check regressed, 0 improved; cases 1 regressed, 0 improved "
         "(McNemar exact p=1: 1 case passed only in main, 0 only in pr)",
         "  regressed: alpha / c",
@@ -67,8 +79,15 @@ def test_with_hundreds_of_repeated_cases_the_worst_are_listed_and_the_rest_count
     lines = summary.lines(report)
     every = summary.lines(report, every_case=True)
 
-    assert len(lines) == 1 + summary.SHOWN_CASES + 1 + 1
-    assert lines[1:5] == [
+    # The variant's line, its metrics (runs, wall time, failures by mode), the cases.
+    assert len(lines) == 1 + 3 + summary.SHOWN_CASES + 1 + 1
+    assert lines[1:4] == [
+        "  runs 1492/1500 passed (99%, 95% CI 99%–100%)",
+        "  wall p50 0.0 s · p90 0.0 s · p99 0.0 s (1492 passed) · "
+        "p50 0.0 s · p90 0.0 s · p99 0.0 s (8 failed)",
+        "  failures by mode: unclassified 8",
+    ]
+    assert lines[4:8] == [
         "  case-007: 0/3 runs passed (0%, 95% CI 0%–56%; needs 100%)",
         "  case-042: 1/3 runs passed (33%, 95% CI 6%–79%; needs 100%)",
         "  case-300: 1/3 runs passed (33%, 95% CI 6%–79%; needs 100%)",
@@ -76,7 +95,7 @@ def test_with_hundreds_of_repeated_cases_the_worst_are_listed_and_the_rest_count
     ]
     assert lines[-2] == "  … 490 more cases: 490 passed every run (pytest -v lists every case)"
     assert lines[-1].startswith("eval gate: BLOCKED (3 normal cases failed: case-007, ")
-    assert len(every) == 1 + 500 + 1
+    assert len(every) == 1 + 3 + 500 + 1
     assert "  case-499: 3/3 runs passed (100%, 95% CI 44%–100%; needs 100%)" in every
 
 
@@ -110,7 +129,9 @@ def test_each_variant_says_the_tokens_and_cost_its_runs_reported() -> None:
     lines = summary.lines(gate.decide(records, GatePolicy(0.9), order=["main", "pr"]))
 
     assert lines[1] == "  tokens 3,500 (1,750 per run) · cost $0.0400 ($0.0200 per run)"
-    assert lines[3] == ("  tokens 600 (600 per run; 1 of 2 runs reported it) · cost not reported")
+    # The spread per run, as the results file's metrics hold it (docs/results.md).
+    assert lines[3] == "  tokens 1,750 ± 778 per run · cost $0.0200 ± $0.0141 per run"
+    assert lines[6] == ("  tokens 600 (600 per run; 1 of 2 runs reported it) · cost not reported")
 
 
 def test_scripted_runs_are_named_apart_from_what_live_runs_spent() -> None:
@@ -128,7 +149,7 @@ def test_scripted_runs_are_named_apart_from_what_live_runs_spent() -> None:
         "  tokens 1,200 (1,200 per run) · cost $0.0100 ($0.0100 per run) · "
         "2 scripted runs apart, which spent nothing"
     )
-    assert lines[3] == "  nothing spent: 1 scripted run (the plugin's own model)"
+    assert lines[5] == "  nothing spent: 1 scripted run (the plugin's own model)"
 
 
 def test_a_replaying_session_says_how_its_runs_went_and_what_it_saved() -> None:

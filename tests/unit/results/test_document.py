@@ -166,6 +166,43 @@ def test_the_document_of_two_cases_in_two_variants_is_exactly_the_documented_jso
                 "mcnemar_p": 1.0,
             }
         ],
+        "metrics": {
+            "runaway_factor": 3.0,
+            "tokens_mean": 180.0,
+            "variants": [
+                {
+                    "variant": "main",
+                    "runs": 2,
+                    "graded": 2,
+                    "passed": 1,
+                    "success_rate": 0.5,
+                    "ci95": [0.0945, 0.9055],
+                    "wall_passed": {"runs": 1, "p50": 0.0, "p90": 0.0, "p99": 0.0},
+                    "wall_failed": {"runs": 1, "p50": 0.0, "p90": 0.0, "p99": 0.0},
+                    # Only what happened: beta's cost was not reported, not zero.
+                    "tokens": {"runs": 2, "mean": 180.0, "sd": 84.852814},
+                    "cost": {"runs": 1, "mean": 0.5, "sd": 0.0},
+                    "runaways": [],
+                    "failures_by_mode": {"unclassified": 1},
+                    "errors_by_kind": {},
+                },
+                {
+                    "variant": "pr",
+                    "runs": 2,
+                    "graded": 2,
+                    "passed": 2,
+                    "success_rate": 1.0,
+                    "ci95": [0.3424, 1.0],
+                    "wall_passed": {"runs": 2, "p50": 0.0, "p90": 0.0, "p99": 0.0},
+                    "wall_failed": {"runs": 0, "p50": None, "p90": None, "p99": None},
+                    "tokens": None,
+                    "cost": {"runs": 1, "mean": 0.25, "sd": 0.0},
+                    "runaways": [],
+                    "failures_by_mode": {},
+                    "errors_by_kind": {},
+                },
+            ],
+        },
         "skills": [],
     }
     assert [c["id"] for c in cases] == ["alpha", "beta", "alpha", "beta"]
