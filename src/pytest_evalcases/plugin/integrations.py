@@ -11,17 +11,16 @@ import pytest
 from pytest_evalcases.plugin.nodes import EvalItem
 from pytest_evalcases.plugin.settings import WORKER_INPUT
 from pytest_evalcases.plugin.stash import SPEND_FILE_KEY
-from pytest_evalcases.plugin.suite import WORKER_OUTPUT
-from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.session.record import json_metadata
 from pytest_evalcases.session.state import EvalSession
 
 
 class XdistHooks:
-    """A crashed worker leaves the run incomplete; the results file says so. The
-    workers collect, so the first to finish tells what part of the suite ran. Every
-    worker keeps workspaces, and records runs, where the controller's results file will
-    be, and replays from the results file the controller chose."""
+    """A crashed worker leaves the run incomplete; the results file says so (what part
+    of the suite the workers selected comes back through :class:`SuiteHooks
+    <pytest_evalcases.plugin.suite.SuiteHooks>`). Every worker keeps workspaces, and
+    records runs, where the controller's results file will be, and replays from the
+    results file the controller chose."""
 
     def __init__(self, state: EvalSession) -> None:
         self.state = state
@@ -35,10 +34,6 @@ class XdistHooks:
         self.state.incomplete.append(f"a worker crashed while running {crashitem}")
 
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
-        output = getattr(node, "workeroutput", None)
-        selection = output.get(WORKER_OUTPUT) if isinstance(output, dict) else None
-        if isinstance(selection, dict) and self.state.selection is None:
-            self.state.selection = SuiteSelection.from_dict(selection)
         if error is not None:
             name = getattr(getattr(node, "gateway", None), "id", "?")
             self.state.incomplete.append(f"worker {name} went down: {error}")

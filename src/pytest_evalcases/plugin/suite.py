@@ -23,16 +23,13 @@ import pytest
 
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker
+from pytest_evalcases.results.document import SuiteSelection
+from pytest_evalcases.session.places import WorkerOutput
 from pytest_evalcases.session.selection import selecting_arguments, suite_selection
 from pytest_evalcases.session.state import EvalSession
 
-#: The key of a worker's ``workeroutput`` that carries the selection to the controller.
-WORKER_OUTPUT = "evalcases_selection"
-#: The key of a worker's ``workeroutput`` that carries the broken case files set aside.
-SET_ASIDE_OUTPUT = "evalcases_set_aside"
-#: The key of a worker's ``workeroutput`` that carries the perturbation classes that
-#: made no item of a selected case.
-GAPS_OUTPUT = "evalcases_perturb_gaps"
+#: The key of a worker's ``workeroutput``: its :class:`WorkerOutput`.
+WORKER_OUTPUT = "evalcases"
 #: What a broken case file set aside adds to its message.
 NOT_COUNTED = "(no eval case selected: not counted in the exit status)"
 
@@ -89,22 +86,26 @@ class SuiteHooks:
         chosen = {item.entry.id for item in selected}
         self.state.perturb_gaps = [g for g in self.state.perturb_gaps if g[0] in chosen]
         if is_worker(config):
-            output: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
-            output[WORKER_OUTPUT] = selection.to_dict()
-            if is_first_worker_or_controller(config):
-                output[SET_ASIDE_OUTPUT] = self.set_aside
-                output[GAPS_OUTPUT] = self.state.perturb_gaps
+            first = is_first_worker_or_controller(config)
+            config.workeroutput[WORKER_OUTPUT] = WorkerOutput(  # type: ignore[attr-defined]
+                selection.to_dict(),
+                tuple(self.set_aside) if first else None,
+                tuple(self.state.perturb_gaps) if first else None,
+            ).to_json()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
-        # xdist's controller: the first worker collected what every worker did.
-        output = getattr(node, "workeroutput", None)
-        found = output.get(SET_ASIDE_OUTPUT) if isinstance(output, dict) else None
-        if isinstance(found, list) and not self.set_aside:
-            self.set_aside = [str(message) for message in found]
-        gaps = output.get(GAPS_OUTPUT) if isinstance(output, dict) else None
-        if isinstance(gaps, list) and not self.state.perturb_gaps:
-            self.state.perturb_gaps = [(str(c), str(k), str(w)) for c, k, w in gaps]
+        # xdist's controller: the workers collected, the first what every worker did.
+        output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        if output is None:
+            return
+        handed = WorkerOutput.from_json(output)
+        if self.state.selection is None:
+            self.state.selection = SuiteSelection.from_dict(handed.selection)
+        if handed.set_aside is not None and not self.set_aside:
+            self.set_aside = list(handed.set_aside)
+        if handed.perturb_gaps is not None and not self.state.perturb_gaps:
+            self.state.perturb_gaps = list(handed.perturb_gaps)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if is_worker(self.config) or not self.set_aside:
