@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pytest_evalcases import defaults, text
+from pytest_evalcases import text
 from pytest_evalcases.kinds import SANDBOX_MODES
-from pytest_evalcases.session import shard
+from pytest_evalcases.session import ini, shard
 from pytest_evalcases.text import non_negative_int, positive_int, usd_amount
 
 #: The type of numeric ini options: from pytest 9.2 a number or a string, so that native
@@ -277,149 +277,9 @@ def add_options(parser: pytest.Parser) -> None:
         help="Contain each run: auto (bubblewrap where it runs), bwrap, none "
         "(ini: eval_sandbox; docs/sandbox.md)",
     )
-    parser.addini("eval_agent", "Agent that runs the cases (claude, codex, gemini, command)")
-    parser.addini("eval_agent_command", "Command line of the command agent")
-    parser.addini("eval_agent_args", "Extra arguments for the agent CLI", type="args")
-    parser.addini("eval_model", "Model passed to the agent")
-    parser.addini(
-        "eval_agent_home",
-        "isolated: a fresh agent home per run (credentials only); inherit: the operator's own",
-        default=defaults.AGENT_HOME,
-    )
-    parser.addini(
-        "eval_sandbox",
-        "auto: bubblewrap where it runs, else none; bwrap: always (an error where it cannot "
-        "run); none: runs are not contained",
-        default=defaults.SANDBOX,
-    )
-    parser.addini(
-        "eval_sandbox_network",
-        "shared: setups and command checks reach the network; none: they do not "
-        "(the agent always does)",
-        default=defaults.SANDBOX_NETWORK,
-    )
-    parser.addini(
-        "eval_sandbox_ro", "Paths also visible, read-only, inside the sandbox", type="paths"
-    )
-    parser.addini("eval_sandbox_rw", "Paths also writable inside the sandbox", type="paths")
-    parser.addini(
-        "eval_timeout",
-        "Default seconds for one agent run",
-        type=_NUMBER,
-        default=f"{defaults.TIMEOUT:g}",
-    )
-    parser.addini(
-        "eval_concurrency",
-        "Agent runs at the same time in each pytest process",
-        default=str(defaults.CONCURRENCY),
-    )
-    parser.addini(
-        "eval_budget",
-        "USD the session's agent runs may cost, as they report it (unset: no limit)",
-        type=_NUMBER,
-        default="",
-    )
-    parser.addini(
-        "eval_budget_token_price",
-        "USD per million tokens at which the budget counts runs that report tokens but no "
-        "cost (unset: not counted)",
-        type=_NUMBER,
-        default="",
-    )
-    parser.addini(
-        "eval_min_pass_rate",
-        "Overall case pass rate below which the gate blocks",
-        type=_NUMBER,
-        default=f"{defaults.MIN_PASS_RATE:.2f}",
-    )
-    parser.addini(
-        "eval_loop_threshold",
-        "Repeats of one tool call with one input that make a failed run a loop",
-        default=str(defaults.LOOP_THRESHOLD),
-    )
-    parser.addini(
-        "eval_skill_min_recall",
-        "A skill's recall below which the gate blocks (unset: none)",
-        default="",
-    )
-    parser.addini(
-        "eval_skill_max_false_trigger",
-        "A skill's false-trigger rate above which the gate blocks (unset: none)",
-        default="",
-    )
-    parser.addini(
-        "eval_paths", "Directories whose case files are collected, besides evals/", type="paths"
-    )
-    parser.addini(
-        "eval_ignore", "Paths never collected as case files (tests there still are)", type="paths"
-    )
-    parser.addini("eval_config_root", "Directory that `defends` paths are relative to")
-    parser.addini(
-        "eval_results_dir", "Directory of the results files", default=str(defaults.RESULTS_DIR)
-    )
-    parser.addini(
-        "eval_keep_dir",
-        "Directory (relative to the rootdir) of the kept workspaces of failed and errored "
-        "runs; default: the results file's",
-    )
-    parser.addini(
-        "eval_keep_max_mb",
-        "Megabytes the kept workspaces take at most, the oldest removed first; 0 keeps none",
-        type=_NUMBER,
-        default=f"{defaults.KEEP_MAX_MB:g}",
-    )
-    parser.addini(
-        "eval_redact_env",
-        "Environment variables whose values are redacted as secrets, besides those named "
-        "*KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*",
-        type="args",
-    )
-    parser.addini(
-        "eval_record",
-        "Record the model traffic of live runs beside the results file (docs/replay.md)",
-        type="bool",
-        default=defaults.RECORD,
-    )
-    parser.addini(
-        "eval_baseline_tolerance",
-        "Percentage points the pass rate may drop below --eval-baseline's",
-        type=_NUMBER,
-        default=f"{defaults.BASELINE_TOLERANCE:g}",
-    )
-    parser.addini(
-        "eval_variants",
-        "NAME=KEY:VALUE,... lines, one variant each, as --eval-variant",
-        type="linelist",
-    )
-    parser.addini(
-        "eval_workspaces", "NAME=DIR lines (relative to the rootdir) to grade", type="linelist"
-    )
-    parser.addini("eval_perturb", "Perturbation classes, comma-separated, as --eval-perturb")
-    parser.addini(
-        "eval_perturb_n",
-        "Perturbations of each prompt per class",
-        default=str(defaults.PERTURB_N),
-    )
-    parser.addini(
-        "eval_perturb_seed",
-        "Seed of the perturbations (recorded in the pins)",
-        default=str(defaults.PERTURB_SEED),
-    )
-    parser.addini(
-        "eval_perturb_blocking",
-        "Perturbed runs count in the gate as runs of their case (default: advisory)",
-        type="bool",
-        default=False,
-    )
-    parser.addini(
-        "eval_perturb_max_delta",
-        "Percentage points a perturbation class may drop the pass rate before it is flagged",
-        type=_NUMBER,
-        default=f"{defaults.PERTURB_MAX_DELTA:g}",
-    )
-    parser.addini(
-        "eval_config_files",
-        "Glob patterns of the agent configuration files, relative to the config root",
-        type="args",
-        default=list(defaults.CONFIG_FILES),
-    )
+    for setting in ini.SETTINGS:
+        kind = _NUMBER if setting.type == "number" else setting.type
+        if setting.default is None:
+            parser.addini(setting.name, setting.help, type=kind)
+        else:
+            parser.addini(setting.name, setting.help, type=kind, default=setting.default)
