@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_evalcases.cases.schema import CheckModel, WorkspacePath
+from pytest_evalcases.cases.fields import WorkspacePath
+from pytest_evalcases.cases.schema import CheckModel
 
 __all__ = ["CheckModel", "WorkspacePath"]

@@ -59,6 +59,7 @@ RE_EXPORTS: frozenset[tuple[str, str]] = frozenset(
         ("pytest_evalcases.checks", "pytest_evalcases.cases.registry"),
         ("pytest_evalcases.checks", "pytest_evalcases.run.checks"),
         ("pytest_evalcases.schema", "pytest_evalcases.cases.schema"),
+        ("pytest_evalcases.schema", "pytest_evalcases.cases.fields"),
     }
 )
 

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from pytest_evalcases.cases import limits, schema
+from pytest_evalcases.cases import fields, limits, schema
 from pytest_evalcases.cases.limits import shown, shown_name, shown_path
 from pytest_evalcases.errors import CaseFileError
 
@@ -516,9 +516,9 @@ def phrase(err: Any, missing: bool, data: Any, loc: list[str | int], *, task: bo
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     elif kind == "string_pattern_mismatch" and loc and loc[-1] == "id":
-        guess = schema.kebab_case(value) if isinstance(value, str) else None
+        guess = fields.kebab_case(value) if isinstance(value, str) else None
         meant = f"; did you mean {guess!r}?" if guess is not None else ""
-        return f"{schema.KEBAB_RULE} (got {shown(value)}){meant}"
+        return f"{fields.KEBAB_RULE} (got {shown(value)}){meant}"
     elif kind in _BOUNDS and msg.startswith("Input should be "):
         msg = "expected a number " + msg[len("Input should be ") :]
     elif msg.startswith("Input should be "):

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pytest_evalcases.cases import limits, schema
+from pytest_evalcases.cases import fields, limits, schema, scripting
 from pytest_evalcases.cases.diagnostics import Source, kind_of, read_text
 from pytest_evalcases.cases.discovery import looks_like_case
 from pytest_evalcases.cases.limits import shown
@@ -68,12 +68,12 @@ class LoadedCase:
     paraphrases: tuple[str, ...] = ()
     #: ``script:``: the turns the plugin plays as the model (docs/config-contract.md);
     #: ``None``: the agent's own model answers.
-    script: tuple[schema.ScriptTurn, ...] | None = None
+    script: tuple[scripting.ScriptTurn, ...] | None = None
     #: ``follow_ups:``: the prompts after ``prompt``, each a turn of the same session
     #: (docs/conversations.md); empty: a run of one prompt.
     follow_ups: tuple[str, ...] = ()
     #: ``mcp:``: the case's MCP servers by name, in the file's order (docs/mcp.md).
-    mcp: tuple[tuple[str, schema.McpServerModel], ...] = ()
+    mcp: tuple[tuple[str, scripting.McpServerModel], ...] = ()
 
     def other_agent(self, agent: str | None) -> str | None:
         """Why the case does not run on ``agent``, when its ``agents:`` leaves it out;
@@ -314,12 +314,12 @@ def _paraphrases(source: Source, model: schema.CaseModelBase, loc: list[str | in
 
 def _scripted_agents(source: Source, model: schema.CaseModelBase, loc: list[str | int]) -> None:
     """Refuse a ``script:`` for an agent whose model the plugin cannot play."""
-    others = [a for a in model.agents or () if a not in schema.SCRIPTED_AGENTS]
+    others = [a for a in model.agents or () if a not in scripting.SCRIPTED_AGENTS]
     if model.script is not None and others:
         raise source.error(
             [*loc, "agents"],
             "value",
-            f"`script:` plays the model of {', '.join(schema.SCRIPTED_AGENTS)} only, and "
+            f"`script:` plays the model of {', '.join(scripting.SCRIPTED_AGENTS)} only, and "
             f"agent {shown(others[0])} is not one of them",
         )
 
@@ -427,12 +427,12 @@ def _task_id(checks_yaml: Path) -> str:
     """The case id of a task directory, its name: kebab-case, like the ``id`` of a case
     file (docs/case-format.md, "Task-directory format")."""
     name = checks_yaml.parent.name
-    if len(name) <= limits.ID_CHARS and re.fullmatch(schema.KEBAB_CASE, name):
+    if len(name) <= limits.ID_CHARS and re.fullmatch(fields.KEBAB_CASE, name):
         return name
-    guess = schema.kebab_case(name)
+    guess = fields.kebab_case(name)
     hint = f"; did you mean {guess!r}?" if guess is not None and guess != name else ""
     rule = (
-        schema.KEBAB_RULE
+        fields.KEBAB_RULE
         if len(name) <= limits.ID_CHARS
         else f"must be at most {limits.ID_CHARS} characters"
     )

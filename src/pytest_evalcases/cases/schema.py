@@ -7,13 +7,9 @@ These models are the single source of truth: the loader validates with them and
 
 from __future__ import annotations
 
-import posixpath
-import re
-import unicodedata
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -22,7 +18,20 @@ from pydantic import (
 )
 
 from pytest_evalcases.cases import limits
-from pytest_evalcases.cases.limits import shown
+from pytest_evalcases.cases.fields import (
+    AgentName,
+    FixtureDir,
+    KebabId,
+    Regex,
+    Tag,
+    WorkspacePath,
+    no_nul,
+)
+from pytest_evalcases.cases.scripting import (
+    McpServerModel,
+    McpServerName,
+    ScriptTurn,
+)
 from pytest_evalcases.kinds import CheckMode, Severity
 
 TASK_SEVERITY: dict[str, Severity] = {"HIGH": "critical", "MEDIUM": "normal", "LOW": "advisory"}
@@ -31,91 +40,12 @@ TASK_SEVERITY: dict[str, Severity] = {"HIGH": "critical", "MEDIUM": "normal", "L
 MAX_TIMEOUT = 86400.0
 
 
-def _compile(pattern: str) -> str:
-    try:
-        re.compile(pattern, re.MULTILINE)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {shown(pattern)}: {exc}") from None
-    return pattern
-
-
-def _confined(path: str) -> str:
-    """Reject paths that leave the workspace before anything is read."""
-    if not path.strip():
-        raise ValueError("path is empty")
-    if _absolute(path):
-        raise ValueError(f"path {shown(path)} is absolute; paths are relative to the workspace")
-    if _leaves(path):
-        raise ValueError(f"path {shown(path)} escapes the workspace")
-    return path
-
-
-def _absolute(path: str) -> bool:
-    return path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path) is not None
-
-
-def _leaves(path: str) -> bool:
-    """Whether ``path`` climbs above where it starts (``..``, ``a/../../b``)."""
-    return posixpath.normpath(path.replace("\\", "/")).split("/")[0] == ".."
-
-
-def _fixture_dir(cwd: str) -> str:
-    """Refuse a ``cwd`` that names a directory outside the evals root before anything
-    is copied from it (a symlink that leads out is refused by the loader)."""
-    if _absolute(cwd):
-        raise ValueError(
-            f"{shown(cwd)} is absolute; a fixture directory is relative to the evals root"
-        )
-    if _leaves(cwd):
-        raise ValueError(f"{shown(cwd)} leaves the evals root")
-    return cwd
-
-
-Regex = Annotated[
-    str,
-    Field(max_length=limits.PATTERN_CHARS),
-    AfterValidator(_compile),
-    Field(description="Python regular expression (re.search, MULTILINE); (?i) etc. work"),
-]
-WorkspacePath = Annotated[
-    str,
-    Field(max_length=limits.PATH_CHARS),
-    AfterValidator(_confined),
-    Field(description="Path relative to the workspace (globs where the check allows)"),
-]
-#: A case id: lowercase letters and digits in words joined by single hyphens.
-KEBAB_CASE = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
-KEBAB_RULE = "must be kebab-case: lowercase letters, digits and single hyphens"
-KebabId = Annotated[str, Field(max_length=limits.ID_CHARS, pattern=KEBAB_CASE)]
-Tag = Annotated[str, Field(max_length=limits.TAG_CHARS)]
-AgentName = Annotated[str, Field(min_length=1, max_length=limits.TAG_CHARS)]
-FixtureDir = Annotated[str, Field(max_length=limits.PATH_CHARS), AfterValidator(_fixture_dir)]
-
-
-def kebab_case(name: str) -> str | None:
-    """The kebab-case id ``name`` most likely meant (``My_Task`` and ``MyTask`` are
-    ``my-task``), for a "did you mean"; ``None`` when nothing of it is left."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", ascii_name)
-    guess = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")[: limits.ID_CHARS].strip("-")
-    return guess or None
-
-
-def _no_nul(value: Any) -> Any:
-    """A string with a NUL character validates, then fails as an argument, a path or an
-    environment value (``embedded null byte``): refused here, where it names the field."""
-    items = value if isinstance(value, (list, tuple)) else (value,)
-    if any(isinstance(item, str) and "\x00" in item for item in items):
-        raise ValueError("contains a NUL character (\\0), which no command or path can hold")
-    return value
-
-
 class CheckModel(BaseModel):
     """Fields every check has. Subclasses add ``type`` and their own fields."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
+    _strings_without_nul = field_validator("*", mode="after")(no_nul)
 
     type: str
     id: str | None = Field(
@@ -430,140 +360,12 @@ def check_type_name(model: type[CheckModel]) -> str:
     return args[0]
 
 
-#: The agents whose model the plugin can play (``script:``): those that reach it over HTTP.
-SCRIPTED_AGENTS = ("claude", "codex", "gemini")
-
-
-#: An MCP server's name: what all three CLIs can join into a tool's name (Claude Code
-#: ``mcp__S__T``, Codex ``mcp__S__T``, Gemini CLI ``mcp_S_T``, which an ``_`` would make
-#: ambiguous) (docs/mcp.md).
-MCP_SERVER_NAME = r"^[A-Za-z0-9-]+$"
-McpServerName = Annotated[str, Field(max_length=limits.ID_CHARS, pattern=MCP_SERVER_NAME)]
-#: A mock tool's name, as the MCP specification's tool names go.
-McpToolName = Annotated[
-    str, Field(min_length=1, max_length=limits.ID_CHARS, pattern=r"^[A-Za-z0-9_-]+$")
-]
-
-
-class ScriptMcp(BaseModel):
-    """The MCP tool a scripted turn calls (docs/mcp.md, "The scripted model")."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    server: McpServerName
-    tool: McpToolName
-
-
-class McpMatch(BaseModel):
-    """One answer of a mock tool: ``returns`` when ``match`` finds the call's input."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
-
-    match: Regex = Field(description="A regular expression on the call's input, as compact JSON")
-    returns: str = Field(max_length=limits.TEXT_CHARS)
-
-
-class McpMockTool(BaseModel):
-    """One tool of a mock MCP server (docs/mcp.md, "Mock servers")."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
-
-    description: str = Field(default="", max_length=limits.TEXT_CHARS)
-    returns: str | list[McpMatch] = Field(
-        description="The text every call gets, or a list of {match, returns}: the first "
-        "whose match finds the call's input (none: an error result)",
-    )
-
-
-class McpMock(BaseModel):
-    """A server the plugin serves over stdio, answering from ``tools``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tools: dict[McpToolName, McpMockTool] = Field(min_length=1, max_length=limits.TAGS)
-
-
-class McpServerModel(BaseModel):
-    """One server of the case's ``mcp:``: a real one (``command``, ``args``, ``env``, as
-    in ``.mcp.json``) or a ``mock`` (docs/mcp.md)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
-
-    command: str | None = Field(default=None, min_length=1, max_length=limits.PATH_CHARS)
-    args: list[Annotated[str, Field(max_length=limits.TEXT_CHARS)]] = Field(
-        default_factory=list, max_length=limits.TAGS
-    )
-    env: dict[str, str] = Field(default_factory=dict, max_length=limits.TAGS)
-    mock: McpMock | None = None
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> McpServerModel:
-        if (self.command is None) == (self.mock is None):
-            raise ValueError("a server has exactly one of `command` or `mock`")
-        if self.mock is not None and (self.args or self.env):
-            raise ValueError("`args` and `env` go with `command`")
-        return self
-
-
-class ScriptTurn(BaseModel):
-    """One turn of the scripted model (docs/case-format.md, `script`): a command for the
-    CLI's shell tool, a call of a tool by the CLI's own name with its input, a call of an
-    MCP server's tool with its input, or the text of an answer."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
-
-    shell: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=limits.TEXT_CHARS,
-        description="A command the model runs with the CLI's own shell tool",
-    )
-    tool: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=limits.LINE_CHARS,
-        description="A tool the model calls, by the CLI's own name (Read, read_file, ...)",
-    )
-    mcp: ScriptMcp | None = Field(
-        default=None,
-        description="A tool of an MCP server the model calls, by the server's and the "
-        'tool\'s names (docs/mcp.md, "The scripted model")',
-    )
-    input: dict[str, Any] | None = Field(
-        default=None, description="With `tool` or `mcp`: the call's input, a mapping"
-    )
-    text: str | None = Field(
-        default=None, max_length=limits.TEXT_CHARS, description="The model's answer"
-    )
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> ScriptTurn:
-        kinds = ("shell", "tool", "mcp", "text")
-        given = [name for name in kinds if getattr(self, name) is not None]
-        if len(given) != 1:
-            said = ", ".join(f"`{name}`" for name in given) or "none"
-            raise ValueError(
-                f"a turn has exactly one of `shell`, `tool`, `mcp` or `text` (got {said})"
-            )
-        if self.input is not None and self.tool is None and self.mcp is None:
-            raise ValueError("`input` goes with `tool` or `mcp`")
-        return self
-
-
 class CaseModelBase(BaseModel):
     """One case (docs/case-format.md); the ``checks`` field is added per check registry."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    _strings_without_nul = field_validator("*", mode="after")(_no_nul)
+    _strings_without_nul = field_validator("*", mode="after")(no_nul)
 
     id: KebabId = Field(description="kebab-case, unique in the suite")
     defends: str = Field(

@@ -23,7 +23,7 @@ from pytest_evalcases.agents.base import (
 )
 from pytest_evalcases.agents.requirements import scripted_env
 from pytest_evalcases.cases.loading import LoadedCase
-from pytest_evalcases.cases.schema import SCRIPTED_AGENTS
+from pytest_evalcases.cases.scripting import SCRIPTED_AGENTS
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import Replayed, error_kind
 from pytest_evalcases.recording.script import Script, Turn

@@ -8,7 +8,7 @@ from typing import Literal
 import pytest
 from pydantic import ValidationError
 
-from pytest_evalcases.cases import schema
+from pytest_evalcases.cases import fields, schema
 from pytest_evalcases.cases.registry import (
     CheckContext,
     CheckRegistry,
@@ -23,7 +23,7 @@ class MaxLines(schema.CheckModel):
     """A third-party check type."""
 
     type: Literal["max_lines"]
-    path: schema.WorkspacePath
+    path: fields.WorkspacePath
     limit: int
 
 
