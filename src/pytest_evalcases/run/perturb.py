@@ -66,9 +66,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[ \t]+(?=\S)")
 _BREAK = re.compile(r"(?<=[a-z][a-z][.!?])[ \t]+(?=[A-Z])|\n[ \t]*\n")
 
 _KEYBOARD = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-#: Neutral sentences: irrelevant to any task, asking nothing and telling nothing.
-#: Short ones too, so that a short prompt's filler stays near its tenth.
-_FILLER = (
+#: Neutral sentences (docs/perturbation.md lists them): irrelevant to any task, asking
+#: nothing and telling nothing; short ones too, so that a short prompt's filler stays
+#: near its tenth.
+FILLER = (
     "So.",
     "Anyway.",
     "Long week.",
@@ -422,8 +423,8 @@ def _filler(prompt: str, rng: random.Random) -> str:
     paragraphs outside the protected spans."""
     target = len(prompt) * FILLER_RATE
     # A prompt longer than the pool's ten times gets the pool more than once.
-    rounds = 1 + int(target // sum(len(sentence) + 1 for sentence in _FILLER))
-    pool = [s for _ in range(rounds) for s in rng.sample(_FILLER, len(_FILLER))]
+    rounds = 1 + int(target // sum(len(sentence) + 1 for sentence in FILLER))
+    pool = [s for _ in range(rounds) for s in rng.sample(FILLER, len(FILLER))]
     chosen: list[str] = []
     size = 0
     for sentence in pool:
@@ -433,7 +434,7 @@ def _filler(prompt: str, rng: random.Random) -> str:
             size += len(sentence) + 1
     if not chosen:
         # A prompt too short for any: one of the shortest sentences.
-        chosen = [rng.choice(sorted(_FILLER, key=len)[:3])]
+        chosen = [rng.choice(sorted(FILLER, key=len)[:3])]
     filler = " ".join(chosen)
     spans = protected_spans(prompt)
     inside = [

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_evalcases.run.perturb import (
     CLASSES,
+    FILLER,
     TYPO_RATE,
     PerturbPlan,
     perturb,
@@ -248,29 +249,6 @@ def test_an_unknown_class_is_an_error_naming_the_known_ones() -> None:
         perturb(PROMPT, "typos", 0, 0)
 
 
-#: docs/perturbation.md, "The classes": the sentences filler draws from.
-FILLER = (
-    "So.",
-    "Anyway.",
-    "Long week.",
-    "Hello again.",
-    "Good morning.",
-    "Busy day here.",
-    "It is raining here.",
-    "Lunch was late today.",
-    "The office is quiet today.",
-    "I had a coffee a moment ago.",
-    "It has been a long week so far.",
-    "The weather is mild out here today.",
-    "My laptop fan is rather loud this afternoon.",
-    "The team had a long planning meeting this morning.",
-    "Someone brought cake to the office, which was nice.",
-    "I am writing this from the train on my way home tonight.",
-    "We moved desks last week, so I sit by the window on the third floor now.",
-    "The heating in our building was switched on yesterday, a little early this year.",
-)
-
-
 TRICKY = (
     "fix the bug.",
     "FIX THE BUG.",
@@ -360,3 +338,8 @@ def test_the_documented_measurements_are_the_benchmarks() -> None:
     doc = (ROOT / "docs" / "perturbation.md").read_text(encoding="utf-8")
     assert len(rows) == 8
     assert "\n".join(rows) in doc
+
+
+def test_the_docs_list_every_filler_sentence() -> None:
+    text = " ".join((ROOT / "docs" / "perturbation.md").read_text("utf-8").split())
+    assert [s for s in FILLER if f"`{s}`" not in text] == []
