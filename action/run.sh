@@ -10,7 +10,8 @@
 #
 # action.yml hands every input over in the environment (INPUT_*): no input is ever part
 # of the text the shell parses, and pytest-args is split into words like a shell would
-# (quotes), but never expanded ($(...), globs, variables).
+# (quotes), but never expanded ($(...), globs, variables). `gh` reads its token from
+# GH_TOKEN (the token input).
 set -euo pipefail
 
 #: The first line of the comment, by which a later run finds it to update it.
