@@ -5,12 +5,14 @@ use only inputs the action has."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.action.test_run_script import Runner
 from tests.docs.test_docs_examples import BLOCKS, Block, parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,3 +134,122 @@ def test_documented_uses_of_the_action_give_only_its_inputs(
     assert given <= set(ACTION["inputs"]), given - set(ACTION["inputs"])
     agent = (step.get("with") or {}).get("agent", "none")
     assert agent in ("none", "claude", "codex", "gemini")
+
+
+# --- the steps run in order, as the runner runs a composite action ----------------------
+
+
+def run_action(runner: Runner, **given: str) -> Job:
+    """Runs action.yml's steps in order with ``given`` inputs: expressions evaluated, a
+    step that failed skipping those without ``if: always()``, ``run:`` under the
+    runner's bash options. The steps that use other actions are only noted. Returns the
+    job's exit status, the steps that ran (the other actions with their inputs), each
+    step's outputs by id and the fake programs' calls."""
+    inputs = {name: spec["default"] for name, spec in ACTION["inputs"].items()} | given
+    outputs: dict[str, dict[str, str]] = {}
+
+    def evaluate(text: str) -> str:
+        def value(match: re.Match[str]) -> str:
+            words = match.group(1).split(".")
+            if words[0] == "inputs":
+                return inputs[words[1]]
+            if words[0] == "steps":
+                return outputs.get(words[1], {}).get(words[3], "")
+            assert words == ["github", "token"]
+            return "the-token"
+
+        return EXPRESSION.sub(value, text)
+
+    failed, ran, status = False, [], 0
+    result = None
+    for step in steps():
+        if failed and step.get("if") != "always()":
+            continue
+        label = step.get("uses") or step["run"].split()[-1]
+        ran.append(label)
+        if "uses" in step:
+            for name, text in (step.get("with") or {}).items():
+                ran.append(f"  {name}={evaluate(str(text))}")
+            continue
+        env = {name: evaluate(str(text)) for name, text in (step.get("env") or {}).items()}
+        result = runner.shell(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            GITHUB_ACTION_PATH=str(ROOT),
+            **env,
+        )
+        outputs[step.get("id", label)] = result.outputs
+        if result.status != 0:
+            failed, status = True, result.status
+    assert result is not None
+    return Job(status, ran, outputs, result.calls)
+
+
+@dataclass
+class Job:
+    status: int
+    ran: list[str]
+    outputs: dict[str, dict[str, str]]
+    calls: list[dict[str, Any]]
+
+    def programs(self, name: str) -> list[list[str]]:
+        return [c["args"] for c in self.calls if c["program"] == name]
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> Runner:
+    runner = Runner(tmp_path)
+    runner.log.write_text("")
+    return runner
+
+
+def test_an_inconclusive_pull_request(runner: Runner) -> None:
+    """pytest's status 2 reaches the last step through the outputs, after the comment
+    was posted and the results were uploaded."""
+    runner.env["FAKE_PYTEST_STATUS"] = "2"
+
+    job = run_action(
+        runner, **{"pytest-args": "evals/ -m critical", "agent": "claude", "sandbox": "false"}
+    )
+
+    assert job.status == 2
+    assert job.ran == [
+        "actions/setup-python@v5",
+        "  python-version=3.12",
+        "install",
+        "test",
+        "comment",
+        "actions/upload-artifact@v4",
+        "  name=eval-results",
+        "  path=evals/results",
+        "  if-no-files-found=warn",
+        "finish",
+    ]
+    assert job.outputs["evals"] == {"status": "2", "results-file": "evals/results/evalcases.json"}
+    assert (runner.workspace / "evals" / "results" / "evalcases.json").is_file()
+    assert job.programs("pytest") == [
+        [
+            "evals/",
+            "-m",
+            "critical",
+            "--eval-agent",
+            "claude",
+            "--eval-save",
+            "evals/results/evalcases.json",
+        ]
+    ]
+    assert [c[:3] for c in job.programs("gh") if "--method" in c] == [["api", "--method", "POST"]]
+
+
+def test_a_failed_install_skips_to_the_upload(runner: Runner) -> None:
+    (runner.bin / "pip").write_text("#!/bin/sh\nexit 1\n")
+
+    job = run_action(runner)
+
+    assert job.status == 1
+    assert [r for r in job.ran if not r.startswith(" ")] == [
+        "actions/setup-python@v5",
+        "install",
+        "actions/upload-artifact@v4",
+        "finish",
+    ]
+    assert job.programs("pytest") == []

@@ -105,9 +105,13 @@ class Runner:
 
     def __call__(self, phase: str, **inputs: str) -> Result:
         self.log.write_text("")
+        return self.shell(["bash", str(SCRIPT), phase], **inputs)
+
+    def shell(self, command: list[str], **inputs: str) -> Result:
+        """Runs ``command`` as a step; its calls are those since the last phase began."""
         self.output.write_text("")
         proc = subprocess.run(
-            ["bash", str(SCRIPT), phase],
+            command,
             cwd=self.workspace,
             env={**self.env, **inputs},
             capture_output=True,
