@@ -146,7 +146,9 @@ def test_build_check_install_and_run_the_demo(tmp_path: Path) -> None:
         env=env,
     )
     assert where.startswith(str(venv)), where
-    assert run(venv / "bin" / "evalcases", "--version", cwd=tmp_path, env=env).strip()
+    version = run(venv / "bin" / "evalcases", "--version", cwd=tmp_path, env=env)
+    assert version.split() == ["evalcases", metadata["Version"]]
+    assert wheel.name.startswith(f"pytest_evalcases-{metadata['Version']}-")
 
     # The README's demo, from the sdist: exit status 1 (BLOCKED) and the eval gate section.
     demo = subprocess.run(
