@@ -207,7 +207,7 @@ comment() {
 
   local comments="repos/$GITHUB_REPOSITORY/issues/$number/comments"
   if ! found="$(gh api --paginate "$comments?per_page=100" | marked_comment)"; then
-    warning "could not read the comments of pull request #$number (does the workflow grant pull-requests: write?)"
+    warning "could not read the comments of pull request #$number: no comment"
     return 0
   fi
   if [ -n "$found" ]; then
