@@ -43,7 +43,8 @@ if name == "evalcases":
 if name == "gh":
     if "--method" not in args:
         sys.stdout.write(Path(os.environ["FAKE_GH_COMMENTS"]).read_text())
-    sys.exit(int(os.environ.get("FAKE_GH_STATUS", "0")))
+        sys.exit(int(os.environ.get("FAKE_GH_STATUS", "0")))
+    sys.exit(int(os.environ.get("FAKE_GH_WRITE_STATUS", "0")))
 """
 
 
@@ -338,11 +339,22 @@ def test_comment_false_writes_the_body_but_posts_nothing(runner: Runner) -> None
     assert (runner.tmp / "evalcases-comment.md").read_text().startswith(MARKER)
 
 
-def test_a_token_that_cannot_write_is_a_warning_not_a_failure(runner: Runner) -> None:
+def test_a_token_that_cannot_read_is_a_warning_not_a_failure(runner: Runner) -> None:
     result = runner("comment", **comment_inputs(runner, FAKE_GH_STATUS="1"))
 
     assert result.status == 0
     assert "::warning title=pytest-evalcases action::could not read the comments" in result.stdout
+    assert [c for c in result.programs("gh") if "--method" in c] == []
+
+
+def test_a_token_that_cannot_write_is_a_warning_not_a_failure(runner: Runner) -> None:
+    result = runner("comment", **comment_inputs(runner, FAKE_GH_WRITE_STATUS="1"))
+
+    assert result.status == 0
+    assert (
+        "::warning title=pytest-evalcases action::could not comment on pull request #7"
+        " (does the workflow grant pull-requests: write?)"
+    ) in result.stdout
 
 
 def test_a_body_without_the_marker_is_not_posted(runner: Runner) -> None:
