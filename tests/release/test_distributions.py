@@ -30,7 +30,7 @@ INTO_REPOSITORY = re.compile(
 
 #: What a source tree holds that no distribution should: caches, builds, run leftovers.
 LEFTOVERS = {".git", "build", "dist", ".venv", ".ci-venv", ".ci-venv-min", "__pycache__"}
-LEFTOVERS |= {".pytest_cache", ".mypy_cache", ".ruff_cache", "results"}
+LEFTOVERS |= {".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
 
 def test_the_readme_links_work_on_pypi() -> None:
@@ -57,9 +57,11 @@ def source_copy(dest: Path) -> Path:
     """The source tree without caches and leftovers: the build writes into what it builds."""
 
     def ignore(directory: str, names: list[str]) -> set[str]:
-        return {n for n in names if n in LEFTOVERS or n.endswith((".egg-info", ".runs"))} - (
-            {"results"} if Path(directory).name == "pytest_evalcases" else set()
-        )
+        ignored = {n for n in names if n in LEFTOVERS or n.endswith((".egg-info", ".runs"))}
+        # What the example suites' runs wrote (example_cases/NAME/results).
+        if Path(directory).parent.name == "example_cases" and "results" in names:
+            ignored.add("results")
+        return ignored
 
     shutil.copytree(ROOT, dest, ignore=ignore)
     return dest
