@@ -39,9 +39,9 @@ def test_every_json_and_yaml_example_parses() -> None:
     assert len(fences("results.md", "json")) >= 3
     for block in fences("results.md", "json"):
         json.loads(block)
-    workflows = fences("ci.md", "yaml")
-    assert len(workflows) == 1
-    workflow = yaml.safe_load(workflows[0])
+    workflows = [yaml.safe_load(block) for block in fences("ci.md", "yaml")]
+    assert len(workflows) == 2  # the action's, then the jobs step by step
+    workflow = workflows[1]
     assert set(workflow["jobs"]) == {"merge-gate", "full-suite", "merge", "drift"}
     drift = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["drift"]["steps"])
     assert "evalcases trend history/ --last 52 --alert --html trend.html" in drift
