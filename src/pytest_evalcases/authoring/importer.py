@@ -52,6 +52,8 @@ class Fixture:
     commit: str | None
     #: How the commit was found, or why there is no fixture (for a comment and the user).
     note: str
+    #: The branch the fixture's repository gets: the session's, else the checked-out one.
+    branch: str = "main"
 
 
 @dataclass(frozen=True)
@@ -144,8 +146,9 @@ def find_fixture(session: Session) -> Fixture:
     if _git(where, "rev-parse", "--is-inside-work-tree") != "true":
         return Fixture(where, None, f"the session ran in {where}, which is not a git repository")
     name = _CLI_NAMES[session.cli]
+    branch = session.branch or _git(where, "symbolic-ref", "-q", "--short", "HEAD") or "main"
     if session.commit is not None and _git(where, "cat-file", "-t", session.commit) == "commit":
-        return Fixture(where, session.commit, f"{name} recorded commit {session.commit}")
+        return Fixture(where, session.commit, f"{name} recorded commit {session.commit}", branch)
     ref = session.branch or "HEAD"
     if _git(where, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}") is None:
         ref = "HEAD"
@@ -158,7 +161,7 @@ def find_fixture(session: Session) -> Fixture:
     if not commit:
         return Fixture(where, None, f"{why}, and {ref} has none before {session.started}")
     at_start = f"the last commit of {ref} at or before the session's start ({session.started})"
-    return Fixture(where, commit, f"{why}: {at_start}")
+    return Fixture(where, commit, f"{why}: {at_start}", branch)
 
 
 def materialise(repo: Path, commit: str, directory: Path) -> None:
@@ -209,7 +212,7 @@ def render(
         f"defends: {TODO}",
     ]
     if found.commit is not None:
-        branch = shlex.quote(session.branch or "main")
+        branch = shlex.quote(found.branch)
         message = shlex.quote(f"fixture: {found.commit[:12]}")
         setup = (
             f"git init -q -b {branch} && git add -A && git -c user.name=dev "
