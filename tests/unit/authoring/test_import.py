@@ -43,7 +43,8 @@ def test_each_reader_finds_the_user_turns_verbatim_with_their_tool_calls(cli: Se
         ("shell", "echo made-by-the-agent > made.txt")
     ]
     assert second.calls == ()
-    assert first.model and first.model == second.model
+    assert first.model
+    assert first.model == second.model
     assert session.started <= first.timestamp < second.timestamp
 
 
@@ -63,7 +64,8 @@ def test_what_each_cli_records_of_where_the_session_ran() -> None:
         "trunk",
         "0.171.0",
     )
-    assert codex.commit is not None and len(codex.commit) == 40
+    assert codex.commit is not None
+    assert len(codex.commit) == 40
     # Gemini CLI keeps the directory beside chats/, not in the session file.
     assert (gemini.cwd, gemini.branch, gemini.commit, gemini.version) == (None, None, None, None)
 
@@ -149,7 +151,7 @@ def repository_dated(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, 
 def test_a_recorded_commit_the_repository_lacks_falls_back_to_the_time(
     tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first, _ = repository_dated(tmp_path / "repo", monkeypatch)
+    repository_dated(tmp_path / "repo", monkeypatch)
     session = moved("codex", tmp_path, tmp_path / "repo", "0" * 40)
 
     done = import_session("codex", session, 1, None, project)
@@ -174,7 +176,8 @@ def test_outside_a_repository_the_fixture_is_a_todo_and_lint_names_only_the_todo
     text = (project / done.case).read_text()
     assert f"# TODO fixture: the session ran in {plain}, which is not a git repository." in text
     data = yaml.safe_load(text)
-    assert "cwd" not in data and "setup" not in data
+    assert "cwd" not in data
+    assert "setup" not in data
     assert data["prompt"] == "Now run the tests."
     assert "# The agent made no tool call in that turn." in text
     findings = lint.lint_files(lint.discover([project / done.case]), project)
@@ -221,7 +224,7 @@ def test_never_overwrites_a_case_or_a_fixture(
     done = import_session("claude", session, 1, Path("evals/incident-7.yaml"), project)
     assert done.fixture == fixture
     before = (project / done.case).read_text()
-    with pytest.raises(UsageError, match="incident-7.yaml already exists; not overwriting it"):
+    with pytest.raises(UsageError, match=r"incident-7\.yaml already exists; not overwriting it"):
         import_session("claude", session, 2, Path("evals/incident-7.yaml"), project)
     assert (project / done.case).read_text() == before
 
