@@ -78,7 +78,7 @@ def import_session(
     """Read ``session_file`` (saved by ``cli``), write the case of user turn ``at``
     (1-based; the last when ``None``) to ``output`` (default ``evals/<id>.yaml``, the id
     from the prompt) and its fixture; never overwrite either."""
-    session = importing.read(cli, session_file)
+    session = importing.read(cli, (cwd / session_file).resolve())
     count = len(session.turns)
     number = count if at is None else at
     if not 1 <= number <= count:
