@@ -46,7 +46,7 @@ _CLI_NAMES = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 class Fixture:
     """The repository state the session started from, and how it was found."""
 
-    #: The directory the session ran in.
+    #: The directory the session ran in; in a git repository, the repository's top.
     source: Path | None
     #: The commit archived into the fixture; ``None`` when there is none to take.
     commit: str | None
@@ -54,6 +54,13 @@ class Fixture:
     note: str
     #: The branch the fixture's repository gets: the session's, else the checked-out one.
     branch: str = "main"
+    #: The directory of the session below the repository's top (``sub/``), or "".
+    prefix: str = ""
+
+    @property
+    def tree(self) -> str:
+        """What ``git archive`` takes: the commit, or ``COMMIT:sub/`` for a subdirectory."""
+        return f"{self.commit}:{self.prefix}" if self.prefix else str(self.commit)
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,10 @@ class Imported:
     turns: int
     note: str
     command: str
+    #: What to add to the configuration so that a plain pytest collects the case.
+    hint: str
+    #: The first line of each user turn's prompt, first to last.
+    prompts: tuple[str, ...]
 
 
 def import_session(
@@ -106,7 +117,7 @@ def import_session(
     text = render(session, number, turn, case, found, command)
     (cwd / target).parent.mkdir(parents=True, exist_ok=True)
     if found.commit is not None and found.source is not None:
-        materialise(found.source, found.commit, fixture_dir)
+        materialise(found.source, found.tree, fixture_dir)
     with (cwd / target).open("x", encoding="utf-8") as handle:
         handle.write(text)
     return Imported(
@@ -116,6 +127,8 @@ def import_session(
         turns=count,
         note=found.note,
         command=command,
+        hint=step.hint,
+        prompts=tuple(t.prompt.strip().split("\n")[0] for t in session.turns),
     )
 
 
@@ -146,12 +159,18 @@ def find_fixture(session: Session) -> Fixture:
     if _git(where, "rev-parse", "--is-inside-work-tree") != "true":
         return Fixture(where, None, f"the session ran in {where}, which is not a git repository")
     name = _CLI_NAMES[session.cli]
+    # A session in a subdirectory ran there: the fixture is that directory's tree.
+    prefix = _git(where, "rev-parse", "--show-prefix") or ""
+    where = Path(_git(where, "rev-parse", "--show-toplevel") or where)
     branch = session.branch or _git(where, "symbolic-ref", "-q", "--short", "HEAD") or "main"
     if session.commit is not None and _git(where, "cat-file", "-t", session.commit) == "commit":
-        return Fixture(where, session.commit, f"{name} recorded commit {session.commit}", branch)
+        note = f"{name} recorded commit {session.commit}"
+        return Fixture(where, session.commit, note, branch, prefix)
     ref = session.branch or "HEAD"
     if _git(where, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}") is None:
         ref = "HEAD"
+    if not session.started:
+        return Fixture(where, None, "the session file gives no time its session started")
     commit = _git(where, "rev-list", "-1", f"--before={session.started}", ref)
     why = (
         f"{name} recorded commit {session.commit}, which {where} does not have"
@@ -161,16 +180,17 @@ def find_fixture(session: Session) -> Fixture:
     if not commit:
         return Fixture(where, None, f"{why}, and {ref} has none before {session.started}")
     at_start = f"the last commit of {ref} at or before the session's start ({session.started})"
-    return Fixture(where, commit, f"{why}: {at_start}", branch)
+    return Fixture(where, commit, f"{why}: {at_start}", branch, prefix)
 
 
-def materialise(repo: Path, commit: str, directory: Path) -> None:
-    """``git archive`` of ``commit`` unpacked into ``directory`` (made here)."""
+def materialise(repo: Path, tree: str, directory: Path) -> None:
+    """``git archive`` of ``tree`` (``COMMIT:PATH``) unpacked into ``directory`` (made
+    here)."""
     with tempfile.TemporaryDirectory() as scratch:
         archive = Path(scratch) / "fixture.tar"
-        done = git.run_to_file(repo, ["archive", "--format=tar", commit], archive)
+        done = git.run_to_file(repo, ["archive", "--format=tar", tree], archive)
         if done.returncode != 0:
-            raise UsageError(f"git archive {commit} in {repo} failed: {done.stderr.strip()}")
+            raise UsageError(f"git archive {tree} in {repo} failed: {done.stderr.strip()}")
         directory.mkdir(parents=True)
         with tarfile.open(archive) as tar:
             tar.extractall(directory, filter="data")
@@ -195,7 +215,7 @@ def render(
     ]
     if found.commit is not None:
         lines += [
-            f"# Fixture: fixtures/{case}/ is `git archive` of {found.commit} of {found.source}",
+            f"# Fixture: fixtures/{case}/ is `git archive` of {found.tree} of {found.source}",
             f"# ({found.note}).",
         ]
     else:

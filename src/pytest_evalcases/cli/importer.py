@@ -11,6 +11,9 @@ from pytest_evalcases.authoring import importer
 from pytest_evalcases.authoring.importing import READERS
 from pytest_evalcases.text import positive_int
 
+#: How much of each turn's prompt the list of turns shows.
+TURN_CHARS = 72
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -37,7 +40,14 @@ def run(args: argparse.Namespace) -> int:
     print(done.case)
     if done.fixture is not None:
         print(done.fixture)
+    if args.at is None and done.turns > 1:
+        # The last turn by default: the others are listed, to choose one with --at.
+        for number, prompt in enumerate(done.prompts, 1):
+            mark = "*" if number == done.turn else " "
+            print(f"{mark} {number}: {prompt[:TURN_CHARS]}", file=sys.stderr)
     print(f"note: turn {done.turn} of {done.turns}; fixture: {done.note}", file=sys.stderr)
+    if done.hint:
+        print(f"note: {done.hint}", file=sys.stderr)
     print(
         "next: write defends and the check (the TODOs), then confirm it fails first: "
         f"{done.command}",

@@ -132,14 +132,19 @@ def test_the_fixture_is_the_repository_at_the_sessions_start(
     assert case.prompt == PROMPT
 
 
-def repository_dated(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+def repository_dated(
+    root: Path, monkeypatch: pytest.MonkeyPatch, more: dict[str, str] | None = None
+) -> tuple[str, str]:
     """A repository (branch trunk) with a commit before the recorded sessions and one
-    after them: their ids."""
+    after them (``app.py`` in both, the ``more`` files in both): their ids."""
     root.mkdir()
     git(root, "init", "-q", "-b", "trunk")
     commits = []
     for version, date in ((1, BEFORE), (2, AFTER)):
         (root / "app.py").write_text(f"VERSION = {version}\n")
+        for name, text in (more or {}).items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
         monkeypatch.setenv("GIT_AUTHOR_DATE", date)
         monkeypatch.setenv("GIT_COMMITTER_DATE", date)
         git(root, "add", "-A")
@@ -293,3 +298,66 @@ def test_the_command_prints_the_case_the_fixture_and_the_red_first_command(
     assert "the session has 2 user turns" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["import", "claude", str(session), "--at", "0"])
+
+
+def test_a_session_in_a_subdirectory_has_that_directory_as_its_fixture(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _ = repository_dated(tmp_path / "repo", monkeypatch, {"service/main.py": "x = 1\n"})
+    session = moved("claude", tmp_path, tmp_path / "repo" / "service")
+
+    done = import_session("claude", session, 1, None, project)
+
+    assert done.fixture is not None
+    assert [p.name for p in done.fixture.iterdir()] == ["main.py"]
+    assert (
+        f"`git archive` of {first}:service/ of {tmp_path / 'repo'}"
+        in (project / done.case).read_text()
+    )
+
+
+def test_without_at_the_last_turn_is_taken_and_the_turns_are_listed(
+    tmp_path: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(project)
+
+    assert main(["import", "codex", str(SAMPLES / SAMPLE["codex"]), "-o", "cases/x.yaml"]) == 0
+
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == [
+        '  1: Fix the "flaky" test in app.py: it fails on Mondays.',
+        "* 2: Now run the tests.",
+    ]
+    # Not below an evals directory: the command collects it all the same, and a note
+    # says what to configure.
+    assert err[-1].endswith(
+        "confirm it fails first: pytest cases/x.yaml -o eval_paths=cases --eval-red-first "
+        "--eval-agent codex"
+    )
+    assert any(line.startswith("note: cases/ is neither below") for line in err)
+    assert yaml.safe_load((project / "cases" / "x.yaml").read_text())["prompt"] == (
+        "Now run the tests."
+    )
+
+
+def test_a_todo_check_does_not_hide_a_case_whose_written_checks_are_all_negative(
+    tmp_path: Path,
+) -> None:
+    case = tmp_path / "evals" / "c.yaml"
+    case.parent.mkdir()
+    case.write_text(
+        "id: c\ndefends: TODO\nprompt: Do it.\nchecks:\n"
+        "  - {type: output_not_matches, pattern: secret}\n"
+        "  - {type: output_not_matches, pattern: x-y, description: 'TODO: the check'}\n"
+    )
+
+    findings = lint.lint_files(lint.discover([case]), tmp_path)
+
+    assert [(f.line, f.code) for f in findings] == [
+        (2, "todo"),
+        (6, "todo"),
+        (4, "only-negative-checks"),
+    ]
