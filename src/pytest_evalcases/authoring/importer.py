@@ -193,7 +193,12 @@ def materialise(repo: Path, tree: str, directory: Path) -> None:
             raise UsageError(f"git archive {tree} in {repo} failed: {done.stderr.strip()}")
         directory.mkdir(parents=True)
         with tarfile.open(archive) as tar:
-            tar.extractall(directory, filter="data")
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(directory, filter="data")
+            else:
+                # Python 3.10 before 3.10.12 has no filters; git writes no entry that
+                # leaves the directory.
+                tar.extractall(directory)
 
 
 def _git(repo: Path, *args: str) -> str | None:
