@@ -181,3 +181,7 @@ SANDBOX_NETWORKS: tuple[SandboxNetwork, ...] = ("shared", "none")
 #: consecutive runs, or the cost per case rose over the last days.
 DriftRule = Literal["pass rate", "cost"]
 DRIFT_RULES: tuple[DriftRule, ...] = get_args(DriftRule)
+
+#: The agent CLIs whose saved sessions `evalcases import` reads (docs/writing-cases.md,
+#: "From an incident").
+SessionCli = Literal["claude", "codex", "gemini"]

@@ -334,7 +334,19 @@ def _lint_case(
             f"critical case {case.id!r} is quarantined ({case.quarantine}): the gate does "
             "not check what it defends until the quarantine ends",
         )
-    defended, outside = ruletext.defended(root, case.defends) if case.defends else (None, None)
+    # What `evalcases import` leaves for the author (docs/writing-cases.md, "From an
+    # incident"): reported once, as what it is, rather than as a missing file.
+    todo_checks = [i for i, c in enumerate(case.checks) if _todo(getattr(c, "description", None))]
+    if _todo(case.defends):
+        yield Finding(path, line("defends"), WARNING, "todo", "TODO left for the author: defends")
+    for index in todo_checks:
+        said = f"TODO left for the author: checks[{index}]"
+        yield Finding(path, line("checks", index), WARNING, "todo", said)
+    defended, outside = (
+        ruletext.defended(root, case.defends)
+        if case.defends and not _todo(case.defends)
+        else (None, None)
+    )
     if outside is not None:
         yield Finding(
             path,
@@ -344,7 +356,7 @@ def _lint_case(
             f"defends {shown(case.defends)}, which resolves to {outside}, outside the "
             f"project ({root}); the lint reads nothing there",
         )
-    elif case.defends and defended is None:
+    elif case.defends and defended is None and not _todo(case.defends):
         yield Finding(
             path,
             line("defends"),
@@ -415,7 +427,8 @@ def _lint_case(
     # A skill's should-not-fire case (skill_not_used) passes an idle agent by design:
     # the skill's false triggers are what it counts (docs/skills.md).
     trigger_negative = any(c.type == "skill_not_used" for c in case.checks)
-    if case.checks and all(c.type in NEGATIVE_CHECKS for c in case.checks) and not trigger_negative:
+    written = [c for i, c in enumerate(case.checks) if i not in todo_checks]
+    if written and all(c.type in NEGATIVE_CHECKS for c in written) and not trigger_negative:
         yield Finding(
             path,
             line("checks"),
@@ -444,6 +457,11 @@ def _lint_case(
             f"id {case.id!r} differs from the file name {path.name!r}; name the file "
             f"{case.id}{path.suffix} so a failure leads to it",
         )
+
+
+def _todo(value: object) -> bool:
+    """Whether ``value`` is a placeholder the author must still write (``TODO...``)."""
+    return isinstance(value, str) and value.startswith("TODO")
 
 
 def _about_hooks(check: CheckModel) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from pytest_evalcases import __version__
-from pytest_evalcases.cli import clean, compare, lint, merge, new, schema, show, trend
+from pytest_evalcases.cli import clean, compare, importer, lint, merge, new, schema, show, trend
 from pytest_evalcases.errors import EvalcasesError
 
 #: The subcommands, in the order ``--help`` lists them: name, module, help, description.
@@ -25,6 +25,15 @@ SUBCOMMANDS: tuple[tuple[str, ModuleType, str, str], ...] = (
         "Write a new case file from a commented template",
         "Write DIR/ID.yaml (or .json): a case that validates, with a negative "
         "check as the first example. Never overwrites a file.",
+    ),
+    (
+        "import",
+        importer,
+        "Turn a real agent session into a case (incident to eval)",
+        "Write a case from user turn N (default: the last) of a saved session of claude, "
+        "codex or gemini: the prompt verbatim, a fixture of the repository at the "
+        "session's start (evals/fixtures/ID/), defends and the check left as TODOs. Never "
+        "overwrites a file.",
     ),
     (
         "lint",

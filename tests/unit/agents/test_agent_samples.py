@@ -37,7 +37,9 @@ def _recorded() -> set[str]:
 
 
 def test_every_sample_is_used_by_an_agent_test() -> None:
-    tests = "".join(p.read_text() for p in TESTS.rglob("test_agent_*.py"))
+    # The saved sessions are read by `evalcases import`, whose readers test_import.py tests.
+    users = [*TESTS.rglob("test_agent_*.py"), *TESTS.rglob("test_import.py")]
+    tests = "".join(p.read_text() for p in users)
     unused = [
         p.name
         for p in SAMPLES.iterdir()
