@@ -323,6 +323,11 @@ def test_kill_marked_finds_processes_by_their_environment(tmp_path: Path) -> Non
     proc = subprocess.Popen(["sleep", "300"], env=env, start_new_session=True)
     other = subprocess.Popen(["sleep", "300"], start_new_session=True)
     try:
+        # Until the child has exec'd, /proc shows the environment it forked with.
+        deadline = time.monotonic() + 5
+        while b"mark-of-this-test" not in Path(f"/proc/{proc.pid}/environ").read_bytes():
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
         assert reaper.kill_marked("EVALCASES_RUN=mark-of-this-test") == 1
         assert proc.wait(timeout=5) == -9
         assert other.poll() is None
