@@ -124,3 +124,49 @@ def test_evalcases_report_prints_the_comment_and_the_gitlab_report(
     ]
     assert issues[0]["fingerprint"] == gitlab.fingerprint("beta", "starts-with-ok")
     assert green == expected("comment-green.md")
+
+
+@pytest.mark.xdist
+def test_under_xdist_the_controller_writes_the_summary_once(
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result, summary = pull_request(make_suite, fake_claude, pytester, monkeypatch, "-n", "2")
+
+    assert result.ret == 1, result.stdout.str()
+    assert summary.read_text("utf-8") == "earlier step\n" + expected("job-summary.md")
+    commands = [line for line in result.stdout.lines if line.startswith("::")]
+    assert "\n".join(commands) + "\n" == expected("annotations.txt")
+
+
+def test_outside_github_actions_nothing_is_written(
+    make_suite: SuiteBuilder,
+    fake_claude: Callable[..., Path],
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_claude(fail=["beta"])
+    root = make_suite.steered(["alpha"], agent="claude")
+    (root / "evals" / "guards.yaml").write_text(GUARDS, "utf-8")
+    summary = root / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    outside = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "a.json")
+    # Under GitHub Actions, but with no results file to read: nothing either.
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    unsaved = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save")
+    # A session that ran no eval case says nothing.
+    no_case = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "b.json", "-k", "none")
+    inside = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "c.json")
+
+    for result in (outside, unsaved, no_case):
+        assert not [line for line in result.stdout.lines if line.startswith("::")]
+    assert no_case.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert inside.ret == 1
+    assert [line[:40] for line in inside.stdout.lines if line.startswith("::")] == [
+        "::error file=evals/guards.yaml,line=3,ti"
+    ]
+    assert summary.read_text("utf-8").startswith("## eval gate: BLOCKED\n")
+    assert summary.read_text("utf-8").count("## eval gate") == 1

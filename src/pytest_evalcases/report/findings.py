@@ -183,7 +183,8 @@ def first_line(text: str, limit: int = 300) -> str:
 
 def _failed_checks(runs: list[RunRecord]) -> tuple[FailedCheck, ...]:
     seen: dict[str, FailedCheck] = {}
-    for run in runs:
+    # An errored run's checks were never graded.
+    for run in (r for r in runs if r.reached_verdict):
         for check in run.checks:
             if not check.passed and check.id not in seen:
                 seen[check.id] = FailedCheck(check.id, first_line(check.message))

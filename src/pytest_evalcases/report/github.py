@@ -133,7 +133,7 @@ def _variant_table(doc: ResultsDocument) -> list[str]:
         tokens = f"{usage.tokens_total:,}" if usage and usage.runs_with_tokens else "n/a"
         cost = usd(usage.cost_total) if usage and usage.runs_with_cost else "n/a"
         rows.append(
-            f"| {_code(_variant_name(v))} | {v.counts.passed}/{v.counts.total} "
+            f"| {_text(_variant_name(v))} | {v.counts.passed}/{v.counts.total} "
             f"| {v.checks_passed}/{v.checks_total} | {v.counts.errors} "
             f"| {_pass_rate(v)} | {tokens} | {cost} |"
         )
