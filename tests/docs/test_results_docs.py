@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_evalcases.report import github, gitlab
+from pytest_evalcases.report.findings import FailedCheck, Finding
 from tests.helpers.results import only_results, steer
 from tests.helpers.suite import SuiteBuilder
 
@@ -34,12 +36,45 @@ def test_every_json_and_yaml_example_parses() -> None:
     for block in fences("results.md", "json"):
         json.loads(block)
     workflows = fences("ci.md", "yaml")
-    assert len(workflows) == 1
+    assert len(workflows) == 2
     workflow = yaml.safe_load(workflows[0])
     assert set(workflow["jobs"]) == {"merge-gate", "full-suite", "merge", "drift"}
     drift = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["drift"]["steps"])
     assert "evalcases trend history/ --last 52 --alert --html trend.html" in drift
     assert workflow[True]["schedule"]  # YAML 1.1 reads the key `on` as True
+    gate = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["merge-gate"]["steps"])
+    assert "evalcases report --format github-comment results/pr.json" in gate
+    assert f'startswith("{github.MARKER}")' in gate
+    gitlab_job = yaml.safe_load(workflows[1])["evals"]
+    reports = gitlab_job["artifacts"]["reports"]
+    assert reports == {"junit": "results/junit.xml", "codequality": "results/codequality.json"}
+    assert "--junitxml results/junit.xml" in gitlab_job["script"][0]
+    assert "--format gitlab-codequality" in gitlab_job["after_script"][0]
+
+
+def test_the_documented_code_quality_issue_has_the_shape_the_command_writes() -> None:
+    (example,) = [json.loads(b) for b in fences("ci.md", "json")]
+    found = [
+        Finding(
+            "beta",
+            "",
+            "failed",
+            "normal",
+            "evals/guards.yaml",
+            3,
+            (
+                FailedCheck(
+                    "starts-with-ok", "pattern '^ok' not found in the final answer: 'wrong'"
+                ),
+            ),
+            "",
+            1,
+            1,
+            0,
+            1.0,
+        )
+    ]
+    assert example == gitlab.codequality(found)
 
 
 def test_the_documented_schema_matches_a_real_results_file(

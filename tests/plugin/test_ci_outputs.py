@@ -124,6 +124,8 @@ def test_evalcases_report_prints_the_comment_and_the_gitlab_report(
     ]
     assert issues[0]["fingerprint"] == gitlab.fingerprint("beta", "starts-with-ok")
     assert green == expected("comment-green.md")
+    assert cli.main(["report", "--format", "summary", "missing.json"]) == 2
+    assert "missing.json: cannot read results file" in capsys.readouterr().err
 
 
 @pytest.mark.xdist
@@ -159,7 +161,9 @@ def test_outside_github_actions_nothing_is_written(
     unsaved = pytester.runpytest("-p", "no:cacheprovider", "--eval-no-save")
     # A session that ran no eval case says nothing.
     no_case = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "b.json", "-k", "none")
-    inside = pytester.runpytest("-p", "no:cacheprovider", "--eval-save", "c.json")
+    # In a process of its own, its output captured as pytest captures it: the commands
+    # reach the real standard output.
+    inside = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--eval-save", "c.json")
 
     for result in (outside, unsaved, no_case):
         assert not [line for line in result.stdout.lines if line.startswith("::")]

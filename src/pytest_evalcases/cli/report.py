@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--format",
         choices=FORMATS,
         required=True,
+        metavar="FORMAT",
         help="summary: GitHub's job summary (markdown); github-comment: a pull-request "
         "comment (markdown); annotations: GitHub workflow commands; gitlab-codequality: "
         "GitLab's code-quality report (JSON)",

@@ -5,7 +5,6 @@ the session ends."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Generator
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem, NoVerdict, a
 from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker, runs_cases
 from pytest_evalcases.report import summary
 from pytest_evalcases.results.record import RunRecord
-from pytest_evalcases.session import ci, htmlfile, terminal
+from pytest_evalcases.session import htmlfile, terminal
 from pytest_evalcases.session.interrupts import Interrupts
 from pytest_evalcases.session.state import EvalSession
 
@@ -148,10 +147,8 @@ class SessionHooks:
         for line, markup in said.lines:
             # pytest's terminal writer decides on colour (--color, NO_COLOR, FORCE_COLOR).
             terminalreporter.write_line(line, **markup)
-        # Workflow commands reach GitHub only on the real stdout, which pytest's
-        # capture never holds while the terminal reporter writes.
-        invoked, root = self.config.invocation_params.dir, self.config.rootpath
-        for command in ci.github_actions(self.state.results_file, os.environ, invoked, root):
+        # GitHub reads workflow commands on the real stdout, where the terminal writes.
+        for command in self.state.workflow_commands:
             terminalreporter.write_line(command)
 
 
