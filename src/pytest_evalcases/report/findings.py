@@ -9,6 +9,7 @@ from these values, so each says the same thing.
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,12 +129,15 @@ def findings(doc: ResultsDocument, base: Path, root: Path) -> list[Finding]:
     pytest ran) and here relative to ``root``. Perturbed runs are left out: they are
     reported by class (docs/perturbation.md)."""
     records = [r for r in doc.cases if r.perturbation is None]
+    grouped: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    for record in records:
+        grouped[(record.variant, record.case_id)].append(record)
     out: list[Finding] = []
     for variant, verdicts in case_verdicts(records).items():
         for verdict in verdicts:
             if verdict.outcome not in ("failed", "error"):
                 continue
-            runs = [r for r in records if r.variant == variant and r.case_id == verdict.case_id]
+            runs = grouped[(variant, verdict.case_id)]
             first = runs[0]
             errored = next((r for r in runs if r.outcome == "error"), None)
             out.append(

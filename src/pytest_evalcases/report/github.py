@@ -17,6 +17,9 @@ from pytest_evalcases.text import percent, plural, usd
 #: and updates that one instead of adding another.
 MARKER = "<!-- pytest-evalcases -->"
 
+#: How many failed cases a summary or comment lists; the rest are counted.
+MAX_LISTED = 50
+
 #: Characters that mean something in GitHub's markdown, escaped in free text.
 _MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|"})
 
@@ -69,7 +72,7 @@ def job_summary(doc: ResultsDocument, found: list[Finding], delta: BaselineDelta
     out = [f"## {_verdict(doc)}", "", *_state(doc), *_variant_table(doc)]
     if found:
         out += ["", "### Failed and errored cases", ""]
-        out += [_finding_item(f) for f in found]
+        out += _listed(found)
     if delta is not None:
         out += ["", f"### Against the baseline `{_code(delta.label)}`", ""]
         out += _delta_table(delta)
@@ -99,7 +102,7 @@ def comment(doc: ResultsDocument, found: list[Finding], delta: BaselineDelta | N
     if rest:
         heading = "Also failing" if named else "Failed and errored cases"
         out += ["", f"{heading}:", ""]
-        out += [_finding_item(f) for f in rest]
+        out += _listed(rest)
     return "\n".join(out) + "\n"
 
 
@@ -120,7 +123,7 @@ def _state(doc: ResultsDocument) -> list[str]:
         out.append("Part of the suite: " + _text(doc.selection.describe()))
     if doc.override is not None:
         out.append(f"Override: {_text(doc.override.outcome)}")
-    return [*(f"{line}  " for line in out[:-1]), *out[-1:], ""] if out else []
+    return [part for line in out for part in (line, "")]
 
 
 def _variant_table(doc: ResultsDocument) -> list[str]:
@@ -179,12 +182,23 @@ def _regression_lines(found: list[Regression]) -> list[str]:
     if not found:
         return []
     out = ["", "Regressed since the baseline (case / check):", ""]
-    for r in found:
+    for r in found[:MAX_LISTED]:
         f = r.finding
         checks = [c.id for c in f.checks] or [f.outcome]
         pairs = ", ".join(f"`{_code(f.name)} / {_code(c)}`" for c in checks)
         advisory = " (advisory, does not block)" if r.advisory else ""
         out.append(f"- {pairs} at `{_code(f.place)}`{advisory}")
+    if len(found) > MAX_LISTED:
+        out.append(f"- and {len(found) - MAX_LISTED} more")
+    return out
+
+
+def _listed(found: list[Finding]) -> list[str]:
+    """One item per finding, the first :data:`MAX_LISTED`: GitHub cuts a job summary
+    above 1 MiB, and a comment above 65,536 characters."""
+    out = [_finding_item(f) for f in found[:MAX_LISTED]]
+    if len(found) > MAX_LISTED:
+        out.append(f"- and {len(found) - MAX_LISTED} more")
     return out
 
 

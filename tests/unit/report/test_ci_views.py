@@ -96,3 +96,23 @@ def test_markdown_in_a_message_is_shown_as_it_is() -> None:
 def test_case_files_are_named_from_the_ci_root() -> None:
     assert relative("evals/a.yaml", Path("/repo/sub"), ROOT) == "sub/evals/a.yaml"
     assert relative("/repo/evals/a.yaml", Path("/elsewhere"), ROOT) == "evals/a.yaml"
+
+
+def test_a_run_without_a_verdict_is_summarised_as_inconclusive() -> None:
+    doc = document([rec("a", "passed"), rec("b", "error", error_kind="auth", error="401")])
+    summary = github.job_summary(doc, findings(doc, ROOT, ROOT), None)
+
+    assert summary.startswith("## eval gate: INCONCLUSIVE\n")
+    assert "- `b` reached no verdict at `evals/b.yaml:1`: auth: 401\n" in summary
+
+
+def test_a_long_list_of_failures_is_cut_and_counted() -> None:
+    records = [rec(f"case-{i:03d}", "failed") for i in range(github.MAX_LISTED + 7)]
+    doc = document(records)
+    found = findings(doc, ROOT, ROOT)
+
+    summary = github.job_summary(doc, found, None)
+
+    assert summary.count("\n- `case-") == github.MAX_LISTED
+    assert summary.endswith("\n- and 7 more\n")
+    assert len(github.workflow_commands(found)) == github.MAX_LISTED + 7
