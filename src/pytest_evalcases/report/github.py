@@ -55,7 +55,7 @@ def _title(f: Finding) -> str:
 
 def _message(f: Finding) -> str:
     lines = []
-    if f.runs > 1:
+    if f.runs > 1 and f.graded_runs:
         lines.append(
             f"passed {f.passes} of {plural(f.graded_runs, 'graded run')} "
             f"(minimum pass rate {percent(f.min_pass_rate, 0)})"
@@ -82,14 +82,14 @@ def job_summary(doc: ResultsDocument, found: list[Finding], delta: BaselineDelta
 
 def comment(doc: ResultsDocument, found: list[Finding], delta: BaselineDelta | None) -> str:
     """The markdown of a pull-request comment: the marker, the verdict, the numbers,
-    the delta against the baseline and the newly regressed cases; two lines when all
-    is green."""
+    the delta against the baseline and the newly regressed cases; the verdict and one
+    line of numbers when all is green."""
     out = [MARKER, f"### {_verdict(doc)}", ""]
     green = doc.verdict == "PASS" and not found and (delta is None or not delta.regressed)
     if green:
         parts = [f"{_variant_name(v)}: {_passed(v)}" for v in doc.variants]
         if delta is not None:
-            parts.append(f"{RATE} {_arrow(delta.pass_rate)} against `{delta.label}`")
+            parts.append(f"{RATE} {_arrow(delta.pass_rate)} against `{_code(delta.label)}`")
         out.append("; ".join(parts) + ".")
         return "\n".join(out) + "\n"
     out += [*_state(doc), *_variant_table(doc)]

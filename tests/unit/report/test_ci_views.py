@@ -68,7 +68,7 @@ def test_repeats_show_the_runs_pass_rate_with_its_wilson_interval() -> None:
     ]
 
 
-def test_the_comment_is_two_lines_when_all_is_green_and_names_no_regression() -> None:
+def test_the_comment_is_the_verdict_and_one_line_when_all_is_green() -> None:
     doc = document([rec("a", "passed"), rec("b", "passed")])
     delta = BaselineDelta.from_dict(
         {"file": "main.json", "pass_rate": [0.5, 1.0], "regressed": [], "improved": ["b"]}
