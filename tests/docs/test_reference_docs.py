@@ -292,6 +292,15 @@ def test_environment_table_lists_every_variable_the_plugin_sets(tmp_path: Path) 
     assert {code(row[0]) for row in rows} == used
 
 
+def test_the_github_variables_the_plugin_reads_are_in_the_reference() -> None:
+    used = set()
+    for path in (SRC / "session" / "ci.py", SRC / "cli" / "report.py"):
+        used.update(re.findall(r"\bGITHUB_[A-Z_]+\b", path.read_text("utf-8")))
+    assert "GITHUB_STEP_SUMMARY" in used
+    rows = table(section("Environment variables"), "read")
+    assert {code(row[0]) for row in rows} == used
+
+
 def test_links_lead_to_real_headings() -> None:
     targets = LINK.findall(FENCE.sub("", page()))
     linked = set()

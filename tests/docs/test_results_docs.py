@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_evalcases.report import summary
+from pytest_evalcases.report import github, gitlab, summary
+from pytest_evalcases.report.findings import FailedCheck, Finding
 from pytest_evalcases.results import gate
 from pytest_evalcases.results.decode import from_dict
 from pytest_evalcases.results.metrics import compute_metrics
@@ -39,13 +40,46 @@ def test_every_json_and_yaml_example_parses() -> None:
     assert len(fences("results.md", "json")) >= 3
     for block in fences("results.md", "json"):
         json.loads(block)
-    workflows = [yaml.safe_load(block) for block in fences("ci.md", "yaml")]
-    assert len(workflows) == 2  # the action's, then the jobs step by step
-    workflow = workflows[1]
+    workflows = fences("ci.md", "yaml")
+    assert len(workflows) == 3  # the action's, the jobs step by step, GitLab's
+    workflow = yaml.safe_load(workflows[1])
     assert set(workflow["jobs"]) == {"merge-gate", "full-suite", "merge", "drift"}
     drift = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["drift"]["steps"])
     assert "evalcases trend history/ --last 52 --alert --html trend.html" in drift
     assert workflow[True]["schedule"]  # YAML 1.1 reads the key `on` as True
+    gate = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["merge-gate"]["steps"])
+    assert "evalcases report --format github-comment results/pr.json" in gate
+    assert f'startswith("{github.MARKER}")' in gate
+    gitlab_job = yaml.safe_load(workflows[2])["evals"]
+    reports = gitlab_job["artifacts"]["reports"]
+    assert reports == {"junit": "results/junit.xml", "codequality": "results/codequality.json"}
+    assert "--junitxml results/junit.xml" in gitlab_job["script"][0]
+    assert "--format gitlab-codequality" in gitlab_job["after_script"][0]
+
+
+def test_the_documented_code_quality_issue_has_the_shape_the_command_writes() -> None:
+    (example,) = [json.loads(b) for b in fences("ci.md", "json")]
+    found = [
+        Finding(
+            "beta",
+            "",
+            "failed",
+            "normal",
+            "evals/guards.yaml",
+            3,
+            (
+                FailedCheck(
+                    "starts-with-ok", "pattern '^ok' not found in the final answer: 'wrong'"
+                ),
+            ),
+            "",
+            1,
+            1,
+            0,
+            1.0,
+        )
+    ]
+    assert example == gitlab.codequality(found)
 
 
 def test_the_documented_schema_matches_a_real_results_file(

@@ -14,7 +14,18 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from pytest_evalcases import __version__
-from pytest_evalcases.cli import clean, compare, importer, lint, merge, new, schema, show, trend
+from pytest_evalcases.cli import (
+    clean,
+    compare,
+    importer,
+    lint,
+    merge,
+    new,
+    report,
+    schema,
+    show,
+    trend,
+)
 from pytest_evalcases.errors import EvalcasesError
 
 #: The subcommands, in the order ``--help`` lists them: name, module, help, description.
@@ -59,6 +70,15 @@ SUBCOMMANDS: tuple[tuple[str, ModuleType, str, str], ...] = (
         "Per-case outcomes of two results files side by side, pass rate, "
         "tokens, cost and differing pins. Exit status 1 when B would be blocked by "
         "pytest --eval-baseline A.",
+    ),
+    (
+        "report",
+        report,
+        "Show a results file as CI shows it: job summary, annotations, PR comment",
+        "Print RESULTS as GitHub's job summary (markdown), its workflow-command "
+        "annotations, a pull-request comment (markdown), or GitLab's code-quality report "
+        "(JSON). Exit status 0 once printed, whatever the verdict; 2 when a file cannot "
+        "be read.",
     ),
     (
         "trend",

@@ -147,6 +147,9 @@ class SessionHooks:
         for line, markup in said.lines:
             # pytest's terminal writer decides on colour (--color, NO_COLOR, FORCE_COLOR).
             terminalreporter.write_line(line, **markup)
+        # GitHub reads workflow commands on the real stdout, where the terminal writes.
+        for command in self.state.workflow_commands:
+            terminalreporter.write_line(command)
 
 
 class HtmlHooks:

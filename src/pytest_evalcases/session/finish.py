@@ -21,7 +21,7 @@ from pytest_evalcases.results import baseline, override
 from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.gitignore import ignore_hint
-from pytest_evalcases.session import pins
+from pytest_evalcases.session import ci, pins
 from pytest_evalcases.session.state import EvalSession, relative_path
 
 
@@ -98,6 +98,9 @@ def finish(state: EvalSession, invocation_dir: Path) -> None:
         return
     state.results_file = written
     state.results_line = f"results: {_display(written)}{_status(doc)}"
+    state.workflow_commands = ci.github_actions(
+        written, os.environ, invocation_dir, settings.rootdir
+    )
     if options.save_path is None:
         # Once per session: the directory fills the working tree run after run.
         hint = ignore_hint(written.parent, Path.cwd())

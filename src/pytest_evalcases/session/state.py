@@ -89,6 +89,9 @@ class EvalSession:
     unsaved: str = ""
     #: The results file this session wrote; ``None`` before, or when it wrote none.
     results_file: Path | None = None
+    #: GitHub Actions' workflow commands for the results file, to print at the end of
+    #: the summary (docs/ci.md, "Job summary and annotations"); empty elsewhere.
+    workflow_commands: list[str] = field(default_factory=list)
     #: Where this process makes the workspaces of its runs.
     workspaces: WorkspaceDirs = field(default_factory=WorkspaceDirs)
     #: The agent as the preflight found it (its version); ``None`` when none ran.
