@@ -27,6 +27,7 @@ from pytest_evalcases.cases.schema import SCRIPTED_AGENTS
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import Replayed, error_kind
 from pytest_evalcases.recording.script import Script, Turn
+from pytest_evalcases.run import trajectory
 from pytest_evalcases.run.agenthome import agent_home
 from pytest_evalcases.run.conversation import cannot_continue, converse
 from pytest_evalcases.run.failfast import NotStarted, Unreachable, identity
@@ -427,6 +428,14 @@ def _store_run(
             tool_inputs=agent.tool_inputs,
             redact=recorder.redact,
             mode=recorder.mode,
+            about=trajectory.About(
+                name,
+                case.id,
+                variant.name,
+                agent.name,
+                ctx.agent_version,
+                (case.prompt or "", *case.follow_ups),
+            ),
         )
 
     if not artifacts.store_quietly(directory, name, write):
