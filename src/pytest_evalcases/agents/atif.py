@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pytest_evalcases.agents.base import TOOL_KINDS, ToolCall
+from pytest_evalcases.agents.base import TOOL_KINDS, ToolCall, Usage
 from pytest_evalcases.agents.output import tool_input
 
 #: The version this plugin writes (docs/trajectories.md, "The pinned version").
@@ -304,6 +304,35 @@ def tool_calls(trajectory: Trajectory) -> tuple[ToolCall, ...]:
             keys = ("command", "cmd") if kind == "shell" else ()
             found.append(ToolCall(call.function_name, kind, _input(call.arguments, keys)))
     return tuple(found)
+
+
+def usage(trajectory: Trajectory) -> Usage:
+    """The tokens the trajectory reports: its final metrics, else the sum of its own
+    steps'. Input tokens count the cached ones, as ATIF's ``prompt_tokens`` do."""
+    final = trajectory.final_metrics
+    if final is not None and final.total_prompt_tokens is not None:
+        return Usage(
+            input_tokens=final.total_prompt_tokens,
+            output_tokens=final.total_completion_tokens,
+            cache_read_tokens=final.total_cached_tokens,
+        )
+    metrics = [s.metrics for s in _own_steps(trajectory.steps) if s.metrics is not None]
+
+    def total(values: list[int | None]) -> int | None:
+        known = [value for value in values if value is not None]
+        return sum(known) if known else None
+
+    return Usage(
+        input_tokens=total([m.prompt_tokens for m in metrics]),
+        output_tokens=total([m.completion_tokens for m in metrics]),
+        cache_read_tokens=total([m.cached_tokens for m in metrics]),
+    )
+
+
+def models(trajectory: Trajectory) -> tuple[str, ...]:
+    """The models the trajectory names, the agent's default first, each once."""
+    named = [trajectory.agent.model_name, *(s.model_name for s in trajectory.steps)]
+    return tuple(dict.fromkeys(name for name in named if name))
 
 
 def _own_steps(steps: Sequence[Step]) -> list[Step]:

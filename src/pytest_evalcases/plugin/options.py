@@ -279,6 +279,13 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini("eval_agent", "Agent that runs the cases (claude, codex, gemini, command)")
     parser.addini("eval_agent_command", "Command line of the command agent")
+    parser.addini(
+        "eval_agent_trajectory",
+        "The command agent writes its trajectory in ATIF to $EVALCASES_TRAJECTORY "
+        "(docs/trajectories.md)",
+        type="bool",
+        default=False,
+    )
     parser.addini("eval_agent_args", "Extra arguments for the agent CLI", type="args")
     parser.addini("eval_model", "Model passed to the agent")
     parser.addini(

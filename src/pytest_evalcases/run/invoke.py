@@ -7,13 +7,15 @@ no pytest."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases import defaults, process
+from pytest_evalcases.agents import atif
 from pytest_evalcases.agents.base import (
     TIMEOUT_HINT,
     Agent,
@@ -29,7 +31,7 @@ from pytest_evalcases.kinds import Replayed, error_kind
 from pytest_evalcases.recording.script import Script, Turn
 from pytest_evalcases.run import trajectory
 from pytest_evalcases.run.agenthome import agent_home
-from pytest_evalcases.run.conversation import cannot_continue, converse
+from pytest_evalcases.run.conversation import cannot_continue, cannot_show, converse
 from pytest_evalcases.run.failfast import NotStarted, Unreachable, identity
 from pytest_evalcases.run.mcp import mcp_run
 from pytest_evalcases.run.repository import watch
@@ -108,6 +110,7 @@ def _run_agent(
             kind="case",
         )
     refused = cannot_continue(ctx.agent) if case.follow_ups else None
+    refused = refused or cannot_show(ctx.agent, case.transcript_checks)
     if refused is not None:
         raise refused
     env = case_env(ctx.base_env, case, variant, workspace)
@@ -135,6 +138,7 @@ def _run_agent(
     with (
         agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths),
         mcp_run(case, ctx.agent, ctx.agent_home, home_env) as servers,
+        _trajectory_place(workspace, ctx.agent.trajectory) as written,
     ):
         request = RunRequest(
             prompt=case.prompt,
@@ -147,8 +151,9 @@ def _run_agent(
             hook_events=case.needs_hook_events,
             scripted=script is not None,
             sandbox=ctx.sandbox,
-            writable=(*home_paths, *servers.writable),
+            writable=(*home_paths, *servers.writable, *written),
             mcp_servers=servers.servers,
+            trajectory=written[0] / atif.TRAJECTORY_FILE if written else None,
         )
         outcome: AgentResult | RunError
         recording: str | None = None
@@ -181,6 +186,21 @@ def _run_agent(
         replayed=replayed,
         requests=requests,
     )
+
+
+@contextlib.contextmanager
+def _trajectory_place(workspace: Path, wanted: bool) -> Iterator[tuple[Path, ...]]:
+    """A directory beside ``workspace`` for an agent that writes its trajectory
+    (docs/trajectories.md), removed when the run ends; none when not ``wanted``."""
+    if not wanted:
+        yield ()
+        return
+    place = workspace.parent / f"{workspace.name}.trajectory"
+    place.mkdir(exist_ok=True)
+    try:
+        yield (place,)
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
 
 
 def _run_recorded(
