@@ -110,7 +110,9 @@ def _run_agent(
             kind="case",
         )
     refused = cannot_continue(ctx.agent) if case.follow_ups else None
-    refused = refused or cannot_show(ctx.agent, case.transcript_checks)
+    # A case with `mcp:` on an agent that takes no servers: mcp_run says so more exactly.
+    if not (case.mcp and ctx.agent.mcp_config is None):
+        refused = refused or cannot_show(ctx.agent, case.transcript_checks)
     if refused is not None:
         raise refused
     env = case_env(ctx.base_env, case, variant, workspace)
