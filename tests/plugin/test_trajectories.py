@@ -238,3 +238,51 @@ def test_a_declared_agent_that_wrote_none_gave_no_transcript(pytester: pytest.Py
     result.assert_outcomes(errors=1)
     assert (pytester.path / "ran").exists()
     assert only_results(pytester.path)["cases"][0]["error_kind"] == "no-transcript"
+
+
+#: An in-house agent that continues its session: each prompt writes a trajectory of one
+#: shell call naming the prompt.
+CONVERSING = r"""
+import json, os, pathlib, sys
+prompt, session = sys.argv[1], sys.argv[2]
+print("EVALCASES_SESSION=s-1" if not session else "again")
+calls = [{"tool_call_id": "c1", "function_name": "bash", "arguments": {"command": "echo " + prompt}}]
+pathlib.Path(os.environ["EVALCASES_TRAJECTORY"]).write_text(json.dumps({
+    "schema_version": "ATIF-v1.7",
+    "agent": {"name": "in-house", "version": "1"},
+    "steps": [{"step_id": 1, "source": "agent", "message": prompt, "tool_calls": calls}],
+}))
+print("answered " + prompt)
+"""
+
+
+def test_each_prompt_of_a_conversation_is_graded_from_its_own_trajectory(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "agent.py").write_text(CONVERSING)
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "talk.yaml").write_text(
+        "id: talk\ndefends: AGENTS.md\nprompt: first\nfollow_ups: [second]\nchecks:\n"
+        "  - {type: tool_called, tool: shell, input: 'echo first', turn: 1}\n"
+        "  - {type: tool_not_called, tool: shell, input: 'echo first', turn: 2}\n"
+        "  - {type: tool_called, tool: shell, input: 'echo second', turn: 2}\n"
+    )
+    pytester.makeini(
+        "[pytest]\neval_agent = command\neval_sandbox_rw = .\neval_agent_trajectory = true\n"
+        "eval_agent_command = {python} {rootdir}/agent.py {prompt} {session}\n"
+    )
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    document = stored_trajectory(pytester.path)
+    assert [(s["source"], s["message"]) for s in document["steps"]] == [
+        ("user", "first"),
+        ("agent", "answered first\n"),
+        ("user", "second"),
+        ("agent", "again\nanswered second\n"),
+    ]
+    assert [s["tool_calls"][0]["arguments"] for s in document["steps"][1::2]] == [
+        {"command": "echo first"},
+        {"command": "echo second"},
+    ]
