@@ -246,7 +246,8 @@ CONVERSING = r"""
 import json, os, pathlib, sys
 prompt, session = sys.argv[1], sys.argv[2]
 print("EVALCASES_SESSION=s-1" if not session else "again")
-calls = [{"tool_call_id": "c1", "function_name": "bash", "arguments": {"command": "echo " + prompt}}]
+command = {"command": "echo " + prompt}
+calls = [{"tool_call_id": "c1", "function_name": "bash", "arguments": command}]
 pathlib.Path(os.environ["EVALCASES_TRAJECTORY"]).write_text(json.dumps({
     "schema_version": "ATIF-v1.7",
     "agent": {"name": "in-house", "version": "1"},
