@@ -110,15 +110,18 @@ def _run_agent(
             kind="case",
         )
     refused = cannot_continue(ctx.agent) if case.follow_ups else None
-    # A case with `mcp:` on an agent that takes no servers: mcp_run says so more exactly.
-    if not (case.mcp and ctx.agent.mcp_config is None):
-        refused = refused or cannot_show(ctx.agent, case.transcript_checks)
     if refused is not None:
         raise refused
     env = case_env(ctx.base_env, case, variant, workspace)
     script = None
     if case.script is not None:
         env, script = _scripted(case, ctx, env)
+    # Before anything runs; a case with `mcp:` on an agent that takes no servers is an
+    # error that mcp_run words more exactly.
+    if not (case.mcp and ctx.agent.mcp_config is None):
+        refused = cannot_show(ctx.agent, case.transcript_checks)
+        if refused is not None:
+            raise refused
     populate(workspace, case.fixture, variant.overlays)
     watched = watch(ctx)
     # What the run's stored changes are relative to: the fixture as populated.
