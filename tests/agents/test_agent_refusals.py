@@ -325,10 +325,10 @@ def test_tool_checks_on_an_agent_whose_output_cannot_show_refusals_are_errors(
 
     result.assert_outcomes(errors=1)
     record = only_results(pytester.path)["cases"][0]
-    assert record["error_kind"] == "no-transcript"
+    # Before the agent runs: it shows no transcript at all (docs/trajectories.md).
+    assert record["error_kind"] == "case"
     assert record["error"].startswith(
-        "tool_not_blocked needs the tool calls the agent refused, and the command agent's "
-        "output cannot show refusals, so the check reached no verdict"
+        "tool_not_blocked read(s) the agent's transcript, and agent 'command' shows none"
     )
 
 

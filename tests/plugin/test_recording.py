@@ -184,7 +184,7 @@ def test_the_command_agent_has_no_exchange_only_its_answer_and_changes(
     result.assert_outcomes(passed=1)
     results, doc = only_document(pytester.path)
     directory = results.parent / doc["cases"][0]["recording"]
-    assert sorted(p.name for p in directory.iterdir()) == ["run.json"]
+    assert sorted(p.name for p in directory.iterdir()) == ["run.json", "trajectory.json"]
     assert api.requests == []
 
 

@@ -202,6 +202,9 @@ class AgentSettings:
     model: str | None = None
     #: Ask for a transcript of tool calls even when no case checks tools.
     transcript: bool = False
+    #: The ``command`` agent writes its trajectory in ATIF to ``$EVALCASES_TRAJECTORY``
+    #: (ini ``eval_agent_trajectory``; docs/trajectories.md).
+    trajectory: bool = False
     #: Placeholders available in ``eval_agent_command`` besides ``{prompt}``.
     placeholders: Mapping[str, str] = field(default_factory=dict)
 
@@ -250,6 +253,9 @@ class RunRequest:
     #: The case's MCP servers (docs/mcp.md): the driver hands them to its CLI, besides
     #: the workspace's own with ``bare`` false, and keeps the operator's out.
     mcp_servers: tuple[McpServer, ...] = ()
+    #: Where the agent writes its trajectory in ATIF, for a driver that reads one
+    #: (:attr:`Agent.trajectory`); ``None``: nowhere (docs/trajectories.md).
+    trajectory: Path | None = None
 
 
 #: How a driver hands a run's MCP servers to its CLI: on the command line (``flags``),
@@ -322,6 +328,12 @@ class Agent(Driver, Protocol):
     continues: bool
     #: How the driver gives its CLI a case's MCP servers; ``None``: it cannot (docs/mcp.md).
     mcp_config: McpConfig | None
+    #: Whether the agent's output can show its tool calls; ``False``: a case whose
+    #: checks read them is an error before the agent runs (docs/trajectories.md).
+    transcript: bool
+    #: Whether the agent writes its trajectory in ATIF, which the driver reads for its
+    #: tool calls: each run is given a :attr:`RunRequest.trajectory` path.
+    trajectory: bool
 
     def model_api(self, env: Mapping[str, str]) -> ModelAPI | None:
         """The model API the CLI talks to over HTTP in ``env``, for the recording proxy;
@@ -350,6 +362,8 @@ class AgentBase(abc.ABC):
     continues: bool = False
     #: How the driver gives its CLI a case's MCP servers; ``None``: it cannot.
     mcp_config: McpConfig | None = None
+    transcript: bool = True
+    trajectory: bool = False
 
     def __init__(self, settings: AgentSettings) -> None:
         self.settings = settings
@@ -408,6 +422,7 @@ class Adapted(AgentBase):
         self._isolate = getattr(driver, "isolate", None)
         self.has_home = self._isolate is not None
         self.continues = bool(getattr(driver, "continues", False))
+        self.transcript = bool(getattr(driver, "transcript", True))
 
     def invocation(self, request: RunRequest) -> Invocation:
         return self.driver.invocation(request)

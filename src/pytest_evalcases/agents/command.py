@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
+from dataclasses import replace
+from pathlib import Path
 
 from pytest_evalcases import process
+from pytest_evalcases.agents import atif
 from pytest_evalcases.agents.base import (
     AgentBase,
     AgentResult,
@@ -33,6 +37,13 @@ class CommandAgent(AgentBase):
     (left out of the answer), also in the variable ``EVALCASES_SESSION``; a command
     line without ``{session}`` cannot continue a session (docs/conversations.md).
 
+    A command that declares it writes its trajectory in ATIF (ini
+    ``eval_agent_trajectory = true``, or ``{trajectory}`` or ``EVALCASES_TRAJECTORY`` in
+    the command line) is told where in the variable ``EVALCASES_TRAJECTORY`` (and
+    ``{trajectory}``); the tool calls of that file are the run's transcript, and a file
+    that is not ATIF is an error of kind ``parse`` naming it (docs/trajectories.md).
+    Without the declaration the command shows no tool calls.
+
     A failure is an error: ``authentication`` when the command's own words say so
     (HTTP 401, "invalid api key", "unauthorized"), ``config`` when a relative path of
     the command line is missing in the workspace it runs in, else ``crash``.
@@ -57,23 +68,35 @@ class CommandAgent(AgentBase):
         self.placeholders = dict(settings.placeholders)
         #: Only a command line that takes the session can be given a follow-up.
         self.continues = any(SESSION_PLACEHOLDER in word for word in self.words)
+        self.trajectory = settings.trajectory or any(
+            TRAJECTORY_PLACEHOLDER in word or atif.TRAJECTORY_VARIABLE in word
+            for word in self.words
+        )
+        self.transcript = self.trajectory
 
     def invocation(self, request: RunRequest) -> Invocation:
         argv: list[str] = []
         uses_prompt = False
         session = request.session if request.follow_up and request.session is not None else ""
+        trajectory = str(request.trajectory) if request.trajectory is not None else ""
         for word in self.words:
             parts = word.split("{prompt}")
             uses_prompt = uses_prompt or len(parts) > 1
-            argv.append(request.prompt.join(self._expand(part, session) for part in parts))
+            argv.append(
+                request.prompt.join(self._expand(part, session, trajectory) for part in parts)
+            )
         argv.extend(self.args)
-        env = ((SESSION_VARIABLE, session),) if session else ()
+        env: tuple[tuple[str, str], ...] = ((SESSION_VARIABLE, session),) if session else ()
+        if trajectory:
+            env = (*env, (atif.TRAJECTORY_VARIABLE, trajectory))
         return Invocation(tuple(argv), stdin=None if uses_prompt else request.prompt, env=env)
 
-    def _expand(self, text: str, session: str) -> str:
+    def _expand(self, text: str, session: str, trajectory: str) -> str:
         for key, value in self.placeholders.items():
             text = text.replace("{" + key + "}", value)
-        return text.replace(SESSION_PLACEHOLDER, session)
+        return text.replace(SESSION_PLACEHOLDER, session).replace(
+            TRAJECTORY_PLACEHOLDER, trajectory
+        )
 
     def parse(self, result: process.ProcessResult, request: RunRequest) -> AgentResult:
         if result.returncode != 0:
@@ -101,12 +124,39 @@ class CommandAgent(AgentBase):
                 )
             raise AgentError(f"agent command {status}: {said}", kind="crash")
         named = _SESSION_LINE.findall(result.stdout)
-        return AgentResult(
+        answer = AgentResult(
             text=_SESSION_LINE.sub("", result.stdout) if named else result.stdout,
             session=named[-1] if named else None,
             exit_code=result.returncode,
             duration_ms=measured_ms(result),
             truncated=result.truncated,
+        )
+        return self._with_trajectory(answer, request.trajectory)
+
+    def _with_trajectory(self, answer: AgentResult, path: Path | None) -> AgentResult:
+        """``answer`` with the tool calls, usage and model of the trajectory the command
+        wrote at ``path``; as it is when it wrote none. The file is removed once read:
+        each prompt of a conversation writes its own."""
+        if path is None or not path.exists():
+            return answer
+        try:
+            written = atif.read(path)
+        except atif.Malformed as exc:
+            raise AgentError(f"agent command: {exc}", kind="parse") from None
+        except OSError as exc:
+            raise AgentError(
+                f"agent command: its trajectory {path} cannot be read: {exc.strerror or exc}",
+                kind="parse",
+            ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return replace(
+            answer,
+            tool_calls=atif.tool_calls(written),
+            usage=atif.usage(written),
+            cost_usd=written.final_metrics.total_cost_usd if written.final_metrics else None,
+            models=atif.models(written),
         )
 
     def _missing_relative_path(self, result: process.ProcessResult, request: RunRequest) -> str:
@@ -127,6 +177,8 @@ class CommandAgent(AgentBase):
         return ""
 
 
+#: Where the command line takes the path of the trajectory file (docs/trajectories.md).
+TRAJECTORY_PLACEHOLDER = "{trajectory}"
 #: Where a follow-up's command line takes the session (docs/conversations.md).
 SESSION_PLACEHOLDER = "{session}"
 #: The line a command prints to name its session, and the variable a follow-up gets it in.

@@ -9,6 +9,10 @@ Each agent CLI loads a skill its own way, and its transcript shows it so:
   (``-o stream-json``) shows; its plain JSON output counts tool calls by name without
   their inputs: it shows *that* a skill was activated, not which one.
 
+- the ``command`` agent's trajectory (docs/trajectories.md) shows a load in any of
+  these ways: a ``Skill`` or ``activate_skill`` call, or a shell or read call naming
+  ``…/skills/NAME/SKILL.md``.
+
 An agent not listed here shows no skills at all: the skill checks are an error for it.
 """
 
@@ -74,12 +78,21 @@ def _json_field(text: str, *keys: str) -> str:
     return ""
 
 
+def _trajectory(call: ToolCall) -> str | None:
+    for reader in (_claude, _gemini, _codex):
+        name = reader(call)
+        if name is not None:
+            return name
+    return None
+
+
 #: Per agent: the skill a tool call loads (``""``: a load that does not say which),
 #: or ``None`` for a call that loads none.
 READERS: dict[str, Callable[[ToolCall], str | None]] = {
     "claude": _claude,
     "codex": _codex,
     "gemini": _gemini,
+    "command": _trajectory,
 }
 
 

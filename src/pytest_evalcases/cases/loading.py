@@ -108,11 +108,20 @@ class LoadedCase:
 
     @property
     def needs_transcript(self) -> bool:
+        return self.needs_hook_events or bool(self.transcript_checks)
+
+    @property
+    def transcript_checks(self) -> tuple[str, ...]:
+        """The types of the case's checks that read the agent's transcript, each once."""
         # A refusal check too: Gemini CLI names a refused call's input in its transcript only.
         transcripts = (
-            schema.TOOL_CHECKS + schema.SKILL_CHECKS + schema.BLOCK_CHECKS + schema.MCP_CHECKS
+            schema.TOOL_CHECKS
+            + schema.SKILL_CHECKS
+            + schema.BLOCK_CHECKS
+            + schema.MCP_CHECKS
+            + schema.HOOK_CHECKS
         )
-        return self.needs_hook_events or any(c.type in transcripts for c in self.checks)
+        return tuple(dict.fromkeys(c.type for c in self.checks if c.type in transcripts))
 
     @property
     def grades_refusals(self) -> bool:

@@ -29,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_evalcases import defaults
+from pytest_evalcases.agents import atif
 from pytest_evalcases.agents.base import AgentResult, Denial, HookRun, ToolCall, Usage
 from pytest_evalcases.agents.mcp import McpServed
 from pytest_evalcases.redact import Redactor
+from pytest_evalcases.run import trajectory
 from pytest_evalcases.run.workspace import EntryState, snapshot
 
 #: The version of ``run.json``'s format.
@@ -133,13 +135,16 @@ def store(
     redact: Redactor,
     max_bytes: int = defaults.CHANGES_MAX_BYTES,
     mode: int = 0o600,
+    about: trajectory.About | None = None,
 ) -> None:
     """Write ``run.json`` and ``changes.tar.gz`` of a run into ``directory``, each
     through a temporary file renamed into place; an :class:`OSError` when they cannot be
     written. ``populated`` is the workspace as populated (before ``setup``), ``started``
     as the agent found it; either is ``None`` when the workspace held more entries than
     are walked (:func:`~pytest_evalcases.run.workspace.snapshot`): then no change is
-    stored, and ``omitted`` says why."""
+    stored, and ``omitted`` says why. With ``about``, ``trajectory.json`` too
+    (docs/trajectories.md): a trajectory that cannot be made costs the trajectory only,
+    never the run, and ``run.json`` and a warning say why."""
     now = snapshot(workspace)
     directory.mkdir(parents=True, exist_ok=True)
     if now is None or populated is None:
@@ -163,8 +168,37 @@ def store(
         "workspace_unchanged": now is not None and started is not None and now == dict(started),
         "changes": changes.to_dict(),
     }
+    if about is not None:
+        made = _trajectory(about, result, error, redact)
+        if isinstance(made, bytes):
+            _write(directory / atif.TRAJECTORY_FILE, made, mode)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                (directory / atif.TRAJECTORY_FILE).unlink()
+            document["trajectory_error"] = made
+            warnings.warn(
+                RecordingWarning(f"run {about.run}: no {atif.TRAJECTORY_FILE}: {made}"),
+                stacklevel=2,
+            )
     data = json.dumps(redact.data(document), ensure_ascii=False, indent=1) + "\n"
     _write(directory / RUN_FILE, data.encode("utf-8"), mode)
+
+
+def _trajectory(
+    about: trajectory.About,
+    result: AgentResult | None,
+    error: tuple[str, str] | None,
+    redact: Redactor,
+) -> bytes | str:
+    """The run's trajectory as the file's bytes, redacted as ``run.json`` is; or why
+    it could not be made."""
+    try:
+        made = trajectory.build(about, result, error)
+    # Whatever went wrong in making it, the run and its verdict are kept.
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    data = redact.data(made.model_dump(mode="json", exclude_none=True))
+    return (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
 
 def store_quietly(directory: Path, name: str, write: Callable[[], None]) -> bool:

@@ -36,6 +36,21 @@ def cannot_continue(agent: Agent) -> RunError | None:
     )
 
 
+def cannot_show(agent: Agent, checks: Sequence[str]) -> RunError | None:
+    """The error of a case whose ``checks`` (their types) read the agent's transcript,
+    on an agent whose output cannot show one, before anything runs; ``None`` when it
+    can, or no check needs it (docs/trajectories.md)."""
+    if agent.transcript or not checks:
+        return None
+    return RunError(
+        f"{', '.join(checks)} read(s) the agent's transcript, and agent {agent.name!r} "
+        "shows none, so the agent was not run (claude, codex, gemini, or an "
+        "eval_agent_command that writes its trajectory in ATIF to $EVALCASES_TRAJECTORY "
+        "and says so with eval_agent_trajectory = true: docs/trajectories.md)",
+        kind="case",
+    )
+
+
 def converse(
     agent: Agent,
     request: RunRequest,

@@ -7,13 +7,15 @@ no pytest."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_evalcases import defaults, process
+from pytest_evalcases.agents import atif
 from pytest_evalcases.agents.base import (
     TIMEOUT_HINT,
     Agent,
@@ -27,8 +29,9 @@ from pytest_evalcases.cases.scripting import SCRIPTED_AGENTS
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import Replayed, error_kind
 from pytest_evalcases.recording.script import Script, Turn
+from pytest_evalcases.run import trajectory
 from pytest_evalcases.run.agenthome import agent_home
-from pytest_evalcases.run.conversation import cannot_continue, converse
+from pytest_evalcases.run.conversation import cannot_continue, cannot_show, converse
 from pytest_evalcases.run.failfast import NotStarted, Unreachable, identity
 from pytest_evalcases.run.mcp import mcp_run
 from pytest_evalcases.run.repository import watch
@@ -113,6 +116,12 @@ def _run_agent(
     script = None
     if case.script is not None:
         env, script = _scripted(case, ctx, env)
+    # Before anything runs; a case with `mcp:` on an agent that takes no servers is an
+    # error that mcp_run words more exactly.
+    if not (case.mcp and ctx.agent.mcp_config is None):
+        refused = cannot_show(ctx.agent, case.transcript_checks)
+        if refused is not None:
+            raise refused
     populate(workspace, case.fixture, variant.overlays)
     watched = watch(ctx)
     # What the run's stored changes are relative to: the fixture as populated.
@@ -134,6 +143,7 @@ def _run_agent(
     with (
         agent_home(ctx.agent, env, ctx.agent_home) as (home_env, home_paths),
         mcp_run(case, ctx.agent, ctx.agent_home, home_env) as servers,
+        _trajectory_place(workspace, ctx.agent.trajectory) as written,
     ):
         request = RunRequest(
             prompt=case.prompt,
@@ -146,8 +156,9 @@ def _run_agent(
             hook_events=case.needs_hook_events,
             scripted=script is not None,
             sandbox=ctx.sandbox,
-            writable=(*home_paths, *servers.writable),
+            writable=(*home_paths, *servers.writable, *written),
             mcp_servers=servers.servers,
+            trajectory=written[0] / atif.TRAJECTORY_FILE if written else None,
         )
         outcome: AgentResult | RunError
         recording: str | None = None
@@ -180,6 +191,21 @@ def _run_agent(
         replayed=replayed,
         requests=requests,
     )
+
+
+@contextlib.contextmanager
+def _trajectory_place(workspace: Path, wanted: bool) -> Iterator[tuple[Path, ...]]:
+    """A directory beside ``workspace`` for an agent that writes its trajectory
+    (docs/trajectories.md), removed when the run ends; none when not ``wanted``."""
+    if not wanted:
+        yield ()
+        return
+    place = workspace.parent / f"{workspace.name}.trajectory"
+    place.mkdir(exist_ok=True)
+    try:
+        yield (place,)
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
 
 
 def _run_recorded(
@@ -427,6 +453,14 @@ def _store_run(
             tool_inputs=agent.tool_inputs,
             redact=recorder.redact,
             mode=recorder.mode,
+            about=trajectory.About(
+                name,
+                case.id,
+                variant.name,
+                agent.name,
+                ctx.agent_version,
+                (case.prompt or "", *case.follow_ups),
+            ),
         )
 
     if not artifacts.store_quietly(directory, name, write):

@@ -121,6 +121,9 @@ class RunContext:
     #: The agents and credentials whose runs are not started any more (docs/agents.md,
     #: "Failing fast"); shared by the session's runs.
     stops: Stops = field(default_factory=Stops)
+    #: The agent's version as the preflight read it, for the runs' trajectories;
+    #: ``None``: not known.
+    agent_version: str | None = None
 
 
 @dataclass(frozen=True)

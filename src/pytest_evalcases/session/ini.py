@@ -38,6 +38,13 @@ SETTINGS: tuple[Ini, ...] = (
         "Command line of the command agent",
     ),
     Ini(
+        "eval_agent_trajectory",
+        "The command agent writes its trajectory in ATIF to $EVALCASES_TRAJECTORY "
+        "(docs/trajectories.md)",
+        type="bool",
+        default=False,
+    ),
+    Ini(
         "eval_agent_args",
         "Extra arguments for the agent CLI",
         type="args",

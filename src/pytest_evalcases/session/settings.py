@@ -173,6 +173,7 @@ def build(given: Given, *, started: datetime, worker: WorkerInput | None = None)
             command=command or None,
             model=given.option("eval_model") or given.ini("eval_model") or None,
             transcript=given.option("eval_transcript"),
+            trajectory=bool(given.ini("eval_agent_trajectory")),
             # Replaced inside words after the command line is split, so unquoted
             # (docs/agents.md, "Any command").
             placeholders={"python": sys.executable, "rootdir": str(rootdir)},

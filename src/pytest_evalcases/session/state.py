@@ -252,6 +252,7 @@ class EvalSession:
         agent_runs = self.settings.regrade is None and (
             variant is None or variant.graded_dir is None
         )
+        checked = self.preflights.get(variant.name, self.preflight) if variant else self.preflight
         return RunContext(
             registry=self.registry,
             agent=self.agent if variant is None else self.agent_for(variant),
@@ -274,6 +275,7 @@ class EvalSession:
             case_ids=frozenset(self.ids),
             backoff=self.backoff,
             stops=self.stops,
+            agent_version=checked.version if checked is not None else None,
             recorder=self.recorder if agent_runs else None,
             replay=self.replay_source if agent_runs else None,
         )

@@ -107,7 +107,25 @@ def test_gemini_with_inputs_names_the_skill() -> None:
     assert evaluate("skill_not_used", "other", "gemini", calls).passed
 
 
-@pytest.mark.parametrize("agent", ["command", "my-agent", None])
+@pytest.mark.parametrize(
+    "call",
+    [
+        ToolCall("Skill", "other", '{"skill":"commit-style"}'),
+        ToolCall("activate_skill", "other", '{"name":"commit-style"}'),
+        ToolCall("read_file", "read", '{"path":".agents/skills/commit-style/SKILL.md"}'),
+        ToolCall("bash", "shell", "cat skills/commit-style/SKILL.md"),
+    ],
+    ids=["Skill", "activate_skill", "read", "shell"],
+)
+def test_the_command_agents_trajectory_shows_a_load_any_of_these_ways(call: ToolCall) -> None:
+    # Its calls come from the ATIF trajectory it wrote (docs/trajectories.md).
+    assert evaluate("skill_used", "commit-style", "command", (call,)).passed
+    assert evaluate("skill_not_used", "other", "command", (call,)).passed
+    other = ToolCall("bash", "shell", "cat README.md")
+    assert not evaluate("skill_used", "commit-style", "command", (other,)).passed
+
+
+@pytest.mark.parametrize("agent", ["my-agent", None])
 def test_an_agent_that_cannot_show_skills_makes_both_checks_errors(agent: str | None) -> None:
     name = agent or "(unknown)"
     for type_ in ("skill_used", "skill_not_used"):
