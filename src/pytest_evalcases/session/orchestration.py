@@ -209,7 +209,7 @@ def check_verdict(state: EvalSession, run: PlannedRun, report: RunReport) -> Che
         return "perturbed"
     # As severe as its most severe failed check: a task directory's LOW checks
     # failing alone are an advisory failure (docs/case-format.md).
-    if run.case.failure_severity(c.id for c in failed) == "advisory":
+    if run.case.failure_severity(failed) == "advisory":
         return "advisory"
     return "failed"
 

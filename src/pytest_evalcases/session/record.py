@@ -88,7 +88,7 @@ def run_record(
     elif result is not None:
         rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
         if outcome in ("failed", "xfailed"):
-            rec.failure_severity = case.failure_severity(c.id for c in result.failed_checks)
+            rec.failure_severity = case.failure_severity(result.failed_checks)
             calls = result.agent.tool_calls if result.agent is not None else None
             rec.failure_mode = modes.classify(result.checks, calls, loop_threshold)
         rec.duration = result.duration
