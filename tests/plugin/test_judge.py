@@ -19,7 +19,10 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.results.calibration import Label, append_labels
+from tests.helpers import http_agent
+from tests.helpers.model_server import Reply, Request, model_server
 from tests.helpers.suite import SuiteBuilder
+from tests.plugin.test_recording import AGENT as HTTP_AGENT
 
 EVALCASES = Path(sys.executable).parent / "evalcases"
 
@@ -117,3 +120,75 @@ def test_a_malformed_judge_answer_is_an_error_of_kind_judge(
     (entry,) = doc["cases"]
     assert entry["error_kind"] == "judge"
     assert "not in the fixed format" in entry["error"]
+
+
+def test_the_judge_is_asked_about_the_answer_and_the_changes_and_a_regrade_keeps_it(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite(
+        AGENT,
+        {"asked": case("asked")},
+        fixtures={"AGENTS.md": "x\n", "judge.txt": "VERDICT: yes\nREASON: it names made.txt\n"},
+        command=COMMAND,
+    )
+
+    result, doc = run(pytester)
+
+    result.assert_outcomes(passed=1)
+    asked = (root / "asked.txt").read_text()
+    assert asked.count("=====") == 1
+    assert "QUESTION: Does the answer name the file it made?" in asked
+    assert "THE TASK THE AGENT WAS GIVEN:\nMake the file" in asked
+    assert "THE AGENT'S FINAL ANSWER:\ndone: made.txt" in asked
+    assert "new file: made.txt" in asked
+    assert "+made by the agent" in asked
+    judge = judge_of(doc, "asked")
+    assert (judge["yes"], judge["reason"], judge["judge"]) == (True, "it names made.txt", "command")
+    assert (judge["source"], judge["same_provider"]) == ("asked", True)
+
+    (root / "judge.txt").write_text("VERDICT: no\nREASON: changed its mind\n")
+    result, doc = run(pytester, "--eval-regrade=out.json")
+
+    result.assert_outcomes(passed=1)
+    assert (root / "asked.txt").read_text().count("=====") == 1
+    judge = judge_of(doc, "asked")
+    assert (judge["yes"], judge["source"]) == (True, "stored")
+
+
+def test_a_replayed_run_keeps_its_judgement_and_sends_no_request(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def answers(request: Request) -> Reply:
+        asked = request.body["messages"][0]["content"]
+        if "VERDICT:" in asked:
+            return Reply(text="VERDICT: no\nREASON: the answer is a parrot's")
+        return Reply(text="answer to " + asked)
+
+    with model_server("anthropic", answers) as server:
+        # The agent's run goes through the recording proxy; the judge's goes straight.
+        monkeypatch.setenv("SCRIPTED_API", server.url)
+        monkeypatch.setenv("HTTP_AGENT_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-Zq7xK2pW9mR4")
+        http_agent.install(pytester, HTTP_AGENT)
+        (pytester.path / "evals").mkdir()
+        (pytester.path / "evals" / "alpha.yaml").write_text(
+            "id: alpha\ndefends: AGENTS.md\nprompt: MARK-alpha\nchecks:\n"
+            "  - {type: output_matches, pattern: answer to MARK-alpha}\n"
+            "  - {type: judge, question: Is the answer useful?}\n"
+        )
+
+        live, doc = run(pytester, "--eval-agent", "http")
+        live.assert_outcomes(xfailed=1)
+        assert len(server.requests) == 2
+        assert judge_of(doc, "alpha")["source"] == "asked"
+        (pytester.path / "out.json").rename(pytester.path / "live.json")
+
+        replayed, doc = run(pytester, "--eval-agent", "http", "--eval-replay=live.json")
+
+        replayed.assert_outcomes(xfailed=1)
+        assert len(server.requests) == 2
+        (entry,) = doc["cases"]
+        assert entry["replay"] == "full"
+        judge = judge_of(doc, "alpha")
+        assert (judge["yes"], judge["source"]) == (False, "stored")
+        assert judge["reason"] == "the answer is a parrot's"
