@@ -192,3 +192,77 @@ def test_a_replayed_run_keeps_its_judgement_and_sends_no_request(
         judge = judge_of(doc, "alpha")
         assert (judge["yes"], judge["source"]) == (False, "stored")
         assert judge["reason"] == "the answer is a parrot's"
+
+
+#: The judge says no on the first 15 repetitions, yes on the last 15.
+SCRIPT = ["VERDICT: no\nREASON: it does not"] * 15 + ["VERDICT: yes\nREASON: it does"] * 15
+
+
+def labelled(root: Path, doc: dict[str, Any], disagree: int) -> Path:
+    """The labels file: a person's answer on each of the 30 judged runs, against the
+    judge's on ``disagree`` of them."""
+    runs = sorted(
+        ((c["nodeid"], judge_of({"cases": [c]}, c["id"])["yes"]) for c in doc["cases"]),
+        key=lambda run: run[0],
+    )
+    assert len(runs) == 30
+    labels = [
+        Label("explains", "../out-30.json", node, yes if i >= disagree else not yes, "ana")
+        for i, (node, yes) in enumerate(runs)
+    ]
+    path = root / "evals" / "judge-labels.yaml"
+    append_labels(path, labels)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("disagree", "kappa", "blocks"), [(2, "0.87", True), (10, "0.33", False)], ids=["high", "low"]
+)
+def test_a_judge_blocks_only_when_calibrated_with_kappa_of_at_least_0_6_on_30_labels(
+    make_suite: SuiteBuilder,
+    pytester: pytest.Pytester,
+    disagree: int,
+    kappa: str,
+    blocks: bool,
+) -> None:
+    root = make_suite(
+        AGENT,
+        {"judged": case("judged", SCRIPT)},
+        fixtures={"AGENTS.md": "x\n"},
+        command=COMMAND,
+        ini="eval_judge_calibration = evals/judge-labels.yaml\n",
+    )
+    result, doc = run(pytester, "--eval-repeat", "30")
+    result.assert_outcomes(passed=15, xfailed=15)
+    assert "judge: uncalibrated, reported and never blocking: explains (no calibration)" in (
+        result.stdout.str()
+    )
+    assert len(doc["judge"]["spot_checks"]) == 3
+    (pytester.path / "out.json").rename(root / "out-30.json")
+    labelled(root, doc, disagree)
+
+    calibrated = evalcases(root, "calibrate")
+
+    assert calibrated.returncode == 0, calibrated.stderr
+    assert f"explains: kappa {kappa} on n=30" in calibrated.stdout
+    report = json.loads((root / "evals" / "judge-labels.kappa.json").read_text())
+    assert report["calibrations"]["explains"]["calibrated"] is blocks
+    assert report["calibrations"]["explains"]["n"] == 30
+
+    # One run: repetition 0, where the judge says no.
+    result, doc = run(pytester)
+
+    out = result.stdout.str()
+    judge = judge_of(doc, "judged")
+    assert judge["blocking"] is blocks
+    assert judge["labels"] == 30
+    if blocks:
+        result.assert_outcomes(failed=1)
+        assert result.ret == 1
+        assert "eval gate: BLOCKED" in out
+        assert "uncalibrated" not in out
+    else:
+        result.assert_outcomes(xfailed=1)
+        assert result.ret == 0
+        assert f"explains (kappa {kappa} on 30 labels)" in out
+        assert "eval gate: PASS" in out

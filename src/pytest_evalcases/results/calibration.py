@@ -226,7 +226,8 @@ def write_report(path: Path, found: Mapping[str, CheckCalibration]) -> None:
         "format": "evalcases-judge-calibration",
         "min_kappa": defaults.JUDGE_MIN_KAPPA,
         "min_labels": defaults.JUDGE_MIN_LABELS,
-        "checks": {check: one.to_dict() for check, one in sorted(found.items())},
+        # Not `checks`: a file with that key in evals/ would be taken for a case file.
+        "calibrations": {check: one.to_dict() for check, one in sorted(found.items())},
     }
     write_atomic(path, json.dumps(document, indent=2) + "\n")
 
@@ -242,7 +243,7 @@ def read_report(path: Path) -> dict[str, CheckCalibration]:
         raise CalibrationError(f"{path}: {exc.strerror or exc}") from None
     try:
         data = json.loads(text)
-        checks = data["checks"]
+        checks = data["calibrations"]
         return {str(k): CheckCalibration.from_dict(str(k), v) for k, v in checks.items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CalibrationError(

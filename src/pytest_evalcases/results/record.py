@@ -83,6 +83,7 @@ class CheckRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckRecord:
+        judge = data.get("judge")
         return cls(
             id=str(data.get("id", "")),
             type=str(data.get("type", "")),
@@ -91,7 +92,7 @@ class CheckRecord:
             message=str(data.get("message", "")),
             skill=str(data["skill"]) if isinstance(data.get("skill"), str) else None,
             mode=str(data["mode"]) if isinstance(data.get("mode"), str) else None,
-            judge=JudgeRecord.from_dict(data["judge"]) if isinstance(data.get("judge"), dict) else None,
+            judge=JudgeRecord.from_dict(judge) if isinstance(judge, dict) else None,
         )
 
 

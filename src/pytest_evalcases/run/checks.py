@@ -407,8 +407,7 @@ def _bounded(
 def _judge(check: schema.Judge, ctx: CheckContext) -> Outcome:
     if ctx.judge is None:
         raise RunError(
-            "a judge check needs a run to judge: a graded directory has no judge "
-            "(docs/judge.md)",
+            "a judge check needs a run to judge: a graded directory has no judge (docs/judge.md)",
             kind="judge",
         )
     return ctx.judge(check, ctx)

@@ -358,6 +358,7 @@ def _replay_for(
     is an error before its CLI starts."""
     from pytest_evalcases.recording.normalise import Places
     from pytest_evalcases.recording.replay import Replay
+
     if not proxied:
         why = "its agent does not talk to a model API through the proxy (docs/replay.md)"
         found = None

@@ -27,13 +27,13 @@ from pytest_evalcases.cases.registry import CheckContext, Outcome, check_id
 from pytest_evalcases.cases.schema import Judge
 from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import AgentHome, Spent, total_spent
+from pytest_evalcases.redact import shorten
 from pytest_evalcases.results.calibration import CheckCalibration
 from pytest_evalcases.results.record import CheckRecord, JudgeRecord
 from pytest_evalcases.run.agenthome import agent_home
 from pytest_evalcases.run.conversation import converse
 from pytest_evalcases.run.files import Unreadable, read_text
 from pytest_evalcases.sandbox import Sandbox
-from pytest_evalcases.redact import shorten
 
 #: The judge's answer: exactly these two lines (surrounding blank lines aside).
 ANSWER = re.compile(r"\A\s*VERDICT:[ \t]*(yes|no)[ \t]*\n[ \t]*REASON:[ \t]*(\S[^\n]*?)\s*\Z")
