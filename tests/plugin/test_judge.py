@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from pytest_evalcases.results.calibration import Label, append_labels
 from tests.helpers import http_agent
@@ -266,3 +267,43 @@ def test_a_judge_blocks_only_when_calibrated_with_kappa_of_at_least_0_6_on_30_la
         assert result.ret == 0
         assert f"explains (kappa {kappa} on 30 labels)" in out
         assert "eval gate: PASS" in out
+
+
+def test_calibrate_add_appends_a_persons_labels_for_the_spot_checks(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite(
+        AGENT,
+        {"judged": case("judged", SCRIPT)},
+        fixtures={"AGENTS.md": "x\n"},
+        command=COMMAND,
+        ini="eval_judge_calibration = evals/judge-labels.yaml\n",
+    )
+    _, doc = run(pytester, "--eval-repeat", "3")
+    (spot,) = doc["judge"]["spot_checks"]
+
+    wrong = evalcases(root, "calibrate", "--add", "out.json", "--label", "nowhere=yes")
+    added = evalcases(
+        root, "calibrate", "--add", "out.json", "--label", f"{spot['run']}=no", "--labeller", "ana"
+    )
+
+    assert wrong.returncode == 2
+    assert "not among the spot checks of out.json: nowhere" in wrong.stderr
+    assert added.returncode == 0, added.stderr
+    assert "added 1 label(s) to" in added.stdout
+    labels = yaml.safe_load((root / "evals" / "judge-labels.yaml").read_text())
+    assert labels == {
+        "labels": [
+            {
+                "check": "explains",
+                "results": "../out.json",
+                "run": spot["run"],
+                "label": "no",
+                "labeller": "ana",
+            }
+        ]
+    }
+    calibrated = evalcases(root, "calibrate")
+    assert calibrated.returncode == 0, calibrated.stderr
+    assert "explains: kappa undefined on n=1" in calibrated.stdout
+    assert "uncalibrated: reported only" in calibrated.stdout

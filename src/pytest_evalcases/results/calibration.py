@@ -166,7 +166,7 @@ def load_labels(path: Path) -> list[Label]:
         where = f"{path}: labels[{i}]"
         if not isinstance(entry, dict):
             raise CalibrationError(f"{where}: expected a mapping")
-        missing = [k for k in ("check", "results", "run", "label") if not entry.get(k)]
+        missing = [k for k in ("check", "results", "run", "label") if entry.get(k) in (None, "")]
         if missing:
             raise CalibrationError(f"{where}: missing {', '.join(missing)}")
         answer = entry["label"]
