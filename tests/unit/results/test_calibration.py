@@ -4,6 +4,7 @@ report the gate reads, and the spot checks and summary lines of judged runs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest

@@ -64,8 +64,8 @@ def test_the_judge_sees_added_changed_and_deleted_files_against_the_fixture(
     assert ".git" not in shown
     assert "changed: edited.txt\n--- a/edited.txt\n+++ b/edited.txt" in shown
     assert "-two\n+three" in shown
-    assert "deleted: gone.txt" in shown and "-bye" in shown
-    assert "new file: new.txt" in shown and "+hello" in shown
+    assert "deleted: gone.txt\n--- a/gone.txt\n+++ b/gone.txt\n@@ -1 +0,0 @@\n-bye" in shown
+    assert "new file: new.txt\n--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello" in shown
     assert "binary or unreadable file changed: blob.bin" in shown
     cut = judge.changes(fixture, workspace, limit=40)
     assert cut.endswith("… (the rest of the changes is cut)")
