@@ -82,8 +82,9 @@ def judge_of(doc: dict[str, Any], case_id: str) -> dict[str, Any]:
     return {**judge, "passed": check["passed"], "outcome": entry["outcome"]}
 
 
+@pytest.mark.parametrize("options", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_an_uncalibrated_judge_saying_no_never_blocks(
-    make_suite: SuiteBuilder, pytester: pytest.Pytester
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, options: list[str]
 ) -> None:
     make_suite(
         AGENT,
@@ -92,7 +93,7 @@ def test_an_uncalibrated_judge_saying_no_never_blocks(
         command=COMMAND,
     )
 
-    result, doc = run(pytester)
+    result, doc = run(pytester, *options)
 
     result.assert_outcomes(xfailed=1)
     assert result.ret == 0, result.stdout.str()
@@ -307,3 +308,54 @@ def test_calibrate_add_appends_a_persons_labels_for_the_spot_checks(
     assert calibrated.returncode == 0, calibrated.stderr
     assert "explains: kappa undefined on n=1" in calibrated.stdout
     assert "uncalibrated: reported only" in calibrated.stdout
+
+
+#: An agent of the conftest that reports what each run spent: 100 tokens in, 10 out,
+#: 0.01 USD, as the agent and as the judge (whose prompt says VERDICT).
+PRICED = """
+import sys
+from pathlib import Path
+
+from pytest_evalcases.agents import register_agent
+from pytest_evalcases.agents.base import AgentResult, Invocation, Usage
+
+CODE = (
+    "import sys; print('VERDICT: no' + chr(10) + 'REASON: too short' "
+    "if 'VERDICT:' in sys.argv[1] else 'done')"
+)
+
+
+class Priced:
+    name = "priced"
+
+    def __init__(self, settings):
+        self.settings = settings
+
+    def invocation(self, request):
+        return Invocation((sys.executable, "-c", CODE, request.prompt))
+
+    def parse(self, result, request):
+        return AgentResult(text=result.stdout, usage=Usage(100, 10), cost_usd=0.01)
+
+
+register_agent("priced", Priced)
+"""
+
+
+def test_the_judges_tokens_and_cost_count_in_the_runs(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(PRICED)
+    pytester.makeini("[pytest]\neval_agent = priced\n")
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "priced.yaml").write_text(
+        "id: priced\ndefends: AGENTS.md\nprompt: Say done\nchecks:\n"
+        "  - {type: output_matches, pattern: done}\n"
+        "  - {type: judge, question: Is it enough?}\n"
+    )
+
+    result, doc = run(pytester)
+
+    result.assert_outcomes(xfailed=1)
+    (entry,) = doc["cases"]
+    assert (entry["tokens_in"], entry["tokens_out"]) == (200, 20)
+    assert entry["cost_usd"] == pytest.approx(0.02)
+    assert judge_of(doc, "priced")["reason"] == "too short"
