@@ -20,12 +20,17 @@ import pytest
 import yaml
 
 from pytest_evalcases.results.calibration import Label, append_labels
+from tests.agents import test_real_clis
+from tests.agents.test_real_clis import CASE as REAL_CASE
+from tests.agents.test_real_clis import acts
 from tests.helpers import http_agent
-from tests.helpers.model_server import Reply, Request, model_server
+from tests.helpers.model_server import ModelServer, Reply, Request, model_server
 from tests.helpers.suite import SuiteBuilder
 from tests.plugin.test_recording import AGENT as HTTP_AGENT
 
 EVALCASES = Path(sys.executable).parent / "evalcases"
+#: The real ``claude`` against a scripted Messages API, as the real-CLI tests have it.
+claude_env = test_real_clis.claude_env
 
 #: The agent: answers "done", and writes a file; asked as a judge (its prompt says
 #: VERDICT), it appends the prompt to asked.txt and answers what judge.txt says.
@@ -359,3 +364,33 @@ def test_the_judges_tokens_and_cost_count_in_the_runs(pytester: pytest.Pytester)
     assert (entry["tokens_in"], entry["tokens_out"]) == (200, 20)
     assert entry["cost_usd"] == pytest.approx(0.02)
     assert judge_of(doc, "priced")["reason"] == "too short"
+
+
+@pytest.mark.real_cli
+def test_the_real_claude_judges_a_real_claude_run(
+    pytester: pytest.Pytester, claude_env: ModelServer
+) -> None:
+    def script(request: Request) -> Reply:
+        if "VERDICT:" in request.text:
+            return Reply(text="VERDICT: yes\nREASON: made.txt holds the agent's line")
+        return acts(request)
+
+    claude_env.script = script
+    pytester.makefile(".ini", tox="[pytest]\neval_agent = claude\n")
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "acts.yaml").write_text(
+        REAL_CASE + "  - {id: made, type: judge, question: Did the agent write made.txt?}\n"
+    )
+
+    result, doc = run(pytester)
+
+    result.assert_outcomes(passed=1)
+    judge = judge_of(doc, "acts")
+    assert (judge["judge"], judge["source"], judge["same_provider"]) == ("claude", "asked", True)
+    assert judge["reason"] == "made.txt holds the agent's line"
+    (asked,) = [r for r in claude_env.requests if "VERDICT:" in r.text]
+    assert "new file: made.txt" in asked.text
+    assert "+made-by-the-agent" in asked.text
+    (entry,) = doc["cases"]
+    # The agent's two requests and the judge's one.
+    assert entry["tokens_in"] == 120 + 100 + 100
