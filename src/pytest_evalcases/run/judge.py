@@ -249,6 +249,14 @@ class Judging:
         return check.id or "judge"
 
     def _ask(self, check: Judge, ctx: CheckContext) -> JudgeRecord:
+        if self.case.script is not None:
+            # The run's environment holds no credential of the operator's: a judge CLI
+            # started in it has no model to ask (docs/config-contract.md).
+            raise RunError(
+                "a judge check of a scripted case needs a `script:` of its own: the "
+                "scripted model plays the agent's model, not the judge's (docs/judge.md)",
+                kind="judge",
+            )
         agent = self.setup.agent or self.agent
         if agent is None:
             raise RunError(

@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_evalcases.cases.loading import load_case_file
+from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
+from pytest_evalcases.results.calibration import CheckCalibration, Confusion
+from pytest_evalcases.results.record import CheckRecord, JudgeRecord
 from pytest_evalcases.run import judge
+from pytest_evalcases.run.checks import default_registry
 
 
 @pytest.mark.parametrize(
@@ -109,3 +115,73 @@ def test_a_judge_of_the_agents_provider_is_disclosed(
     judged_by: str, agent: str | None, same: bool
 ) -> None:
     assert judge.same_provider(judged_by, agent) is same
+
+
+SCRIPTED = """\
+id: scripted
+defends: AGENTS.md
+prompt: go
+script:
+  - text: done
+checks:
+  - id: asked
+    type: judge
+    question: Is it done?
+  - id: played
+    type: judge
+    question: Is it done?
+    script: ["VERDICT: no\\nREASON: first", "VERDICT: yes\\nREASON: then"]
+"""
+
+
+def _judging(tmp_path: Path, **kwargs: Any) -> tuple[judge.Judging, list[Any]]:
+    evals = tmp_path / "evals"
+    evals.mkdir(exist_ok=True)
+    (evals / "scripted.yaml").write_text(SCRIPTED)
+    (case,) = load_case_file(evals / "scripted.yaml", evals, default_registry())
+    return judge.Judging(case, agent=None, agent_name="claude", **kwargs), list(case.checks)
+
+
+def _ctx(tmp_path: Path) -> CheckContext:
+    return CheckContext(workspace=tmp_path, fixture=None, output="done", tool_calls=None, env={})
+
+
+def test_a_scripted_judge_answers_by_repetition_the_last_answer_repeating(tmp_path: Path) -> None:
+    answers = []
+    for repetition in (0, 1, 5):
+        judging, (_, played) = _judging(tmp_path, setup=judge.JudgeSetup(), repetition=repetition)
+        outcome = judging(played, _ctx(tmp_path))
+        answers.append((outcome.passed, judging.judgements["played"].reason))
+
+    assert answers == [(False, "first"), (True, "then"), (True, "then")]
+    assert judging.judgements["played"].source == "scripted"
+    assert judging.spent is None
+
+
+def test_a_judge_check_of_a_scripted_case_without_a_script_is_an_error(tmp_path: Path) -> None:
+    judging, (asked, _) = _judging(tmp_path, setup=judge.JudgeSetup())
+
+    with pytest.raises(RunError, match="needs a `script:` of its own") as caught:
+        judging(asked, _ctx(tmp_path))
+
+    assert caught.value.kind == "judge"
+
+
+def test_a_stored_judgement_is_kept_and_the_calibration_decides_whether_it_blocks(
+    tmp_path: Path,
+) -> None:
+    stored = JudgeRecord(False, "stored reason", "codex", source="asked", blocking=True)
+    calibrated = CheckCalibration("asked", Confusion(13, 2, 2, 13))
+    setup = judge.JudgeSetup(calibration={"asked": calibrated})
+    judging, (asked, _) = _judging(tmp_path, setup=setup, stored={"asked": stored})
+
+    outcome = judging(asked, _ctx(tmp_path))
+
+    assert not outcome.passed
+    assert outcome.message == "the judge (codex) answered no: stored reason"
+    kept = judging.judgements["asked"]
+    assert (kept.source, kept.blocking, kept.labels) == ("stored", True, 30)
+    assert kept.kappa == pytest.approx(0.7333, abs=1e-4)
+    (record,) = judging.attach([CheckRecord("asked", "judge", None, False, "m")])
+    assert record.judge == kept
+    assert not judging.attach([CheckRecord("other", "t", None, True, "m")])[0].judge
