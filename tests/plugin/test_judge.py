@@ -154,12 +154,21 @@ def test_the_judge_is_asked_about_the_answer_and_the_changes_and_a_regrade_keeps
     assert (judge["source"], judge["same_provider"]) == ("asked", True)
 
     (root / "judge.txt").write_text("VERDICT: no\nREASON: changed its mind\n")
-    result, doc = run(pytester, "--eval-regrade=out.json")
+    (root / "out.json").rename(root / "live.json")
+    result, doc = run(pytester, "--eval-regrade=live.json")
 
     result.assert_outcomes(passed=1)
     assert (root / "asked.txt").read_text().count("=====") == 1
     judge = judge_of(doc, "asked")
     assert (judge["yes"], judge["source"]) == (True, "stored")
+
+    # Asked again on request: the stored answer and workspace, the current judge.
+    result, doc = run(pytester, "--eval-regrade=live.json", "-o", "eval_judge_reask=true")
+
+    result.assert_outcomes(xfailed=1)
+    assert (root / "asked.txt").read_text().count("=====") == 2
+    judge = judge_of(doc, "asked")
+    assert (judge["yes"], judge["source"], judge["reason"]) == (False, "asked", "changed its mind")
 
 
 def test_a_replayed_run_keeps_its_judgement_and_sends_no_request(

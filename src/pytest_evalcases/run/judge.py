@@ -73,6 +73,9 @@ class JudgeSetup:
     #: The calibration report by check id (``eval_judge_calibration``); a check id
     #: not in it is uncalibrated.
     calibration: Mapping[str, CheckCalibration] = field(default_factory=dict)
+    #: ``eval_judge_reask``: a replayed or regraded run asks the judge again rather
+    #: than keeping the judgement it stored.
+    reask: bool = False
 
 
 def parse(text: str) -> tuple[bool, str]:
@@ -212,7 +215,7 @@ class Judging:
 
     def __call__(self, check: Judge, ctx: CheckContext) -> Outcome:
         ident = self._id(check)
-        stored = self.stored.get(ident)
+        stored = None if self.setup.reask else self.stored.get(ident)
         if stored is not None:
             found = replace(stored, source="stored")
         elif check.script is not None:

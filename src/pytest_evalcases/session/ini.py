@@ -117,6 +117,12 @@ SETTINGS: tuple[Ini, ...] = (
         "Model of the judge (default: the judge agent's model)",
     ),
     Ini(
+        "eval_judge_reask",
+        "Replayed and regraded runs ask the judge again instead of keeping its stored answer",
+        type="bool",
+        default=False,
+    ),
+    Ini(
         "eval_judge_calibration",
         "Labels file of the judge checks' calibration, relative to the rootdir",
     ),

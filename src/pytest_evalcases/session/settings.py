@@ -123,6 +123,8 @@ class Settings:
     #: ``eval_judge_calibration``: the labels file, absolute; ``None``: no judge check
     #: is calibrated.
     judge_calibration: Path | None = None
+    #: ``eval_judge_reask``: a replay or regrade asks the judge again.
+    judge_reask: bool = False
 
     @property
     def results_dir(self) -> Path:
@@ -229,6 +231,7 @@ def build(given: Given, *, started: datetime, worker: WorkerInput | None = None)
         loop_threshold=whole(given, "eval_loop_threshold", minimum=2),
         judge_agent=given.ini("eval_judge_agent") or None,
         judge_model=given.ini("eval_judge_model") or None,
+        judge_reask=bool(given.ini("eval_judge_reask")),
         judge_calibration=rootdir / given.ini("eval_judge_calibration")
         if given.ini("eval_judge_calibration")
         else None,

@@ -212,11 +212,12 @@ class EvalSession:
                 raise UsageError(f"eval_judge_calibration: {exc}") from None
         agent = None
         base = settings.agent
-        if settings.judge_agent or settings.judge_model:
+        name = settings.judge_agent or (base.name if base is not None else "")
+        # A regrade asked to re-judge has no agent of its own to ask.
+        if name and (settings.judge_agent or settings.judge_model or settings.judge_reask):
             from pytest_evalcases.agents import make_agent
             from pytest_evalcases.agents.base import AgentSettings
 
-            name = settings.judge_agent or (base.name if base is not None else "")
             own = base is not None and base.name == name
             agent = make_agent(
                 AgentSettings(
@@ -226,7 +227,7 @@ class EvalSession:
                     placeholders=base.placeholders if base is not None else {},
                 )
             )
-        return JudgeSetup(agent, calibration)
+        return JudgeSetup(agent, calibration, reask=settings.judge_reask)
 
     def stop_recording(self) -> None:
         """Stop the recording proxy, when a run started it."""
