@@ -403,3 +403,23 @@ def test_the_real_claude_judges_a_real_claude_run(
     (entry,) = doc["cases"]
     # The agent's two requests and the judge's one.
     assert entry["tokens_in"] == 120 + 100 + 100
+
+
+def test_a_judge_answering_out_of_format_is_an_error_and_its_spend_counts(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(PRICED.replace("'VERDICT: no' + chr(10) + 'REASON: too short'", "'no'"))
+    pytester.makeini("[pytest]\neval_agent = priced\n")
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "priced.yaml").write_text(
+        "id: priced\ndefends: AGENTS.md\nprompt: Say done\nchecks:\n"
+        "  - {type: judge, question: Is it enough?}\n"
+    )
+
+    result, doc = run(pytester, "--eval-retry-errors", "2")
+
+    result.assert_outcomes(errors=1)
+    (entry,) = doc["cases"]
+    assert (entry["error_kind"], entry["attempts"]) == ("judge", 1)
+    assert "it said: 'no'" in entry["error"]
+    assert (entry["tokens_in"], entry["tokens_out"]) == (200, 20)

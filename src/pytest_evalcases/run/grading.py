@@ -35,16 +35,30 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
     result, workspace = ran.result, ran.workspace
     assert result is not None
     judging = judging_for(case, ctx, ran) if case.judged else None
-    checks = _evaluate(
-        case,
-        ctx,
-        workspace,
-        result,
-        ran.env,
-        ctx.agent.tool_inputs,
-        requests=ran.requests,
-        judge=judging,
-    )
+    try:
+        checks = _evaluate(
+            case,
+            ctx,
+            workspace,
+            result,
+            ran.env,
+            ctx.agent.tool_inputs,
+            requests=ran.requests,
+            judge=judging,
+        )
+    except RunError as exc:
+        if judging is None or judging.spent is None:
+            raise
+        # A judge that answered out of format was paid for all the same.
+        return RunReport(
+            error=exc,
+            agent=result,
+            workspace=workspace,
+            recording=ran.recording,
+            replayed=ran.replayed,
+            spends=(total_spent((result.spent, judging.spent)),),
+            judge_spent=judging.spent,
+        )
     judge_spent = None
     if judging is not None:
         checks = list(judging.attach(checks))
@@ -73,10 +87,11 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
 
 
 def judging_for(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> Judging:
-    """The judge of a live run: a replayed run's judge checks keep the judgements its
-    recording's run stored, and ask nothing (docs/judge.md, "Replay and regrade")."""
+    """The judge of a live run: a run replayed in full keeps the judgements its
+    recording's run stored, and asks nothing (docs/judge.md, "Replay and regrade"); a
+    run that went live in part (``--eval-reuse``) gave another answer, and is judged."""
     stored: dict[str, JudgeRecord] = {}
-    if ctx.replay is not None:
+    if ctx.replay is not None and ran.replayed is not None and ran.replayed.how == "full":
         with contextlib.suppress(ResultsFileError):
             found = ctx.replay.session().find(case.id, ran.variant, ran.repetition)
             if found is not None:
