@@ -98,13 +98,17 @@ def test_an_uncalibrated_judge_saying_no_never_blocks(
         command=COMMAND,
     )
 
-    result, doc = run(pytester, *options)
+    result, doc = run(pytester, "--eval-html", "report.html", *options)
 
     result.assert_outcomes(xfailed=1)
     assert result.ret == 0, result.stdout.str()
     out = result.stdout.str()
     assert "the judge (script) answered no: it names no file" in out
+    assert "only uncalibrated judge checks failed" in out
+    uncalibrated = "judge: uncalibrated, reported and never blocking: explains (no calibration)"
+    assert uncalibrated in out
     assert "eval gate: PASS" in out
+    assert uncalibrated in (pytester.path / "report.html").read_text()
     judge = judge_of(doc, "says-no")
     assert judge["yes"] is False
     assert (judge["blocking"], judge["source"], judge["outcome"]) == (False, "scripted", "xfailed")
