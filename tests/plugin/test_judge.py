@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_evalcases.recording import format as recording
 from pytest_evalcases.results.calibration import Label, append_labels
 from tests.agents import test_real_clis
 from tests.agents.test_real_clis import CASE as REAL_CASE
@@ -185,9 +186,8 @@ def test_a_replayed_run_keeps_its_judgement_and_sends_no_request(
         return Reply(text="answer to " + asked)
 
     with model_server("anthropic", answers) as server:
-        # The agent's run goes through the recording proxy; the judge's goes straight.
         monkeypatch.setenv("SCRIPTED_API", server.url)
-        monkeypatch.setenv("HTTP_AGENT_BASE_URL", server.url)
+        monkeypatch.setenv("HTTP_AGENT_BASE_URL", "http://the-users-own-base-url.invalid")
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-Zq7xK2pW9mR4")
         http_agent.install(pytester, HTTP_AGENT)
         (pytester.path / "evals").mkdir()
@@ -200,7 +200,13 @@ def test_a_replayed_run_keeps_its_judgement_and_sends_no_request(
         live, doc = run(pytester, "--eval-agent", "http")
         live.assert_outcomes(xfailed=1)
         assert len(server.requests) == 2
-        assert judge_of(doc, "alpha")["source"] == "asked"
+        judge = judge_of(doc, "alpha")
+        assert (judge["source"], judge["recording"]) == ("asked", "out.runs/alpha.judge-judge-1")
+        # The judge's exchange is recorded beside the run's, as a run's is.
+        found = recording.read(pytester.path / judge["recording"] / recording.EXCHANGE)
+        (exchange,) = found.exchanges
+        assert "Is the answer useful?" in (exchange.request.text or "")
+        assert "VERDICT: no" in (exchange.response.text or "")
         (pytester.path / "out.json").rename(pytester.path / "live.json")
 
         replayed, doc = run(pytester, "--eval-agent", "http", "--eval-replay=live.json")

@@ -30,6 +30,9 @@ class JudgeRecord:
     kappa: float | None = None
     labels: int = 0
     blocking: bool = False
+    #: The judge's exchange with its model, relative to the results file's directory
+    #: (``<stem>.runs/<run>.judge-<check id>``); ``None`` when it was not recorded.
+    recording: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _JUDGE_FIELDS}

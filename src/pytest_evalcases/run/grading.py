@@ -106,6 +106,8 @@ def judging_for(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> Judging:
         sandbox=ctx.sandbox,
         env=ran.env,
         home=ctx.agent_home,
+        recorder=ctx.recorder,
+        name=ran.name,
     )
 
 

@@ -182,6 +182,7 @@ def _run_agent(
         requests=requests,
         variant=variant.name,
         repetition=repetition_of(record_as, case.id, variant.name) if record_as else 0,
+        name=record_as,
     )
 
 

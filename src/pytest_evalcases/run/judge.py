@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_evalcases import defaults
 from pytest_evalcases.agents.base import Agent, AgentResult, RunRequest
@@ -34,6 +35,10 @@ from pytest_evalcases.run.agenthome import agent_home
 from pytest_evalcases.run.conversation import converse
 from pytest_evalcases.run.files import Unreadable, read_text
 from pytest_evalcases.sandbox import Sandbox
+
+if TYPE_CHECKING:
+    # The proxy's modules (http.server, http.client) load with the first recorded run.
+    from pytest_evalcases.recording.recorder import Recorder
 
 #: The judge's answer: exactly these two lines (surrounding blank lines aside).
 ANSWER = re.compile(r"\A\s*VERDICT:[ \t]*(yes|no)[ \t]*\n[ \t]*REASON:[ \t]*(\S[^\n]*?)\s*\Z")
@@ -205,6 +210,10 @@ class Judging:
     sandbox: Sandbox = field(default_factory=Sandbox)
     env: Mapping[str, str] = field(default_factory=dict)
     home: AgentHome = defaults.AGENT_HOME
+    #: The session's recorder and the run's name beside the results file: the judge's
+    #: exchange with its model is stored as ``<name>.judge-<check id>``.
+    recorder: Recorder | None = None
+    name: str | None = None
     judgements: dict[str, JudgeRecord] = field(default_factory=dict)
     spends: list[Spent | None] = field(default_factory=list)
 
@@ -287,7 +296,7 @@ class Judging:
                 writable=home_paths,
             )
             try:
-                result: AgentResult = converse(agent, request, ())
+                result, recording = self._run(agent, request, ident=self._id(check))
             except RunError as exc:
                 self.spends.append(exc.spent)
                 raise RunError(f"the judge ({agent.name}) failed: {exc}", kind="judge") from None
@@ -299,4 +308,31 @@ class Judging:
             agent.name,
             model=result.models[0] if result.models else None,
             same_provider=same_provider(agent.name, self.agent_name),
+            recording=recording,
         )
+
+    def _run(
+        self, agent: Agent, request: RunRequest, *, ident: str
+    ) -> tuple[AgentResult, str | None]:
+        """The judge's run, through the recording proxy when the session records: its
+        exchange stored beside the run's (docs/judge.md, "Who judges")."""
+        recorder = self.recorder
+        recorded = recorder is not None and recorder.place is not None and self.name
+        api = agent.model_api(request.env) if recorded else None
+        if recorder is None or api is None:
+            return converse(agent, request, ()), None
+        with recorder.channel(api.upstream, request.env) as channel:
+            if api.variable:
+                request = replace(request, env={**request.env, api.variable: channel.url})
+            else:
+                request = replace(request, base_url=channel.url)
+            recording = None
+            try:
+                result = converse(agent, request, ())
+            finally:
+                # Stored also when the judge failed; a full disk costs the recording only.
+                name = f"{self.name}.judge-{ident}"
+                header = {"run": name, "case": self.case.id, "check": ident, "agent": agent.name}
+                with contextlib.suppress(OSError):
+                    recording = recorder.store(channel, name, header)
+        return result, recording

@@ -195,6 +195,8 @@ class AgentRun:
     #: The variant's name and the run's repetition (a scripted judge answers by it).
     variant: str = ""
     repetition: int = 0
+    #: The run's name beside the results file (its recording's, its judge's).
+    name: str | None = None
 
     @property
     def spent(self) -> Spent | None:
