@@ -110,7 +110,9 @@ def prompt(question: str, task: str, answer: str, changes: str) -> str:
 def changes(fixture: Path | None, workspace: Path, limit: int = defaults.JUDGE_DIFF_CHARS) -> str:
     """The workspace's changes against ``fixture`` (an empty one when ``None``) as
     unified diffs of text files and one line per added, removed or binary file, at
-    most ``limit`` characters; ``.git`` is left out."""
+    most ``limit`` characters; ``.git`` is left out. Only regular files are read (a
+    symlink is shown as its target, a FIFO or device as a name), as checks read files
+    (docs/case-format.md, "Paths, globs and symlinks")."""
     before = _files(fixture) if fixture is not None else {}
     after = _files(workspace)
     parts: list[str] = []
@@ -139,19 +141,38 @@ def _files(root: Path) -> dict[str, Path]:
 
 def _same(a: Path, b: Path) -> bool:
     try:
-        return a.read_bytes() == b.read_bytes()
+        one, other = os.lstat(a), os.lstat(b)
     except OSError:
         return False
+    if stat.S_IFMT(one.st_mode) != stat.S_IFMT(other.st_mode):
+        return False
+    if stat.S_ISLNK(one.st_mode):
+        return os.readlink(a) == os.readlink(b)
+    if not stat.S_ISREG(one.st_mode):
+        # A FIFO or device is never opened: it could block, or never end.
+        return True
+    return one.st_size == other.st_size and a.read_bytes() == b.read_bytes()
 
 
-def _text(path: Path | None, rel: str) -> list[str] | None:
-    if path is None:
-        return []
+def _lines(path: Path, rel: str) -> list[str] | str | None:
+    """A regular file's lines; a symlink's ``-> target``; ``None`` for anything else
+    (binary, unreadable, a FIFO, a device)."""
+    if path.is_symlink():
+        return f"-> {os.readlink(path)}"
     try:
         text = read_text(path, rel)
     except Unreadable:
         return None
     return None if "\0" in text else text.splitlines()
+
+
+def _text(path: Path | None, rel: str) -> list[str] | None:
+    if path is None:
+        return []
+    found = _lines(path, rel)
+    if isinstance(found, str):
+        return [found]
+    return found
 
 
 def _diff(rel: str, old: Path | None, new: Path | None) -> str:
@@ -170,7 +191,7 @@ def read_only_copy(workspace: Path) -> Iterator[Path]:
     root = Path(tempfile.mkdtemp(prefix="evalcases-judge-"))
     copy = root / "workspace"
     try:
-        shutil.copytree(workspace, copy, symlinks=True)
+        shutil.copytree(workspace, copy, symlinks=True, ignore=_special)
         for directory, _, names in os.walk(copy, topdown=False):
             for name in names:
                 path = os.path.join(directory, name)
@@ -183,6 +204,16 @@ def read_only_copy(workspace: Path) -> Iterator[Path]:
             with contextlib.suppress(OSError):
                 os.chmod(directory, 0o755)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _special(directory: str, names: list[str]) -> set[str]:
+    """The FIFOs, sockets and devices among ``names``: never copied (a FIFO would block)."""
+    found = set()
+    for name in names:
+        mode = os.lstat(os.path.join(directory, name)).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            found.add(name)
+    return found
 
 
 def same_provider(judge: str, agent: str | None) -> bool:
@@ -206,7 +237,7 @@ class Judging:
     repetition: int = 0
     #: The judgements the replayed or regraded run stored, by check id.
     stored: Mapping[str, JudgeRecord] = field(default_factory=dict)
-    #: Where the judge runs: sandbox, environment, home and timeout of the session.
+    #: Where the judge runs: the session's sandbox, the run's environment, its home.
     sandbox: Sandbox = field(default_factory=Sandbox)
     env: Mapping[str, str] = field(default_factory=dict)
     home: AgentHome = defaults.AGENT_HOME

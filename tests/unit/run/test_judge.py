@@ -185,3 +185,19 @@ def test_a_stored_judgement_is_kept_and_the_calibration_decides_whether_it_block
     (record,) = judging.attach([CheckRecord("asked", "judge", None, False, "m")])
     assert record.judge == kept
     assert not judging.attach([CheckRecord("other", "t", None, True, "m")])[0].judge
+
+
+def test_a_fifo_or_a_symlink_out_of_the_workspace_is_named_never_read(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    os.mkfifo(workspace / "pipe")
+    (tmp_path / "secret.txt").write_text("the operator's secret\n")
+    (workspace / "link").symlink_to(tmp_path / "secret.txt")
+
+    shown = judge.changes(None, workspace)
+
+    assert "binary or unreadable file changed: pipe" in shown
+    assert f"new file: link\n--- a/link\n+++ b/link\n@@ -0,0 +1 @@\n+-> {tmp_path}" in shown
+    assert "the operator's secret" not in shown
+    with judge.read_only_copy(workspace) as copy:
+        assert sorted(p.name for p in copy.iterdir()) == ["link"]
