@@ -433,3 +433,22 @@ def test_a_judge_answering_out_of_format_is_an_error_and_its_spend_counts(
     assert (entry["error_kind"], entry["attempts"]) == ("judge", 1)
     assert "it said: 'no'" in entry["error"]
     assert (entry["tokens_in"], entry["tokens_out"]) == (200, 20)
+
+
+def test_the_judges_cost_counts_in_the_sessions_budget(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(PRICED)
+    pytester.makeini("[pytest]\neval_agent = priced\n")
+    (pytester.path / "evals").mkdir()
+    for name in ("a", "b", "c"):
+        (pytester.path / "evals" / f"{name}.yaml").write_text(
+            f"id: {name}\ndefends: AGENTS.md\nprompt: Say done\nchecks:\n"
+            "  - {type: output_matches, pattern: done}\n"
+            "  - {type: judge, question: Is it enough?}\n"
+        )
+
+    # $0.02 a run, agent and judge: after two runs $0.04, and the third would pass $0.05
+    # (had the judge not counted, $0.02 and an expected $0.01: it would start).
+    result, _ = run(pytester, "--eval-budget", "0.05")
+
+    result.assert_outcomes(xfailed=2, errors=1)
+    assert "budget: $0.04 of $0.05 spent by 2 runs; 1 run not started" in result.stdout.str()
