@@ -115,6 +115,25 @@ def test_an_uncalibrated_judge_saying_no_never_blocks(
     assert (judge["blocking"], judge["source"], judge["outcome"]) == (False, "scripted", "xfailed")
 
 
+def test_a_secret_in_the_judges_reason_is_redacted(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-Zq7xK2pW9mR4")
+    make_suite(
+        AGENT,
+        {"leaks": case("leaks", ["VERDICT: no\nREASON: it printed sk-ant-Zq7xK2pW9mR4"])},
+        fixtures={"AGENTS.md": "x\n"},
+        command=COMMAND,
+    )
+
+    result, doc = run(pytester)
+
+    result.assert_outcomes(xfailed=1)
+    assert "Zq7xK2pW9mR4" not in (pytester.path / "out.json").read_text()
+    assert "Zq7xK2pW9mR4" not in result.stdout.str()
+    assert judge_of(doc, "leaks")["reason"].startswith("it printed ")
+
+
 def test_a_malformed_judge_answer_is_an_error_of_kind_judge(
     make_suite: SuiteBuilder, pytester: pytest.Pytester
 ) -> None:

@@ -86,7 +86,15 @@ def run_record(
         _replayed(rec, result.replayed)
         _spent(rec, result.spent)
     elif result is not None:
-        rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
+        rec.checks = [
+            replace(
+                c,
+                message=redact(c.message),
+                # The judge's reason quotes the run as the message does (docs/judge.md).
+                judge=replace(c.judge, reason=redact(c.judge.reason)) if c.judge else None,
+            )
+            for c in result.checks
+        ]
         if outcome in ("failed", "xfailed"):
             rec.failure_severity = case.failure_severity(result.failed_checks)
             calls = result.agent.tool_calls if result.agent is not None else None
