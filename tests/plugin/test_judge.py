@@ -11,6 +11,8 @@ which writes each prompt it is asked to a file: a test sees whether the judge wa
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -471,3 +473,34 @@ def test_the_judges_cost_counts_in_the_sessions_budget(pytester: pytest.Pytester
 
     result.assert_outcomes(xfailed=2, errors=1)
     assert "budget: $0.04 of $0.05 spent by 2 runs; 1 run not started" in result.stdout.str()
+
+
+def test_calibrate_add_asks_on_a_terminal(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    root = make_suite(
+        AGENT,
+        {"judged": case("judged", SCRIPT)},
+        fixtures={"AGENTS.md": "x\n"},
+        command=COMMAND,
+        ini="eval_judge_calibration = evals/judge-labels.yaml\n",
+    )
+    _, doc = run(pytester, "--eval-repeat", "3")
+    (spot,) = doc["judge"]["spot_checks"]
+    terminal, ours = pty.openpty()
+    with subprocess.Popen(
+        [str(EVALCASES), "calibrate", "--add", "out.json"],
+        cwd=root,
+        stdin=ours,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as asked:
+        os.write(terminal, b"bo\nyes\n")
+        out, _ = asked.communicate(timeout=60)
+    os.close(terminal)
+    os.close(ours)
+
+    assert asked.returncode == 0, out
+    assert f"{spot['run']} / explains: the judge said {spot['judge_said']}" in out
+    (label,) = yaml.safe_load((root / "evals" / "judge-labels.yaml").read_text())["labels"]
+    assert (label["run"], label["label"], label["labeller"]) == (spot["run"], "yes", "bo")
