@@ -115,3 +115,14 @@ DRIFT_RUNS = 2
 #: dates) above this factor of the baseline's.
 DRIFT_COST_FACTOR = 1.5
 DRIFT_COST_DAYS = 7
+#: A judge check blocks only with a calibration (docs/judge.md): Cohen's kappa of the
+#: judge against human labels at least JUDGE_MIN_KAPPA ...
+JUDGE_MIN_KAPPA = 0.6
+#: ... on at least this many labels of the check.
+JUDGE_MIN_LABELS = 30
+#: The share of a results file's judged runs listed for a human spot check (at least one).
+JUDGE_SPOT_SHARE = 0.10
+#: Characters of the workspace's changes the judge is shown (the rest is cut, and says so).
+JUDGE_DIFF_CHARS = 20_000
+#: Seconds the judge may take to answer.
+JUDGE_TIMEOUT = 300.0

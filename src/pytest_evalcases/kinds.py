@@ -125,6 +125,7 @@ ErrorKind = Literal[
     "replay-diverged",
     "replay-missing",
     "replay-corrupt",
+    "judge",
 ]
 ERROR_KINDS: frozenset[ErrorKind] = frozenset(get_args(ErrorKind))
 

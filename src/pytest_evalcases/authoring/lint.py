@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +29,8 @@ from pytest_evalcases.cases.discovery import (
 )
 from pytest_evalcases.cases.limits import shown
 from pytest_evalcases.cases.loading import LoadedCase, load_case_file, load_task_dir
-from pytest_evalcases.cases.registry import CheckRegistry
-from pytest_evalcases.cases.rootdir import defends_root
+from pytest_evalcases.cases.registry import CheckRegistry, check_id
+from pytest_evalcases.cases.rootdir import defends_root, find_config
 from pytest_evalcases.cases.schema import (
     CheckModel,
     HookFired,
@@ -39,6 +39,7 @@ from pytest_evalcases.cases.schema import (
     ToolNotBlocked,
 )
 from pytest_evalcases.errors import CaseFileError
+from pytest_evalcases.results.calibration import CalibrationError, read_report, report_path
 from pytest_evalcases.run.checks import default_registry
 from pytest_evalcases.text import plural
 
@@ -448,6 +449,7 @@ def _lint_case(
             f"({', '.join(known_agents())}); the case is skipped on every other agent's "
             "variant, so a misspelt name skips it everywhere",
         )
+    yield from _judge_findings(case, line)
     if case.kind == "case" and not multi and case.id != path.stem:
         yield Finding(
             path,
@@ -462,6 +464,49 @@ def _lint_case(
 def _todo(value: object) -> bool:
     """Whether ``value`` is a placeholder the author must still write (``TODO...``)."""
     return isinstance(value, str) and value.startswith("TODO")
+
+
+def _judge_findings(case: LoadedCase, line: Callable[..., int]) -> Iterable[Finding]:
+    """A case whose only checks are judge checks; a judge check of a critical case
+    without a calibration that lets it block (docs/judge.md)."""
+    judges = [(i, c) for i, c in enumerate(case.checks) if c.type == "judge"]
+    if judges and len(judges) == len(case.checks):
+        yield Finding(
+            case.file,
+            line("checks"),
+            WARNING,
+            "no-deterministic-check",
+            "no deterministic check: every check is a judge check, which never blocks until "
+            "calibrated; add a check a rule can decide (a file, a pattern, a command)",
+        )
+    if case.severity != "critical":
+        return
+    calibrated = _calibrated(case.file.parent)
+    for index, check in judges:
+        ident = check_id(check, index)
+        if ident not in calibrated:
+            yield Finding(
+                case.file,
+                line("checks", index),
+                WARNING,
+                "uncalibrated-judge",
+                f"judge check {ident!r} of a critical case has no calibration "
+                "(eval_judge_calibration, evalcases calibrate): its failures are reported "
+                "and never block",
+            )
+
+
+def _calibrated(directory: Path) -> frozenset[str]:
+    """The calibrated judge check ids of the project ``directory`` is in."""
+    found = find_config(directory)
+    labels = found[1].get("eval_judge_calibration") if found is not None else None
+    if found is None or not labels:
+        return frozenset()
+    try:
+        report = read_report(report_path(found[0] / str(labels).strip()))
+    except CalibrationError:
+        return frozenset()
+    return frozenset(check for check, one in report.items() if one.calibrated)
 
 
 def _about_hooks(check: CheckModel) -> bool:

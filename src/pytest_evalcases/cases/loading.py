@@ -28,6 +28,7 @@ from pytest_evalcases.cases.registry import CheckRegistry
 from pytest_evalcases.cases.schema import TASK_SEVERITY
 from pytest_evalcases.errors import CaseFileError
 from pytest_evalcases.kinds import SEVERITIES, RecordKind, Severity
+from pytest_evalcases.results.record import CheckRecord
 
 
 @dataclass(frozen=True)
@@ -96,15 +97,24 @@ class LoadedCase:
             len(self.paraphrases),
         )
 
-    def failure_severity(self, failed: Iterable[str]) -> Severity:
-        """How severe a run's failure is whose checks ``failed`` (by id) failed: as
-        severe as the most severe of them, never more than the case (docs/case-format.md,
-        "Task-directory format")."""
-        if not self.check_severities:
+    def failure_severity(self, failed: Iterable[CheckRecord]) -> Severity:
+        """How severe a run's failure is whose checks ``failed`` failed: as severe as
+        the most severe of them, never more than the case (docs/case-format.md,
+        "Task-directory format"); an uncalibrated judge check's failure is advisory
+        (docs/judge.md)."""
+        failed = list(failed)
+        if not self.check_severities and all(c.blocks for c in failed):
             return self.severity
-        by_id = {c.id: s for c, s in zip(self.checks, self.check_severities, strict=True)}
-        found = [by_id.get(check_id, self.severity) for check_id in failed]
+        by_id = dict(zip((c.id for c in self.checks), self.check_severities, strict=False))
+        found = [
+            by_id.get(check.id, self.severity) if check.blocks else "advisory" for check in failed
+        ]
         return min(found, key=SEVERITIES.index) if found else self.severity
+
+    @property
+    def judged(self) -> bool:
+        """Whether a check of the case is a ``judge`` check (docs/judge.md)."""
+        return any(c.type == "judge" for c in self.checks)
 
     @property
     def needs_transcript(self) -> bool:

@@ -82,6 +82,8 @@ class CheckContext:
     mcp: McpServed | None = None
     #: The MCP servers the agent's CLI reported connected; ``None`` where it does not say.
     mcp_connected: tuple[str, ...] | None = None
+    #: The run's judge: answers a ``judge`` check (docs/judge.md); ``None``: no judge.
+    judge: Callable[[schema.Judge, CheckContext], Outcome] | None = None
 
     @functools.cached_property
     def resolved_workspace(self) -> str:

@@ -311,6 +311,24 @@ class McpNotCalled(_Mcp):
     type: Literal["mcp_not_called"]
 
 
+class Judge(CheckModel):
+    """A judge (a model) answers ``question`` yes about the final answer and the
+    workspace's changes (docs/judge.md); reported, never blocking, until calibrated."""
+
+    type: Literal["judge"]
+    question: str = Field(
+        min_length=1,
+        max_length=limits.LINE_CHARS,
+        description="A yes/no question about the final answer and the workspace changes",
+    )
+    script: list[Annotated[str, Field(max_length=limits.LINE_CHARS)]] | None = Field(
+        default=None,
+        min_length=1,
+        description="The scripted judge: its answer in each repetition (the last repeats), "
+        "played by the plugin with no request sent (docs/judge.md)",
+    )
+
+
 TOOL_CHECKS = ("tool_called", "tool_not_called")
 #: The checks of the agent's MCP calls: they read its transcript (docs/mcp.md).
 MCP_CHECKS = ("mcp_called", "mcp_not_called")

@@ -15,6 +15,7 @@ from types import ModuleType
 
 from pytest_evalcases import __version__
 from pytest_evalcases.cli import (
+    calibrate,
     clean,
     compare,
     importer,
@@ -101,6 +102,15 @@ SUBCOMMANDS: tuple[tuple[str, ModuleType, str, str], ...] = (
         "Merge the results files of shards (--eval-shard K/N) into one",
         "Merge results files into one and recompute the verdict. Exit "
         "status: 0 PASS, 1 BLOCKED, 2 INCONCLUSIVE.",
+    ),
+    (
+        "calibrate",
+        calibrate,
+        "Cohen's kappa of each judge check against human labels; --add labels spot checks",
+        "Compare the human labels of the labels file with the judge's stored answers on "
+        "the runs they name; print kappa, n and the confusion table per check id, and "
+        "write them beside the labels file, where the gate reads them. --add appends a "
+        "person's labels for the spot checks of RESULTS.",
     ),
     (
         "clean",

@@ -28,6 +28,7 @@ from pytest_evalcases.report.summary import (
     skill_lines,
     variant_usage_line,
 )
+from pytest_evalcases.results import judging
 from pytest_evalcases.results.document import SuiteSelection
 from pytest_evalcases.results.factors import label
 from pytest_evalcases.results.gate import GateReport
@@ -108,6 +109,7 @@ def render(
         _comparisons(report),
         _metrics(report),
         _lines_section("Skills", skill_lines(report.records)),
+        _lines_section("Judge checks", judging.summary_lines(report.records)),
         _lines_section("Perturbation", perturbation_lines(report.perturbation)),
         "<h2>Pass rate over time</h2>",
         _trend_svg(trend),

@@ -275,11 +275,13 @@ def advisory_text(
     failed: Sequence[CheckRecord], redact: Callable[[str], str], severity: str = "advisory"
 ) -> str:
     """The xfail reason of an advisory failure: an advisory case's, or a task
-    directory's (of ``severity``) whose failed checks are all ``LOW``."""
+    directory's (of ``severity``) whose failed checks are all ``LOW``, or a case's
+    whose failed checks are all uncalibrated judge checks (docs/judge.md)."""
+    only = "uncalibrated judge" if not any(c.blocks for c in failed) else "LOW"
     what = (
         "advisory case failed"
         if severity == "advisory"
-        else f"advisory failure of a {severity} case, only LOW checks failed"
+        else f"advisory failure of a {severity} case, only {only} checks failed"
     )
     return redact(f"{what}: " + "; ".join(f"{c.id}: {c.message}" for c in failed))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from pytest_evalcases.report import metrics
+from pytest_evalcases.results import judging
 from pytest_evalcases.results.document import usage
 from pytest_evalcases.results.factors import FACTORS, WORKING_TREE, Factors, label
 from pytest_evalcases.results.gate import Comparison, GateReport, VariantSummary, severities_present
@@ -118,6 +119,7 @@ def lines(
             out.append(f"  improved: {case_id} / {check_id}")
     out.extend(perturbation_lines(report.perturbation))
     out.extend(skill_lines(report.records))
+    out.extend(judging.summary_lines(report.records))
     if len(report.variants) > 1:
         # What the whole session spent, beside each variant's line (docs/variants.md).
         spent = usage_line(report.records)

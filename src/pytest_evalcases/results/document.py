@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pytest_evalcases.kinds import CaseOutcome, Status
-from pytest_evalcases.results import override, skills
+from pytest_evalcases.results import judging, override, skills
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.metrics import Metrics
 from pytest_evalcases.results.override import Override
@@ -350,6 +350,9 @@ class ResultsDocument:
             "skills": [score.to_dict() for score in skills.scores(self.cases)],
             "cases": [r.to_dict() for r in self.cases],
         }
+        judged = judging.document_entry(self.cases)
+        if judged is not None:
+            data["judge"] = judged
         if self.perturbation is not None:
             data["perturbation"] = self.perturbation
         if self.baseline is not None:

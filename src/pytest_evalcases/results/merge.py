@@ -25,7 +25,7 @@ from pytest_evalcases.results.document import MergedFrom, ResultsDocument, Suite
 from pytest_evalcases.results.factors import Factors
 from pytest_evalcases.results.policy import GatePolicy, differences
 from pytest_evalcases.results.reader import load_baseline
-from pytest_evalcases.results.record import RunRecord
+from pytest_evalcases.results.record import CheckRecord, RunRecord
 
 #: Pins that name sets of files: shards hold different subsets, merged as a union.
 _UNION_PINS = ("case_files", "fixtures")
@@ -185,7 +185,16 @@ def rebase(doc: ResultsDocument, source: Path, target: Path) -> ResultsDocument:
         except ValueError:
             return (source / path).as_posix()
 
-    cases = tuple(replace(r, recording=moved(r.recording)) for r in doc.cases)
+    def judged(check: CheckRecord) -> CheckRecord:
+        # A judge check's own recording (docs/judge.md) moves with its run's.
+        if check.judge is None or check.judge.recording is None:
+            return check
+        return replace(check, judge=replace(check.judge, recording=moved(check.judge.recording)))
+
+    cases = tuple(
+        replace(r, recording=moved(r.recording), checks=[judged(c) for c in r.checks])
+        for r in doc.cases
+    )
     given = doc.policy
     if given is not None and given.baseline is not None:
         given = given.with_baseline_file(moved(given.baseline.file) or given.baseline.file)

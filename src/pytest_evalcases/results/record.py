@@ -11,6 +11,41 @@ from pytest_evalcases.kinds import GRADED, OUTCOMES, Outcome, RecordKind, Replay
 
 
 @dataclass(frozen=True)
+class JudgeRecord:
+    """A judge check's judgement in one run (docs/judge.md): the judge's answer and
+    reason, who judged, and whether a failure of the check blocks."""
+
+    #: ``True``: the judge answered yes (the check passed).
+    yes: bool
+    reason: str
+    #: The judge's agent (``script``: the case's scripted judge) and model, if named.
+    judge: str
+    model: str | None = None
+    #: ``asked``: the judge was asked in this run; ``scripted``: the case's script
+    #: answered; ``stored``: the judgement of the run replayed or regraded.
+    source: str = "asked"
+    #: The judge's provider is the agent's (same-provider bias, disclosed).
+    same_provider: bool = False
+    #: The check's calibration: its kappa and labels; ``blocking`` when they suffice.
+    kappa: float | None = None
+    labels: int = 0
+    blocking: bool = False
+    #: The judge's exchange with its model, relative to the results file's directory
+    #: (``<stem>.runs/<run>.judge-<check id>``); ``None`` when it was not recorded.
+    recording: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _JUDGE_FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JudgeRecord:
+        return cls(**{k: v for k, v in data.items() if k in _JUDGE_FIELDS})
+
+
+_JUDGE_FIELDS = tuple(f.name for f in fields(JudgeRecord))
+
+
+@dataclass(frozen=True)
 class CheckRecord:
     """One check's verdict in one run, as reported and stored."""
 
@@ -24,6 +59,14 @@ class CheckRecord:
     #: The check's ``mode:``: the failure category its failure stands for
     #: (docs/results.md, "Failure modes"); ``None`` when the case gave none.
     mode: str | None = None
+    #: A ``judge`` check's judgement (docs/judge.md); ``None`` for every other check.
+    judge: JudgeRecord | None = None
+
+    @property
+    def blocks(self) -> bool:
+        """Whether the check's failure can block: every check's but an uncalibrated
+        judge's, which is reported and never blocks (docs/judge.md)."""
+        return self.judge is None or self.judge.blocking
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -37,10 +80,13 @@ class CheckRecord:
             data["skill"] = self.skill
         if self.mode is not None:
             data["mode"] = self.mode
+        if self.judge is not None:
+            data["judge"] = self.judge.to_dict()
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckRecord:
+        judge = data.get("judge")
         return cls(
             id=str(data.get("id", "")),
             type=str(data.get("type", "")),
@@ -49,6 +95,7 @@ class CheckRecord:
             message=str(data.get("message", "")),
             skill=str(data["skill"]) if isinstance(data.get("skill"), str) else None,
             mode=str(data["mode"]) if isinstance(data.get("mode"), str) else None,
+            judge=JudgeRecord.from_dict(judge) if isinstance(judge, dict) else None,
         )
 
 

@@ -37,6 +37,8 @@ NOT_RETRIED: frozenset[ErrorKind] = frozenset(
         "replay-diverged",
         "replay-missing",
         "no-usage",
+        # Another attempt would run the agent again to ask the same judge the same.
+        "judge",
     }
 )
 

@@ -404,6 +404,15 @@ def _bounded(
     return run
 
 
+def _judge(check: schema.Judge, ctx: CheckContext) -> Outcome:
+    if ctx.judge is None:
+        raise RunError(
+            "a judge check needs a run to judge: a graded directory has no judge (docs/judge.md)",
+            kind="judge",
+        )
+    return ctx.judge(check, ctx)
+
+
 def _builtin_registry() -> CheckRegistry:
     registry = CheckRegistry()
     registry.register(schema.OutputMatches, _bounded(_output_matches))
@@ -431,6 +440,8 @@ def _builtin_registry() -> CheckRegistry:
     registry.register(schema.RequestNotMatches, _bounded(requestchecks.request_not_matches))
     registry.register(schema.McpCalled, _bounded(agentchecks.mcp_called))
     registry.register(schema.McpNotCalled, _bounded(agentchecks.mcp_not_called))
+    # The judge is an agent run with a timeout of its own.
+    registry.register(schema.Judge, _judge)
     registry.builtin = frozenset(registry.names)
     return registry
 

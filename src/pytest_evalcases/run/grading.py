@@ -4,6 +4,7 @@ Plain Python, no pytest."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,9 +13,12 @@ from pytest_evalcases.agents.base import AgentResult, ModelRequest
 from pytest_evalcases.cases.loading import LoadedCase
 from pytest_evalcases.cases.registry import CheckContext
 from pytest_evalcases.errors import RunError
-from pytest_evalcases.results.record import CheckRecord
+from pytest_evalcases.kinds import total_spent
+from pytest_evalcases.results.reader import ResultsFileError
+from pytest_evalcases.results.record import CheckRecord, JudgeRecord
 from pytest_evalcases.run.budget import limit_checks
 from pytest_evalcases.run.files import Unreadable, inside, read_text
+from pytest_evalcases.run.judge import Judging
 from pytest_evalcases.run.repository import check_tree
 from pytest_evalcases.run.runner import AgentRun, RunContext, RunReport, case_env
 from pytest_evalcases.run.workspace import Variant, snapshot
@@ -30,9 +34,35 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
     assert ctx.agent is not None
     result, workspace = ran.result, ran.workspace
     assert result is not None
-    checks = _evaluate(
-        case, ctx, workspace, result, ran.env, ctx.agent.tool_inputs, requests=ran.requests
-    )
+    judging = judging_for(case, ctx, ran) if case.judged else None
+    try:
+        checks = _evaluate(
+            case,
+            ctx,
+            workspace,
+            result,
+            ran.env,
+            ctx.agent.tool_inputs,
+            requests=ran.requests,
+            judge=judging,
+        )
+    except RunError as exc:
+        if judging is None or judging.spent is None:
+            raise
+        # A judge that answered out of format was paid for all the same.
+        return RunReport(
+            error=exc,
+            agent=result,
+            workspace=workspace,
+            recording=ran.recording,
+            replayed=ran.replayed,
+            spends=(total_spent((result.spent, judging.spent)),),
+            judge_spent=judging.spent,
+        )
+    judge_spent = None
+    if judging is not None:
+        checks = list(judging.attach(checks))
+        judge_spent = judging.spent
     checks += limit_checks(case, ctx.agent.name, result)
     if ran.watch is not None:
         check_tree(ctx, ran.watch)
@@ -50,6 +80,34 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
         did_nothing=idle,
         recording=ran.recording,
         replayed=ran.replayed,
+        # The judge's run is the run's too: its tokens and cost count (docs/judge.md).
+        spends=(total_spent((result.spent, judge_spent)),) if judge_spent is not None else (),
+        judge_spent=judge_spent,
+    )
+
+
+def judging_for(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> Judging:
+    """The judge of a live run: a run replayed in full keeps the judgements its
+    recording's run stored, and asks nothing (docs/judge.md, "Replay and regrade"); a
+    run that went live in part (``--eval-reuse``) gave another answer, and is judged."""
+    stored: dict[str, JudgeRecord] = {}
+    if ctx.replay is not None and ran.replayed is not None and ran.replayed.how == "full":
+        with contextlib.suppress(ResultsFileError):
+            found = ctx.replay.session().find(case.id, ran.variant, ran.repetition)
+            if found is not None:
+                stored = {c.id: c.judge for c in found.record.checks if c.judge is not None}
+    return Judging(
+        case,
+        ctx.judge,
+        ctx.agent,
+        ctx.agent.name if ctx.agent is not None else None,
+        repetition=ran.repetition,
+        stored=stored,
+        sandbox=ctx.sandbox,
+        env=ran.env,
+        home=ctx.agent_home,
+        recorder=ctx.recorder,
+        name=ran.name,
     )
 
 
@@ -135,6 +193,7 @@ def _evaluate(
     *,
     requests: tuple[ModelRequest, ...] | None = None,
     unknown: str = "",
+    judge: Judging | None = None,
 ) -> list[CheckRecord]:
     check_ctx = CheckContext(
         workspace=workspace,
@@ -152,5 +211,6 @@ def _evaluate(
         turns=result.turns if result is not None else (),
         mcp=result.mcp if result is not None else None,
         mcp_connected=result.mcp_connected if result is not None else None,
+        judge=judge,
     )
     return [ctx.registry.evaluate(i, check, check_ctx) for i, check in enumerate(case.checks)]

@@ -33,6 +33,7 @@ from pytest_evalcases.run import trajectory
 from pytest_evalcases.run.agenthome import agent_home
 from pytest_evalcases.run.conversation import cannot_continue, cannot_show, converse
 from pytest_evalcases.run.failfast import NotStarted, Unreachable, identity
+from pytest_evalcases.run.keep import repetition_of
 from pytest_evalcases.run.mcp import mcp_run
 from pytest_evalcases.run.repository import watch
 from pytest_evalcases.run.runner import AgentRun, OuterLimit, RunContext, case_env
@@ -190,6 +191,9 @@ def _run_agent(
         recording=recording,
         replayed=replayed,
         requests=requests,
+        variant=variant.name,
+        repetition=repetition_of(record_as, case.id, variant.name) if record_as else 0,
+        name=record_as,
     )
 
 
@@ -381,7 +385,6 @@ def _replay_for(
     is an error before its CLI starts."""
     from pytest_evalcases.recording.normalise import Places
     from pytest_evalcases.recording.replay import Replay
-    from pytest_evalcases.run.keep import repetition_of
 
     if not proxied:
         why = "its agent does not talk to a model API through the proxy (docs/replay.md)"

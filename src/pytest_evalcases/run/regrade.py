@@ -25,6 +25,7 @@ from pytest_evalcases.recording.recorded import RecordedSession
 from pytest_evalcases.recording.sent import stored_requests
 from pytest_evalcases.run import artifacts
 from pytest_evalcases.run.grading import refusal_error
+from pytest_evalcases.run.judge import Judging
 from pytest_evalcases.run.runner import RunContext, RunReport, case_env
 from pytest_evalcases.run.workspace import Variant, populate
 
@@ -88,6 +89,21 @@ def regrade(
         path = found.directory / artifacts.RUN_FILE
         error = RunError(f"{path}: neither an answer nor an error", kind=CORRUPT)
         return _failed(error, began)
+    # The judge of a regrade keeps the stored judgements and asks no one; a judge check
+    # the stored run has none of is asked (docs/judge.md, "Replay and regrade").
+    judging = None
+    if case.judged:
+        judging = Judging(
+            case,
+            ctx.judge,
+            ctx.agent,
+            stored.agent,
+            repetition=repetition,
+            stored={c.id: c.judge for c in found.record.checks if c.judge is not None},
+            sandbox=ctx.sandbox,
+            env=case_env(ctx.base_env, case, variant, workspace),
+            home=ctx.agent_home,
+        )
     requests: tuple[ModelRequest, ...] | str | None = None
     if case.reads_requests:
         requests = stored_requests(found.directory)
@@ -109,9 +125,12 @@ def regrade(
         turns=result.turns,
         mcp=result.mcp,
         mcp_connected=result.mcp_connected,
+        judge=judging,
     )
     try:
         checks = [ctx.registry.evaluate(i, c, check_ctx) for i, c in enumerate(case.checks)]
+        if judging is not None:
+            checks = list(judging.attach(checks))
         refused = refusal_error(case, result)
         if refused is not None:
             raise refused

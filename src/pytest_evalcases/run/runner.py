@@ -24,6 +24,7 @@ from pytest_evalcases.errors import RunError
 from pytest_evalcases.kinds import AgentHome, Replayed, Spent, total_spent
 from pytest_evalcases.results.record import CheckRecord
 from pytest_evalcases.run.failfast import Stops
+from pytest_evalcases.run.judge import JudgeSetup
 from pytest_evalcases.run.scheduler import Backoff
 from pytest_evalcases.run.workspace import EntryState, Variant
 from pytest_evalcases.sandbox import Sandbox
@@ -60,6 +61,9 @@ class RunReport:
     #: A regraded run: what the stored run reported spending when it was recorded. The
     #: regrade itself spent nothing (docs/replay.md, "Regrade").
     recorded_spent: Spent | None = None
+    #: What the judge of the run's judge checks reported spending (counted in
+    #: ``spends`` too, docs/judge.md).
+    judge_spent: Spent | None = None
 
     @classmethod
     def failed(
@@ -124,6 +128,8 @@ class RunContext:
     #: The agent's version as the preflight read it, for the runs' trajectories;
     #: ``None``: not known.
     agent_version: str | None = None
+    #: Who judges the judge checks, and their calibration (docs/judge.md).
+    judge: JudgeSetup = field(default_factory=JudgeSetup)
 
 
 @dataclass(frozen=True)
@@ -189,6 +195,11 @@ class AgentRun:
     #: The requests the CLI sent its model, as the proxy saw them, for a case whose
     #: checks read them; ``None``: not known (the run did not go through the proxy).
     requests: tuple[ModelRequest, ...] | None = None
+    #: The variant's name and the run's repetition (a scripted judge answers by it).
+    variant: str = ""
+    repetition: int = 0
+    #: The run's name beside the results file (its recording's, its judge's).
+    name: str | None = None
 
     @property
     def spent(self) -> Spent | None:

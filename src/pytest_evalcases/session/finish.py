@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from pytest_evalcases.results import baseline, override
 from pytest_evalcases.results import writer as resultsfile
 from pytest_evalcases.results.document import ResultsDocument
 from pytest_evalcases.results.gitignore import ignore_hint
+from pytest_evalcases.results.record import RunRecord
 from pytest_evalcases.session import ci, pins
 from pytest_evalcases.session.state import EvalSession, relative_path
 
@@ -116,10 +118,8 @@ def _forget_recordings(state: EvalSession) -> None:
     place = state.settings.record
     if place is None:
         return
-    for record in state.records:
-        if record.recording is None:
-            continue
-        run = place.root / record.recording
+    for stored in _stored(state.records):
+        run = place.root / stored
         if run.parent == place.directory and not run.is_symlink():
             shutil.rmtree(run, ignore_errors=True)
     try:
@@ -131,6 +131,17 @@ def _forget_recordings(state: EvalSession) -> None:
         pass
 
 
+def _stored(records: Iterable[RunRecord]) -> Iterator[str]:
+    """What the runs stored beside the results file: each run's directory and its
+    judge's (docs/judge.md)."""
+    for record in records:
+        if record.recording:
+            yield record.recording
+        for check in record.checks:
+            if check.judge is not None and check.judge.recording:
+                yield check.judge.recording
+
+
 def sweep_recordings(state: EvalSession) -> None:
     """Remove the recordings beside the results file that it does not list: runs whose
     reports never reached the controller (an interrupted xdist run: the workers went on
@@ -140,7 +151,7 @@ def sweep_recordings(state: EvalSession) -> None:
     place = state.settings.record
     if place is None or state.results_file is None or not place.directory.is_dir():
         return
-    listed = {r.recording for r in state.records if r.recording}
+    listed = set(_stored(state.records))
     for run in place.directory.iterdir():
         if run.relative_to(place.root).as_posix() in listed:
             continue

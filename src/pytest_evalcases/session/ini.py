@@ -116,6 +116,24 @@ SETTINGS: tuple[Ini, ...] = (
         default=str(defaults.LOOP_THRESHOLD),
     ),
     Ini(
+        "eval_judge_agent",
+        "Agent that answers the judge checks (default: the session's agent)",
+    ),
+    Ini(
+        "eval_judge_model",
+        "Model of the judge (default: the judge agent's model)",
+    ),
+    Ini(
+        "eval_judge_reask",
+        "Replayed and regraded runs ask the judge again instead of keeping its stored answer",
+        type="bool",
+        default=False,
+    ),
+    Ini(
+        "eval_judge_calibration",
+        "Labels file of the judge checks' calibration, relative to the rootdir",
+    ),
+    Ini(
         "eval_skill_min_recall",
         "A skill's recall below which the gate blocks (unset: none)",
         default="",

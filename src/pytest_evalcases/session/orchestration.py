@@ -209,7 +209,7 @@ def check_verdict(state: EvalSession, run: PlannedRun, report: RunReport) -> Che
         return "perturbed"
     # As severe as its most severe failed check: a task directory's LOW checks
     # failing alone are an advisory failure (docs/case-format.md).
-    if run.case.failure_severity(c.id for c in failed) == "advisory":
+    if run.case.failure_severity(failed) == "advisory":
         return "advisory"
     return "failed"
 
@@ -349,6 +349,8 @@ class CaseRun:
         if counted and budget is not None:
             budget.admit()
         spends: tuple[Spent | None, ...] = ()
+        # A first attempt started ahead was counted as its agent ended, before its judge.
+        judged: Spent | None = None
         try:
             report = execute(
                 run_case(self.state, run),
@@ -360,11 +362,12 @@ class CaseRun:
                 record_as=run_name(self.state, run),
             )
             spends = report.spends
+            judged = report.judge_spent if report.attempts == 1 else None
         finally:
             if budget is not None and counted:
                 budget.finished(total_spent(spends))
             elif budget is not None:
-                more = total_spent(spends[1:])
+                more = total_spent((*spends[1:], judged))
                 if more is not None:
                     budget.spent_more(more)
         return report

@@ -86,9 +86,17 @@ def run_record(
         _replayed(rec, result.replayed)
         _spent(rec, result.spent)
     elif result is not None:
-        rec.checks = [replace(c, message=redact(c.message)) for c in result.checks]
+        rec.checks = [
+            replace(
+                c,
+                message=redact(c.message),
+                # The judge's reason quotes the run as the message does (docs/judge.md).
+                judge=replace(c.judge, reason=redact(c.judge.reason)) if c.judge else None,
+            )
+            for c in result.checks
+        ]
         if outcome in ("failed", "xfailed"):
-            rec.failure_severity = case.failure_severity(c.id for c in result.failed_checks)
+            rec.failure_severity = case.failure_severity(result.failed_checks)
             calls = result.agent.tool_calls if result.agent is not None else None
             rec.failure_mode = modes.classify(result.checks, calls, loop_threshold)
         rec.duration = result.duration

@@ -116,6 +116,15 @@ class Settings:
     #: ``eval_loop_threshold``: repeats of one tool call that make a failed run a
     #: ``loop`` (docs/results.md, "Failure modes").
     loop_threshold: int = defaults.LOOP_THRESHOLD
+    #: ``eval_judge_agent`` and ``eval_judge_model`` (docs/judge.md); ``None``: the
+    #: session's agent and model judge.
+    judge_agent: str | None = None
+    judge_model: str | None = None
+    #: ``eval_judge_calibration``: the labels file, absolute; ``None``: no judge check
+    #: is calibrated.
+    judge_calibration: Path | None = None
+    #: ``eval_judge_reask``: a replay or regrade asks the judge again.
+    judge_reask: bool = False
 
     @property
     def results_dir(self) -> Path:
@@ -221,6 +230,12 @@ def build(given: Given, *, started: datetime, worker: WorkerInput | None = None)
         perturb=perturb,
         redact_env=_redact_env(given),
         loop_threshold=whole(given, "eval_loop_threshold", minimum=2),
+        judge_agent=given.ini("eval_judge_agent") or None,
+        judge_model=given.ini("eval_judge_model") or None,
+        judge_reask=bool(given.ini("eval_judge_reask")),
+        judge_calibration=rootdir / given.ini("eval_judge_calibration")
+        if given.ini("eval_judge_calibration")
+        else None,
         budget=_budget(given),
         token_price=_usd_ini(given, "eval_budget_token_price", "USD per million tokens > 0"),
         spend_file=decided.spend_file,

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pytest_evalcases.results.factors import Factors
     from pytest_evalcases.results.record import RunRecord
     from pytest_evalcases.run.failfast import Stops
+    from pytest_evalcases.run.judge import JudgeSetup
     from pytest_evalcases.run.runner import RunContext
     from pytest_evalcases.run.scheduler import Backoff
 
@@ -192,6 +193,45 @@ class EvalSession:
 
         return ReplaySource(self.settings.replay, self.redact)
 
+    @functools.cached_property
+    def judge(self) -> JudgeSetup:
+        """Who answers the judge checks (``eval_judge_agent``, ``eval_judge_model``;
+        the run's own agent by default) and their calibration, read from the report
+        beside ``eval_judge_calibration`` (docs/judge.md)."""
+        from pytest_evalcases.errors import UsageError
+        from pytest_evalcases.results.calibration import (
+            CalibrationError,
+            read_report,
+            report_path,
+        )
+        from pytest_evalcases.run.judge import JudgeSetup
+
+        settings = self.settings
+        calibration = {}
+        if settings.judge_calibration is not None:
+            try:
+                calibration = read_report(report_path(settings.judge_calibration))
+            except CalibrationError as exc:
+                raise UsageError(f"eval_judge_calibration: {exc}") from None
+        agent = None
+        base = settings.agent
+        name = settings.judge_agent or (base.name if base is not None else "")
+        # A regrade asked to re-judge has no agent of its own to ask.
+        if name and (settings.judge_agent or settings.judge_model or settings.judge_reask):
+            from pytest_evalcases.agents import make_agent
+            from pytest_evalcases.agents.base import AgentSettings
+
+            own = base is not None and base.name == name
+            agent = make_agent(
+                AgentSettings(
+                    name=name,
+                    command=base.command if own and base is not None else None,
+                    model=settings.judge_model or (base.model if own and base else None),
+                    placeholders=base.placeholders if base is not None else {},
+                )
+            )
+        return JudgeSetup(agent, calibration, reask=settings.judge_reask)
+
     def stop_recording(self) -> None:
         """Stop the recording proxy, when a run started it."""
         recorder = self.__dict__.get("recorder")
@@ -278,6 +318,7 @@ class EvalSession:
             agent_version=checked.version if checked is not None else None,
             recorder=self.recorder if agent_runs else None,
             replay=self.replay_source if agent_runs else None,
+            judge=self.judge,
         )
 
     @property

@@ -3,6 +3,7 @@ tests (no-negative-check), a case without a prompt (missing-prompt)."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -280,3 +281,47 @@ def test_scripted_cases_sharing_a_prompt_and_a_prohibition_are_no_concern(
     ]
 
     assert findings(project, *paths) == []
+
+
+JUDGED = """\
+id: judged
+defends: AGENTS.md
+severity: {severity}
+prompt: Explain the change.
+checks:
+{checks}  - id: explains
+    type: judge
+    question: Does the answer explain the change?
+"""
+
+
+def test_a_case_with_judge_checks_only_has_no_deterministic_check(project: Path) -> None:
+    path = case_file(project, "judged", JUDGED.format(severity="normal", checks=""))
+
+    assert findings(project, path) == [
+        "judged.yaml:5: no-deterministic-check: no deterministic check: every check is a "
+        "judge check, which never blocks until calibrated; add a check a rule can decide "
+        "(a file, a pattern, a command)"
+    ]
+
+
+def test_a_judge_check_of_a_critical_case_without_a_calibration_is_a_warning(
+    project: Path,
+) -> None:
+    checks = "  - {type: output_matches, pattern: changed}\n"
+    path = case_file(project, "judged", JUDGED.format(severity="critical", checks=checks))
+    warning = (
+        "judged.yaml:7: uncalibrated-judge: judge check 'explains' of a critical case has no "
+        "calibration (eval_judge_calibration, evalcases calibrate): its failures are "
+        "reported and never block"
+    )
+
+    assert findings(project, path) == [warning]
+
+    # A report that calibrates another check, then one that calibrates this one.
+    (project / "pytest.ini").write_text("[pytest]\neval_judge_calibration = labels.yaml\n")
+    table = {"yes_yes": 15, "yes_no": 0, "no_yes": 0, "no_no": 15}
+    for check, said in (("other", [warning]), ("explains", [])):
+        report = {"calibrations": {check: {"confusion": table}}}
+        (project / "labels.kappa.json").write_text(json.dumps(report))
+        assert findings(project, path) == said

@@ -16,6 +16,7 @@ from pytest_evalcases.cases.loading import LoadedCase, file_index, load_case_fil
 from pytest_evalcases.cases.parsecache import CaseEntry, FileIndex, ParseCache
 from pytest_evalcases.cases.registry import CheckContext, Outcome
 from pytest_evalcases.errors import CaseFileError
+from pytest_evalcases.results.record import CheckRecord, JudgeRecord
 from pytest_evalcases.run.checks import default_registry
 
 REGISTRY = default_registry()
@@ -522,15 +523,31 @@ def test_a_task_failure_is_as_severe_as_its_most_severe_failed_check(tmp_path: P
     case = load_task_dir(checks_yaml, REGISTRY)
 
     assert case.severity == "critical"  # the marker: the highest of its checks
-    assert case.failure_severity(["low"]) == "advisory"
-    assert case.failure_severity(["low", "medium"]) == "normal"
-    assert case.failure_severity(["medium", "high"]) == "critical"
+    assert case.failure_severity(_failed("low")) == "advisory"
+    assert case.failure_severity(_failed("low", "medium")) == "normal"
+    assert case.failure_severity(_failed("medium", "high")) == "critical"
 
 
 def test_a_case_file_failure_is_as_severe_as_the_case(evals: Path) -> None:
     (case,) = load_case_file(_write(evals / "no-trailer.yaml", ONE), evals, REGISTRY)
 
-    assert case.failure_severity(["output_not_matches-0"]) == "critical"
+    assert case.failure_severity(_failed("output_not_matches-0")) == "critical"
+
+
+def test_an_uncalibrated_judge_failing_alone_is_an_advisory_failure(evals: Path) -> None:
+    (case,) = load_case_file(_write(evals / "no-trailer.yaml", ONE), evals, REGISTRY)
+    unsure = JudgeRecord(False, "no", "claude", blocking=False)
+    sure = JudgeRecord(False, "no", "claude", blocking=True)
+
+    assert case.failure_severity(_failed("judge-1", judge=unsure)) == "advisory"
+    assert case.failure_severity(_failed("judge-1", judge=sure)) == "critical"
+    # With a deterministic check failing too, the run fails as the case.
+    both = [*_failed("judge-1", judge=unsure), *_failed("output_not_matches-0")]
+    assert case.failure_severity(both) == "critical"
+
+
+def _failed(*ids: str, judge: JudgeRecord | None = None) -> list[CheckRecord]:
+    return [CheckRecord(i, "t", None, False, "failed", judge=judge) for i in ids]
 
 
 # --- conversations (docs/conversations.md) ----------------------------------------------

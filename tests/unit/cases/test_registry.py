@@ -79,6 +79,7 @@ def test_the_default_registry_has_the_builtin_types() -> None:
         "file_unchanged",
         "hook_fired",
         "hook_not_fired",
+        "judge",
         "mcp_called",
         "mcp_not_called",
         "output_matches",

@@ -9,8 +9,9 @@ import pytest
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.results import reader, writer
 from pytest_evalcases.results.document import ResultsDocument
-from pytest_evalcases.results.merge import merge, summary
+from pytest_evalcases.results.merge import merge, rebase, summary
 from pytest_evalcases.results.policy import BaselinePolicy, GatePolicy
+from pytest_evalcases.results.record import CheckRecord, JudgeRecord
 
 from .records import STARTED, doc, run
 
@@ -158,3 +159,18 @@ def test_what_the_cli_sent_is_summed_over_the_files_and_a_differing_hash_said() 
         differing.merge_warnings
     )
     assert with_off.pins["sent"] == {"main": sent("a", ["R"])}
+
+
+def test_a_judge_checks_recording_moves_with_its_runs_to_the_merged_files_directory(
+    tmp_path: Path,
+) -> None:
+    judgement = JudgeRecord(False, "no", "claude", recording="s1.runs/a.judge-j")
+    check = CheckRecord("j", "judge", None, False, "m", judge=judgement)
+    shard = doc([run("a", "xfailed", checks=[check], recording="s1.runs/a")])
+
+    moved = rebase(shard, tmp_path / "shards", tmp_path)
+
+    (record,) = moved.cases
+    assert record.recording == "shards/s1.runs/a"
+    assert record.checks[0].judge is not None
+    assert record.checks[0].judge.recording == "shards/s1.runs/a.judge-j"
