@@ -11,7 +11,7 @@ import tarfile
 
 import pytest
 
-from pytest_evalcases.run import artifacts
+from pytest_evalcases.run import artifacts, changes
 from tests.agents.test_real_clis import CASE, CLAUDE_INI, claude_env  # noqa: F401 - a fixture
 from tests.helpers.model_server import ModelServer
 from tests.helpers.results import results_files
@@ -42,7 +42,7 @@ def test_regrade_of_a_claude_run_changes_the_verdict_without_starting_any_proces
     assert [(c["kind"], "made.txt" in c["input"]) for c in stored["tool_calls"]] == [
         ("shell", True)
     ]
-    with tarfile.open(directory / artifacts.CHANGES) as tar:
+    with tarfile.open(directory / changes.CHANGES) as tar:
         assert tar.getnames() == ["made.txt"]
     requests = len(claude_env.requests)
     # No secret of the environment in any stored file, compressed or not.

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_evalcases import cli
 from pytest_evalcases.run import artifacts
+from pytest_evalcases.run.changes import CHANGES
 from tests.helpers.git import git, make_repo
 from tests.helpers.results import results_files
 from tests.helpers.suite import SuiteBuilder
@@ -155,7 +156,7 @@ def test_every_live_run_stores_its_answer_and_its_changes(
     # Relative to the fixture as populated: setup's file is a change too, and the
     # AGENTS.md the variant laid over it is not.
     assert stored["changes"]["deleted"] == ["old.txt"]
-    with tarfile.open(directory / artifacts.CHANGES) as tar:
+    with tarfile.open(directory / CHANGES) as tar:
         assert sorted(tar.getnames()) == ["built.txt", "notes", "notes/run.txt", "src/app.py"]
     assert not (directory / "exchange.jsonl").exists()
 
@@ -356,7 +357,7 @@ def test_a_corrupt_stored_run_is_an_error_naming_its_file(
     suite(make_suite)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
     live, _ = newest(pytester.path)
-    archive = live.parent / f"{live.stem}.runs" / "fix" / artifacts.CHANGES
+    archive = live.parent / f"{live.stem}.runs" / "fix" / CHANGES
     archive.write_bytes(b"not an archive")
 
     result = pytester.runpytest("-p", "no:cacheprovider", "--eval-regrade")

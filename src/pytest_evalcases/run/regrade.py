@@ -24,6 +24,7 @@ from pytest_evalcases.kinds import ErrorKind, error_kind
 from pytest_evalcases.recording.recorded import RecordedSession
 from pytest_evalcases.recording.sent import stored_requests
 from pytest_evalcases.run import artifacts
+from pytest_evalcases.run.changes import CorruptRecording
 from pytest_evalcases.run.grading import refusal_error
 from pytest_evalcases.run.judge import Judging
 from pytest_evalcases.run.runner import RunContext, RunReport, case_env
@@ -62,7 +63,7 @@ def regrade(
         return RunReport.failed(RunError(missing, kind=MISSING))
     try:
         stored = artifacts.load(found.directory)
-    except artifacts.CorruptRecording as exc:
+    except CorruptRecording as exc:
         return _failed(RunError(f"stored run unreadable: {exc}", kind=CORRUPT), began)
     if stored is None:
         missing = (
@@ -79,7 +80,7 @@ def regrade(
     try:
         populate(workspace, case.fixture, variant.overlays)
         artifacts.restore(stored, workspace)
-    except artifacts.CorruptRecording as exc:
+    except CorruptRecording as exc:
         error = RunError(f"stored run unreadable: {exc}", kind=CORRUPT)
         return _failed(error, began, workspace=workspace)
     except RunError as exc:

@@ -16,6 +16,7 @@ import pytest
 from pytest_evalcases.agents.base import AgentResult, Denial, HookRun, ToolCall, Usage
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import artifacts
+from pytest_evalcases.run.changes import CHANGES, Changes, CorruptRecording
 from pytest_evalcases.run.workspace import populate, snapshot
 
 SECRET = "hunter2-Zq7xK2pW9mR4-secret"
@@ -105,7 +106,7 @@ def test_the_changes_restored_over_a_fresh_fixture_give_the_workspace_back(
     stored = artifacts.load(directory)
     assert stored is not None
     assert stored.changes.deleted == ("gone.txt", "olddir")
-    with tarfile.open(directory / artifacts.CHANGES) as tar:
+    with tarfile.open(directory / CHANGES) as tar:
         names = sorted(tar.getnames())
     # Unchanged files and the directories that only had their contents change are left out.
     assert names == ["blob.bin", "empty", "link", "src/edit.py", "src/new.py", "tool.sh"]
@@ -145,7 +146,7 @@ def test_run_json_holds_the_answer_the_transcript_and_the_outcome(tmp_path: Path
     assert data["error"] is None
     assert data["workspace_unchanged"] is True
     assert data["changes"]["archive"] is None
-    assert not (directory / artifacts.CHANGES).exists()
+    assert not (directory / CHANGES).exists()
     stored = artifacts.load(directory)
     assert stored is not None
     assert stored.result is not None
@@ -248,14 +249,14 @@ def test_a_symlink_out_of_the_workspace_is_stored_as_a_link_never_followed(
 
     directory = store(tmp_path, workspace, populated)
 
-    with tarfile.open(directory / artifacts.CHANGES) as tar:
+    with tarfile.open(directory / CHANGES) as tar:
         members = {m.name: m for m in tar.getmembers()}
         assert {name: m.issym() for name, m in members.items()} == {
             "escape": True,
             "escape-dir": True,
         }
         assert members["escape"].linkname == str(outside)
-    assert b"OUTSIDE CONTENT" not in gzip.decompress((directory / artifacts.CHANGES).read_bytes())
+    assert b"OUTSIDE CONTENT" not in gzip.decompress((directory / CHANGES).read_bytes())
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     stored = artifacts.load(directory)
@@ -278,7 +279,7 @@ def test_past_the_size_cap_files_are_listed_not_stored(tmp_path: Path) -> None:
     assert data["truncated"] is True
     assert data["omitted"] == [{"path": "b-big.bin", "bytes": 5000, "reason": "size"}]
     assert data["bytes"] == 200
-    with tarfile.open(directory / artifacts.CHANGES) as tar:
+    with tarfile.open(directory / CHANGES) as tar:
         assert sorted(tar.getnames()) == ["a-small.txt", "c-small.txt"]
 
 
@@ -298,7 +299,7 @@ def test_no_secret_of_the_environment_is_stored(tmp_path: Path) -> None:
     run_json = (directory / artifacts.RUN_FILE).read_text()
     assert SECRET not in run_json
     assert "[REDACTED]" in run_json
-    with tarfile.open(directory / artifacts.CHANGES) as tar:
+    with tarfile.open(directory / CHANGES) as tar:
         listing = [m.name for m in tar.getmembers()]
         contents = b"".join(
             f.read() for m in tar.getmembers() if (f := tar.extractfile(m)) is not None
@@ -339,18 +340,16 @@ def test_a_path_whose_kind_changed_is_restored_as_its_new_kind(tmp_path: Path) -
 def test_an_archive_entry_outside_the_workspace_is_refused(tmp_path: Path, name: str) -> None:
     directory = tmp_path / "run"
     directory.mkdir()
-    with tarfile.open(directory / artifacts.CHANGES, "w:gz") as tar:
+    with tarfile.open(directory / CHANGES, "w:gz") as tar:
         info = tarfile.TarInfo(name)
         info.size = 4
         tar.addfile(info, io.BytesIO(b"evil"))
-    stored = artifacts.StoredRun(
-        directory=directory, result=None, changes=artifacts.Changes(archive=artifacts.CHANGES)
-    )
+    stored = artifacts.StoredRun(directory=directory, result=None, changes=Changes(archive=CHANGES))
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "link").symlink_to(tmp_path)
 
-    with pytest.raises(artifacts.CorruptRecording, match=r"changes\.tar\.gz"):
+    with pytest.raises(CorruptRecording, match=r"changes\.tar\.gz"):
         artifacts.restore(stored, workspace)
 
     assert not (tmp_path / "evil").exists()
@@ -370,7 +369,7 @@ def test_a_corrupt_run_json_is_an_error_naming_the_file(
 ) -> None:
     (tmp_path / artifacts.RUN_FILE).write_bytes(content)
 
-    with pytest.raises(artifacts.CorruptRecording) as raised:
+    with pytest.raises(CorruptRecording) as raised:
         artifacts.load(tmp_path)
 
     assert str(tmp_path / artifacts.RUN_FILE) in str(raised.value)
