@@ -126,7 +126,6 @@ def test_build_check_install_and_run_the_demo(tmp_path: Path) -> None:
     purelib = run(
         python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=tmp_path
     )
-    Path(purelib.strip(), "here.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("PYTEST")}
     run(
         python,
@@ -140,6 +139,9 @@ def test_build_check_install_and_run_the_demo(tmp_path: Path) -> None:
         cwd=tmp_path,
         env=env,
     )
+    # Only now the dependencies: with them on the path first, pip would find this
+    # project installed there (CI installs it into its environment) and install nothing.
+    Path(purelib.strip(), "here.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     where = run(
         python,
         "-c",
