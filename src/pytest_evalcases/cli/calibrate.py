@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import shutil
 import sys
 from collections.abc import Callable
@@ -148,6 +149,10 @@ def _reasking(rootdir: Path, ini: dict[str, Any], labels_file: Path) -> Reasking
     def value(name: str) -> str:
         return str(ini.get(name) or "").strip()
 
+    def paths(name: str) -> list[Path]:
+        given = ini.get(name) or []
+        return [rootdir / p for p in (given if isinstance(given, list) else shlex.split(given))]
+
     mode = value("eval_sandbox") or defaults.SANDBOX
     home = value("eval_agent_home") or defaults.AGENT_HOME
     if mode not in SANDBOX_MODES or home not in AGENT_HOMES:
@@ -158,7 +163,12 @@ def _reasking(rootdir: Path, ini: dict[str, Any], labels_file: Path) -> Reasking
         rootdir=rootdir,
         judge=_judge(rootdir, value),
         registry=default_registry(),
-        sandbox=choose(mode, visible=[rootdir]),
+        sandbox=choose(
+            mode,
+            read_only=paths("eval_sandbox_ro"),
+            writable=paths("eval_sandbox_rw"),
+            visible=[rootdir],
+        ),
         env=dict(os.environ),
         home=home,
         recorder=Recorder(RecordPlace(labels_file.parent, place), Redactor(os.environ)),
@@ -168,7 +178,8 @@ def _reasking(rootdir: Path, ini: dict[str, Any], labels_file: Path) -> Reasking
 def _judge(rootdir: Path, value: Callable[[str], str]) -> Agent | None:
     """``eval_judge_agent`` with ``eval_judge_model``, by default the session's agent
     (``eval_agent``) with its model; ``None`` when neither is set."""
-    agent = value("eval_agent")
+    # As the session has it: an agent command alone names the command agent.
+    agent = value("eval_agent") or ("command" if value("eval_agent_command") else "")
     name = value("eval_judge_agent") or agent
     if not name:
         return None
