@@ -70,6 +70,12 @@ def reask(session: RecordedSession, run: str, check: str, how: Reasking, name: s
             "rebuilt here (use --stored)",
             kind="judge",
         )
+    if record.perturbation:
+        raise RunError(
+            f"{run} ran perturbation {record.perturbation}, whose prompt is not rebuilt "
+            "here (use --stored)",
+            kind="judge",
+        )
     case = _case(how, found)
     judge_check = _check(case, check)
     if found.directory is None:
