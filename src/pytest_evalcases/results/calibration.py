@@ -103,6 +103,8 @@ class CheckCalibration:
     confusion: Confusion
     #: Labels whose run has no judgement of the check (not judged, or not found).
     unmatched: int = 0
+    #: Labels whose run the judge, asked again, gave no answer on (an error): out of n.
+    errors: int = 0
 
     @property
     def n(self) -> int:
@@ -128,6 +130,7 @@ class CheckCalibration:
             "kappa": self.kappa,
             "calibrated": self.calibrated,
             "unmatched": self.unmatched,
+            "errors": self.errors,
             "confusion": self.confusion.to_dict(),
         }
 
@@ -137,7 +140,8 @@ class CheckCalibration:
         if not isinstance(table, dict):
             raise ValueError(f"check {check!r}: no confusion table")
         counts = {k: int(table.get(k, 0)) for k in ("yes_yes", "yes_no", "no_yes", "no_no")}
-        return cls(check, Confusion(**counts), int(data.get("unmatched", 0)))
+        unmatched, errors = int(data.get("unmatched", 0)), int(data.get("errors", 0))
+        return cls(check, Confusion(**counts), unmatched, errors)
 
 
 def report_path(labels: Path) -> Path:
@@ -201,21 +205,28 @@ def append_labels(path: Path, new: Sequence[Label]) -> None:
 
 
 def calibrate(
-    labels: Sequence[Label], judged: Mapping[tuple[str, str, str], bool]
+    labels: Sequence[Label], judged: Mapping[tuple[str, str, str], bool | str]
 ) -> dict[str, CheckCalibration]:
     """Per check id, the labels against the judge's answers: ``judged`` maps (results
-    file as labelled, run, check id) to the judge's yes or no."""
+    file as labelled, run, check id) to the judge's yes or no, or to the error that left
+    it without one (that label is left out of n, never counted as yes or no)."""
     pairs: dict[str, list[tuple[bool, bool]]] = {}
     unmatched: dict[str, int] = {}
+    errors: dict[str, int] = {}
     for label in labels:
         pairs.setdefault(label.check, [])
         answer = judged.get((label.results, label.run, label.check))
+        if isinstance(answer, str):
+            errors[label.check] = errors.get(label.check, 0) + 1
+            continue
         if answer is None:
             unmatched[label.check] = unmatched.get(label.check, 0) + 1
             continue
         pairs[label.check].append((label.yes, answer))
     return {
-        check: CheckCalibration(check, Confusion.of(found), unmatched.get(check, 0))
+        check: CheckCalibration(
+            check, Confusion.of(found), unmatched.get(check, 0), errors.get(check, 0)
+        )
         for check, found in sorted(pairs.items())
     }
 
@@ -264,6 +275,10 @@ def table(found: Mapping[str, CheckCalibration]) -> list[str]:
         )
         if one.unmatched:
             lines.append(f"  {one.unmatched} label(s) name no judged run of {check}")
+        if one.errors:
+            lines.append(
+                f"  {one.errors} label(s) left out of n: the judge gave no answer on their run"
+            )
     return lines
 
 

@@ -20,6 +20,7 @@ from pytest_evalcases.results.calibration import (
     load_labels,
     read_report,
     report_path,
+    table,
     write_report,
 )
 from pytest_evalcases.results.record import CheckRecord, JudgeRecord, RunRecord
@@ -81,6 +82,23 @@ def test_labels_are_matched_to_the_judged_runs_by_file_run_and_check() -> None:
     assert (found["other"].n, found["other"].unmatched) == (0, 1)
 
 
+def test_a_run_the_judge_gave_no_answer_on_is_left_out_of_n_and_reported() -> None:
+    labels = [Label("explains", "a.json", f"n{i}", i < 2, "ana") for i in range(4)]
+    judged: dict[tuple[str, str, str], bool | str] = {
+        ("a.json", "n0", "explains"): True,
+        ("a.json", "n1", "explains"): "the judge's answer is not in the fixed format",
+        ("a.json", "n2", "explains"): False,
+        ("a.json", "n3", "explains"): "the judge (claude) failed: timed out",
+    }
+
+    found = calibrate(labels, judged)["explains"]
+
+    assert (found.confusion, found.errors, found.unmatched) == (Confusion(1, 0, 0, 1), 2, 0)
+    assert table({"explains": found})[1:] == [
+        "  2 label(s) left out of n: the judge gave no answer on their run"
+    ]
+
+
 def test_the_labels_file_round_trips_and_appends(tmp_path: Path) -> None:
     path = tmp_path / "labels.yaml"
     first = Label("explains", "../r.json", "evals/a.yaml::a[r1]", True, "ana")
@@ -125,7 +143,7 @@ def test_a_bad_labels_file_is_named(tmp_path: Path, text: str, said: str) -> Non
 def test_the_report_beside_the_labels_is_what_the_gate_reads(tmp_path: Path) -> None:
     labels = tmp_path / "evals" / "judge-labels.yaml"
     report = report_path(labels)
-    found = {"explains": CheckCalibration("explains", Confusion(13, 2, 2, 13))}
+    found = {"explains": CheckCalibration("explains", Confusion(13, 2, 2, 13), 1, 2)}
 
     write_report(report, found)
 
