@@ -39,7 +39,9 @@ class Malformed(Exception):
 
 
 class _Object(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # ATIF names a field `model_name`: pydantic before 2.10 warns of its `model_`
+    # namespace, which `filterwarnings = error` would turn into an error.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, protected_namespaces=())
 
 
 class ImageSource(_Object):
