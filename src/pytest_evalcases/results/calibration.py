@@ -9,6 +9,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +79,15 @@ class Confusion:
         n = self.n
         if n == 0:
             return None
-        observed = (self.yes_yes + self.no_no) / n
-        human_yes = (self.yes_yes + self.yes_no) / n
-        judge_yes = (self.yes_yes + self.no_yes) / n
+        # Exact fractions: a kappa of exactly 0.6 must not come out 0.5999999999999996
+        # and miss the threshold in floating point.
+        observed = Fraction(self.yes_yes + self.no_no, n)
+        human_yes = Fraction(self.yes_yes + self.yes_no, n)
+        judge_yes = Fraction(self.yes_yes + self.no_yes, n)
         expected = human_yes * judge_yes + (1 - human_yes) * (1 - judge_yes)
-        if expected >= 1.0:
+        if expected >= 1:
             return None
-        return (observed - expected) / (1 - expected)
+        return float((observed - expected) / (1 - expected))
 
     def to_dict(self) -> dict[str, int]:
         return {

@@ -56,6 +56,9 @@ def test_kappa_is_undefined_without_labels_or_when_both_always_say_the_same(
 
 def test_a_check_is_calibrated_with_kappa_of_0_6_on_30_labels_and_not_on_fewer() -> None:
     assert CheckCalibration("c", Confusion(12, 3, 3, 12)).calibrated  # kappa 0.6, n 30
+    # Exactly 0.6 too where floating point would make it 0.5999999999999996.
+    assert CheckCalibration("c", Confusion(4, 1, 3, 27)).kappa == 0.6
+    assert CheckCalibration("c", Confusion(4, 1, 3, 27)).calibrated
     assert not CheckCalibration("c", Confusion(11, 4, 3, 12)).calibrated  # kappa < 0.6
     assert not CheckCalibration("c", Confusion(14, 0, 0, 15)).calibrated  # kappa 1, n 29
 
