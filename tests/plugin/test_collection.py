@@ -367,13 +367,17 @@ def test_case_files_are_read_with_the_libyaml_loader() -> None:
     assert issubclass(parsing.Loader, yaml.CSafeLoader)
 
 
+#: The whole-number settings, plain integers in native TOML as in an INI file.
+WHOLE = "eval_concurrency = 4\neval_loop_threshold = 6\neval_perturb_n = 3\neval_perturb_seed = 7\n"
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [
-        ("pytest.ini", "[pytest]\neval_timeout = 300\neval_min_pass_rate = 0.5\n"),
+        ("pytest.ini", "[pytest]\neval_timeout = 300\neval_min_pass_rate = 0.5\n" + WHOLE),
         pytest.param(
             "pytest.toml",
-            "[pytest]\neval_timeout = 300\neval_min_pass_rate = 0.5\n",
+            "[pytest]\neval_timeout = 300\neval_min_pass_rate = 0.5\n" + WHOLE,
             marks=pytest.mark.skipif(
                 pytest.version_tuple < (9, 2), reason="TOML numbers need pytest 9.2"
             ),

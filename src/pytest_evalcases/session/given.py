@@ -74,8 +74,10 @@ def whole(given: Given, name: str, *, minimum: int) -> int:
     """Ini setting ``name`` as a whole number of at least ``minimum``."""
     raw = str(given.ini(name)).strip()
     try:
-        value = int(raw)
-    except ValueError:
+        # A number-typed setting comes as a float from pytest 9.2 (`4` reads as 4.0).
+        number = float(raw)
+        value = int(number) if number.is_integer() else minimum - 1
+    except (ValueError, OverflowError):
         value = minimum - 1
     if value < minimum:
         raise UsageError(f"ini option {name} expects a whole number >= {minimum}, got {raw!r}")

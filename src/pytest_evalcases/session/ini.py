@@ -89,6 +89,7 @@ SETTINGS: tuple[Ini, ...] = (
     Ini(
         "eval_concurrency",
         "Agent runs at the same time in each pytest process",
+        type="number",
         default=str(defaults.CONCURRENCY),
     ),
     Ini(
@@ -113,6 +114,7 @@ SETTINGS: tuple[Ini, ...] = (
     Ini(
         "eval_loop_threshold",
         "Repeats of one tool call with one input that make a failed run a loop",
+        type="number",
         default=str(defaults.LOOP_THRESHOLD),
     ),
     Ini(
@@ -208,11 +210,13 @@ SETTINGS: tuple[Ini, ...] = (
     Ini(
         "eval_perturb_n",
         "Perturbations of each prompt per class",
+        type="number",
         default=str(defaults.PERTURB_N),
     ),
     Ini(
         "eval_perturb_seed",
         "Seed of the perturbations (recorded in the pins)",
+        type="number",
         default=str(defaults.PERTURB_SEED),
     ),
     Ini(
