@@ -85,7 +85,14 @@ def comment(doc: ResultsDocument, found: list[Finding], delta: BaselineDelta | N
     the delta against the baseline and the newly regressed cases; the verdict and one
     line of numbers when all is green."""
     out = [MARKER, f"### {_verdict(doc)}", ""]
-    green = doc.verdict == "PASS" and not found and (delta is None or not delta.regressed)
+    # A block lifted by an override is never "all green": the comment says what was lifted.
+    lifted = doc.override is not None and doc.override.outcome == "applied"
+    green = (
+        doc.verdict == "PASS"
+        and not lifted
+        and not found
+        and (delta is None or not delta.regressed)
+    )
     if green:
         parts = [f"{_variant_name(v)}: {_passed(v)}" for v in doc.variants]
         if delta is not None:
@@ -122,7 +129,9 @@ def _state(doc: ResultsDocument) -> list[str]:
     elif doc.selection is not None and not doc.selection.whole:
         out.append("Part of the suite: " + _text(doc.selection.describe()))
     if doc.override is not None:
-        out.append(f"Override: {_text(doc.override.outcome)}")
+        by = doc.override.by
+        who = f" (by {by.describe()})" if by is not None else ""
+        out.append("Override: " + _text(doc.override.line() + who))
     return [part for line in out for part in (line, "")]
 
 

@@ -4,10 +4,12 @@ interval, GitLab's severities and a stable fingerprint."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pytest_evalcases.report import github, gitlab
 from pytest_evalcases.report.findings import BaselineDelta, findings, relative
+from pytest_evalcases.results.override import Author, Override
 from tests.helpers.results import rec
 from tests.unit.results.records import doc as document
 
@@ -81,6 +83,25 @@ def test_the_comment_is_the_verdict_and_one_line_when_all_is_green() -> None:
         "suite: 2/2 cases passed, 2/2 checks; "
         "pass rate (critical and normal) 50.0% -> 100.0% against `main.json`.\n"
     )
+
+
+def test_a_block_lifted_by_an_override_is_said_with_what_and_who() -> None:
+    lifted = Override(
+        "flaky upstream",
+        "applied",
+        "",
+        "BLOCKED",
+        ("mean cost per run exceeds 1.3x the baseline",),
+        by=Author("Ada", "ada@example.com", "git config"),
+    )
+    doc = replace(document([rec("a", "passed")]), override=lifted)
+
+    comment = github.comment(doc, findings(doc, ROOT, ROOT), None)
+
+    assert "Override: override applied: BLOCKED lifted (mean cost per run exceeds 1.3x" in comment
+    assert "the baseline) (by Ada" in comment
+    # Not the one-line green comment: the table follows.
+    assert "| suite | 1/1 |" in comment
 
 
 def test_markdown_in_a_message_is_shown_as_it_is() -> None:
