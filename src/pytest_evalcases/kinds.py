@@ -181,7 +181,6 @@ SANDBOX_NETWORKS: tuple[SandboxNetwork, ...] = ("shared", "none")
 #: The rule of a drift alert (docs/results.md, "Drift alerts"): the pass rate fell on
 #: consecutive runs, or the cost per case rose over the last days.
 DriftRule = Literal["pass rate", "cost"]
-DRIFT_RULES: tuple[DriftRule, ...] = get_args(DriftRule)
 
 #: The agent CLIs whose saved sessions `evalcases import` reads (docs/writing-cases.md,
 #: "From an incident").

@@ -326,14 +326,15 @@ def test_kill_marked_finds_processes_by_their_environment(tmp_path: Path) -> Non
         # Until the child has exec'd, /proc shows the environment it forked with.
         deadline = time.monotonic() + 5
         while b"mark-of-this-test" not in Path(f"/proc/{proc.pid}/environ").read_bytes():
-            assert time.monotonic() < deadline
+            assert time.monotonic() < deadline, "the child never exec'd"
             time.sleep(0.005)
         assert reaper.kill_marked("EVALCASES_RUN=mark-of-this-test") == 1
         assert proc.wait(timeout=5) == -9
         assert other.poll() is None
     finally:
-        other.kill()
-        other.wait()
+        for child in (proc, other):
+            child.kill()
+            child.wait()
 
 
 def test_alive_sees_a_running_process(tmp_path: Path) -> None:

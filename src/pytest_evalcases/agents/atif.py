@@ -218,10 +218,6 @@ class Trajectory(_Object):
             raise ValueError("embedded sub-agent trajectories share a `trajectory_id`")
         return self
 
-    def dump(self) -> str:
-        """The trajectory as the JSON a file holds, fields not given left out."""
-        return self.model_dump_json(exclude_none=True, indent=1) + "\n"
-
 
 def parse(data: Any, where: str) -> Trajectory:
     """``data`` (a decoded JSON document) as a trajectory; :class:`Malformed` naming

@@ -277,12 +277,6 @@ class PinChanges:
     expected: tuple[str, ...] = ()
 
 
-def pin_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """Phrases naming the pins that differ and were not expected with the
-    configuration (:func:`pin_changes`' warnings)."""
-    return list(pin_changes(before, after).warnings)
-
-
 def pin_changes(before: dict[str, Any], after: dict[str, Any]) -> PinChanges:
     """The pins that differ: agent, version, models, permissions, configuration, what
     the CLI sent, case files, fixtures, the machine-wide configuration, lock files."""
