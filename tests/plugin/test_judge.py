@@ -197,6 +197,28 @@ def test_the_judge_is_asked_about_the_answer_and_the_changes_and_a_regrade_keeps
     assert (judge["yes"], judge["source"], judge["reason"]) == (False, "asked", "changed its mind")
 
 
+def test_the_variants_configuration_is_no_change_of_the_agents_to_the_judge(
+    make_suite: SuiteBuilder, pytester: pytest.Pytester
+) -> None:
+    """The judge is shown what the agent changed against what it found: a variant's
+    configuration laid over the fixture is not "a new file" of the agent's."""
+    root = make_suite(
+        AGENT,
+        {"asked": case("asked")},
+        fixtures={"AGENTS.md": "x\n", "judge.txt": "VERDICT: yes\nREASON: it names made.txt\n"},
+        command=COMMAND,
+    )
+    (root / "variant").mkdir()
+    (root / "variant" / "CLAUDE.md").write_text("Prefer functions.\n")
+
+    result, _ = run(pytester, "--eval-config", "pr=variant")
+
+    result.assert_outcomes(passed=1)
+    asked = (root / "asked.txt").read_text()
+    assert "new file: made.txt" in asked
+    assert "CLAUDE.md" not in asked
+
+
 def test_a_replayed_run_keeps_its_judgement_and_sends_no_request(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

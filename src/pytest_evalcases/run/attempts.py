@@ -84,7 +84,7 @@ def execute(
                 ran = run_agent_phase(
                     case, variant, ctx, new_workspace(), limit, record_as=record_as
                 )
-            one = _checked(case, ctx, ran)
+            one = _checked(case, variant, ctx, ran)
         error = one.error
         spends.append(one.spent)
         if error is None:
@@ -130,7 +130,7 @@ def _graded(case: LoadedCase, variant: Variant, ctx: RunContext) -> RunReport:
         return RunReport(error=exc)
 
 
-def _checked(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
+def _checked(case: LoadedCase, variant: Variant, ctx: RunContext, ran: AgentRun) -> RunReport:
     """One live attempt: the checks' verdict on ``ran``, or the error that ended it or
     that kept its checks from grading it (the model was paid all the same)."""
     if ran.error is not None:
@@ -141,6 +141,6 @@ def _checked(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
             replayed=ran.replayed,
         )
     try:
-        return grade(case, ctx, ran)
+        return grade(case, variant, ctx, ran)
     except RunError as exc:
         return RunReport(error=exc, agent=ran.result, workspace=ran.workspace)

@@ -29,12 +29,12 @@ OUTPUT_FILE = Path(".evalcases") / "output.txt"
 _GRADED = "no agent ran (--eval-workspace grades a directory as it is)"
 
 
-def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
+def grade(case: LoadedCase, variant: Variant, ctx: RunContext, ran: AgentRun) -> RunReport:
     """The checks' verdict on an agent run, and whether it left the repository alone."""
     assert ctx.agent is not None
     result, workspace = ran.result, ran.workspace
     assert result is not None
-    judging = judging_for(case, ctx, ran) if case.judged else None
+    judging = judging_for(case, variant, ctx, ran) if case.judged else None
     try:
         checks = _evaluate(
             case,
@@ -86,7 +86,7 @@ def grade(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> RunReport:
     )
 
 
-def judging_for(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> Judging:
+def judging_for(case: LoadedCase, variant: Variant, ctx: RunContext, ran: AgentRun) -> Judging:
     """The judge of a live run: a run replayed in full keeps the judgements its
     recording's run stored, and asks nothing (docs/judge.md, "Replay and regrade"); a
     run that went live in part (``--eval-reuse``) gave another answer, and is judged."""
@@ -103,6 +103,7 @@ def judging_for(case: LoadedCase, ctx: RunContext, ran: AgentRun) -> Judging:
         ctx.agent.name if ctx.agent is not None else None,
         repetition=ran.repetition,
         stored=stored,
+        overlays=variant.overlays,
         sandbox=ctx.sandbox,
         env=ran.env,
         home=ctx.agent_home,

@@ -34,6 +34,7 @@ from pytest_evalcases.results.record import CheckRecord, JudgeRecord
 from pytest_evalcases.run.agenthome import agent_home
 from pytest_evalcases.run.conversation import converse
 from pytest_evalcases.run.files import Unreadable, read_text
+from pytest_evalcases.run.workspace import Overlay, populate
 from pytest_evalcases.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -237,6 +238,9 @@ class Judging:
     repetition: int = 0
     #: The judgements the replayed or regraded run stored, by check id.
     stored: Mapping[str, JudgeRecord] = field(default_factory=dict)
+    #: The variant's configuration laid over the fixture: part of what the agent found,
+    #: never shown to the judge as a change of the agent's.
+    overlays: tuple[Overlay, ...] = ()
     #: Where the judge runs: the session's sandbox, the run's environment, its home.
     sandbox: Sandbox = field(default_factory=Sandbox)
     env: Mapping[str, str] = field(default_factory=dict)
@@ -307,12 +311,11 @@ class Judging:
                 "(eval_judge_agent, --eval-agent), and the run stored no judgement",
                 kind="judge",
             )
-        asked = prompt(
-            check.question,
-            self.case.prompt or "",
-            ctx.output or "",
-            changes(self.case.fixture, ctx.workspace),
-        )
+        with tempfile.TemporaryDirectory(prefix="evalcases-judge-base-") as base:
+            # What the agent found: the fixture with the variant's overlays.
+            populate(Path(base), self.case.fixture, self.overlays)
+            shown = changes(Path(base), ctx.workspace)
+        asked = prompt(check.question, self.case.prompt or "", ctx.output or "", shown)
         with (
             read_only_copy(ctx.workspace) as copy,
             agent_home(agent, self.env, self.home) as (home_env, home_paths),

@@ -101,6 +101,7 @@ def regrade(
             stored.agent,
             repetition=repetition,
             stored={c.id: c.judge for c in found.record.checks if c.judge is not None},
+            overlays=variant.overlays,
             sandbox=ctx.sandbox,
             env=case_env(ctx.base_env, case, variant, workspace),
             home=ctx.agent_home,
