@@ -72,16 +72,19 @@ def optional_rate(given: Given, name: str) -> float | None:
 
 def whole(given: Given, name: str, *, minimum: int) -> int:
     """Ini setting ``name`` as a whole number of at least ``minimum``."""
-    raw = str(given.ini(name)).strip()
+    value: object = given.ini(name)
+    # A number-typed setting comes as a float from pytest 9.2 (`4` reads as 4.0).
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    raw = str(value).strip()
     try:
-        # A number-typed setting comes as a float from pytest 9.2 (`4` reads as 4.0).
         number = float(raw)
-        value = int(number) if number.is_integer() else minimum - 1
-    except (ValueError, OverflowError):
-        value = minimum - 1
-    if value < minimum:
+        whole_number = int(number) if number.is_integer() else minimum - 1
+    except ValueError:
+        whole_number = minimum - 1
+    if whole_number < minimum:
         raise UsageError(f"ini option {name} expects a whole number >= {minimum}, got {raw!r}")
-    return value
+    return whole_number
 
 
 def choice(given: Given, name: str, allowed: tuple[str, ...]) -> str:
