@@ -22,10 +22,9 @@ from typing import Any
 import pytest
 
 from pytest_evalcases.plugin.nodes import BrokenFileItem, EvalItem
-from pytest_evalcases.plugin.stash import is_first_worker_or_controller, is_worker
+from pytest_evalcases.plugin.stash import is_worker
 from pytest_evalcases.results.document import SuiteSelection
-from pytest_evalcases.session.places import WorkerOutput
-from pytest_evalcases.session.selection import selecting_arguments, suite_selection
+from pytest_evalcases.session.selection import WorkerOutput, selecting_arguments, suite_selection
 from pytest_evalcases.session.state import EvalSession
 
 #: The key of a worker's ``workeroutput``: its :class:`WorkerOutput`.
@@ -86,26 +85,20 @@ class SuiteHooks:
         chosen = {item.entry.id for item in selected}
         self.state.perturb_gaps = [g for g in self.state.perturb_gaps if g[0] in chosen]
         if is_worker(config):
-            first = is_first_worker_or_controller(config)
             config.workeroutput[WORKER_OUTPUT] = WorkerOutput(  # type: ignore[attr-defined]
-                selection.to_dict(),
-                tuple(self.set_aside) if first else None,
-                tuple(self.state.perturb_gaps) if first else None,
+                selection.to_dict(), tuple(self.set_aside), tuple(self.state.perturb_gaps)
             ).to_json()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
-        # xdist's controller: the workers collected, the first what every worker did.
+        # xdist's controller: every worker collected the same; the first to finish tells.
         output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
-        if output is None:
+        if output is None or self.state.selection is not None:
             return
         handed = WorkerOutput.from_json(output)
-        if self.state.selection is None:
-            self.state.selection = SuiteSelection.from_dict(handed.selection)
-        if handed.set_aside is not None and not self.set_aside:
-            self.set_aside = list(handed.set_aside)
-        if handed.perturb_gaps is not None and not self.state.perturb_gaps:
-            self.state.perturb_gaps = list(handed.perturb_gaps)
+        self.state.selection = SuiteSelection.from_dict(handed.selection)
+        self.set_aside = list(handed.set_aside)
+        self.state.perturb_gaps = list(handed.perturb_gaps)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if is_worker(self.config) or not self.set_aside:

@@ -74,32 +74,6 @@ class WorkerInput:
 _PATH_FIELDS = frozenset({"root", "directory", "results"})
 
 
-@dataclass(frozen=True)
-class WorkerOutput:
-    """What an xdist worker hands back to the controller, which collects nothing itself,
-    as one JSON text (:meth:`to_json`): what part of the suite it selected (every worker
-    selects the same), and from the first worker only the broken case files it set
-    aside and the perturbation classes that made no item of a selected case (``None``
-    from the others, which saw the same)."""
-
-    selection: dict[str, Any]
-    set_aside: tuple[str, ...] | None = None
-    perturb_gaps: tuple[tuple[str, str, str], ...] | None = None
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> WorkerOutput:
-        data: dict[str, Any] = json.loads(text)
-        aside, gaps = data.get("set_aside"), data.get("perturb_gaps")
-        return cls(
-            selection=data["selection"],
-            set_aside=tuple(aside) if aside is not None else None,
-            perturb_gaps=tuple((c, k, w) for c, k, w in gaps) if gaps is not None else None,
-        )
-
-
 def _paths(values: dict[str, Any]) -> dict[str, Any]:
     return {k: Path(v) if k in _PATH_FIELDS else v for k, v in values.items()}
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import json
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -247,3 +248,27 @@ def _show(path: str, base: Path) -> str:
     except ValueError:
         return path
     return Path(shown).as_posix()
+
+
+@dataclass(frozen=True)
+class WorkerOutput:
+    """What an xdist worker hands back to the controller, which collects nothing itself,
+    as one JSON text (:meth:`to_json`): what part of the suite it selected, the broken
+    case files it set aside, and the perturbation classes that made no item of a
+    selected case. Every worker collects the same, so any one that finishes will do."""
+
+    selection: dict[str, Any]
+    set_aside: tuple[str, ...] = ()
+    perturb_gaps: tuple[tuple[str, str, str], ...] = ()
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerOutput:
+        data: dict[str, Any] = json.loads(text)
+        return cls(
+            selection=data["selection"],
+            set_aside=tuple(data["set_aside"]),
+            perturb_gaps=tuple((c, k, w) for c, k, w in data["perturb_gaps"]),
+        )
