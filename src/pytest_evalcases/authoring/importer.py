@@ -25,7 +25,9 @@ from pytest_evalcases import git
 from pytest_evalcases.authoring import importing
 from pytest_evalcases.authoring.importing.session import Session, Turn
 from pytest_evalcases.authoring.new import next_step
+from pytest_evalcases.cases import limits
 from pytest_evalcases.cases.discovery import Discovery
+from pytest_evalcases.cases.fields import KEBAB_CASE, KEBAB_RULE
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.kinds import SessionCli
 from pytest_evalcases.text import plural
@@ -97,10 +99,10 @@ def import_session(
     turn = session.turns[number - 1]
     target = output if output is not None else Path("evals") / f"{case_id(turn.prompt)}.yaml"
     case = target.stem
-    if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", case):
+    if not re.fullmatch(KEBAB_CASE, case) or len(case) > limits.ID_CHARS:
         raise UsageError(
-            f"{target}: the file name must be a kebab-case case id, "
-            f"e.g. {case_id(turn.prompt)}.yaml"
+            f"{target}: the file name must be a case id: it {KEBAB_RULE}, at most "
+            f"{limits.ID_CHARS} characters; e.g. {case_id(turn.prompt)}.yaml"
         )
     if target.suffix not in (".yaml", ".yml"):
         raise UsageError(f"{target}: an imported case is written as YAML (.yaml)")

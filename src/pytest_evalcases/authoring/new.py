@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_evalcases.cases.discovery import Discovery
+from pytest_evalcases.cases.fields import KEBAB_CASE
 from pytest_evalcases.cases.rootdir import CONFIG_FILES, find_config, pytest_settings, results_dir
 from pytest_evalcases.errors import UsageError
 from pytest_evalcases.results.gitignore import ignore_hint
 
-_KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_KEBAB = re.compile(KEBAB_CASE)
 
 YAML_TEMPLATE = """\
 # Eval case {id}: a frozen task (fixture + prompt) and what must hold after the agent ran.

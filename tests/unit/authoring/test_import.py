@@ -247,6 +247,17 @@ def test_an_output_below_the_evals_root_keeps_its_fixture_in_the_roots_fixtures(
     assert (case.id, case.fixture) == ("push-42", done.fixture)
 
 
+@pytest.mark.parametrize("stem", ["Incident_7", "a" * 101])
+def test_a_file_name_that_is_no_case_id_is_refused_before_anything_is_written(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch, stem: str
+) -> None:
+    repository_dated(tmp_path / "repo", monkeypatch)
+    session = moved("claude", tmp_path, tmp_path / "repo")
+    with pytest.raises(UsageError, match="the file name must be a case id: it must be kebab-case"):
+        import_session("claude", session, 1, Path(f"evals/{stem}.yaml"), project)
+    assert not list(project.rglob("*.yaml"))
+
+
 @pytest.mark.parametrize(
     ("prompt", "expected"),
     [
