@@ -164,6 +164,16 @@ INSTRUCTION_FILES = (
 )
 
 
+def _is_repository(directory: str) -> bool:
+    """Whether git (and the agents, which ask git) takes ``directory`` for the top of a
+    work tree: a ``.git`` file (a worktree's or a submodule's link) or a ``.git``
+    directory with a ``HEAD``. An empty ``.git`` directory is none: Codex's own sandbox
+    makes one in each directory it lets the agent write (``/tmp`` among them) to mount
+    over while it runs, and git looks past it."""
+    git = f"{directory}/.git"
+    return os.path.isfile(git) or os.path.exists(f"{git}/HEAD")
+
+
 def inherited_configuration(path: Path) -> str | None:
     """Why an agent working in ``path`` would read configuration from around it (a git
     repository it is in, an instruction file in a directory above it), or ``None``."""
@@ -171,7 +181,7 @@ def inherited_configuration(path: Path) -> str | None:
     # forty look-ups cost more than the look-ups.
     here = str(path)
     parents = [str(parent) for parent in path.parents]
-    repository = next((p for p in (here, *parents) if os.path.exists(f"{p}/.git")), None)
+    repository = next((p for p in (here, *parents) if _is_repository(p)), None)
     if repository is not None:
         return f"it is inside the git repository {repository}"
     # The workspace's own files are the case's: only the directories above it count.

@@ -43,6 +43,7 @@ def test_a_workspace_inside_a_git_repository_falls_back_to_the_session_directory
 ) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     temproot = tmp_path / "tmp"
     temproot.mkdir()
 
@@ -96,6 +97,7 @@ def test_inherited_configuration_names_a_repository_or_an_instruction_file_above
     tmp_path: Path,
 ) -> None:
     (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (tmp_path / "repo" / "a" / "b").mkdir(parents=True)
     (tmp_path / "project" / ".claude").mkdir(parents=True)
     (tmp_path / "project" / "tmp" / "w").mkdir(parents=True)
@@ -115,6 +117,21 @@ def test_inherited_configuration_names_a_repository_or_an_instruction_file_above
     # The workspace's own files are the case's: only the directories above count.
     (tmp_path / "other" / "w" / "CLAUDE.md").write_text("the case's own")
     assert inherited_configuration(tmp_path / "other" / "w") is None
+
+
+def test_an_empty_git_directory_is_no_repository_and_a_git_file_is_one(tmp_path: Path) -> None:
+    """Codex's sandbox (workspace-write) mounts over ``.git`` in each directory the agent
+    may write, ``/tmp`` among them, and makes an empty one where there was none: while a
+    Codex case runs, every other run of the machine would otherwise find itself in the
+    git repository ``/tmp``."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "w").mkdir()
+    assert inherited_configuration(tmp_path / "w") is None
+    (tmp_path / ".git").rmdir()
+    (tmp_path / ".git").write_text("gitdir: /elsewhere/.git/worktrees/w\n")
+    assert inherited_configuration(tmp_path / "w") == (
+        f"it is inside the git repository {tmp_path}"
+    )
 
 
 def test_a_workspace_below_an_instruction_file_falls_back_to_the_session_directory(
