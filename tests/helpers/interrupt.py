@@ -56,7 +56,9 @@ def interrupted_pytest(
     """Start ``pytest -q ARGS`` in ``cwd``, send ``sig`` once ``ready()`` holds (to its
     whole process group with ``group``, as a CI runner cancelling a job does), and
     return its exit status and output."""
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    # PYTHONFAULTHANDLER: a pytest that does not end after the signal is sent SIGABRT,
+    # and the failure shows where each of its threads was.
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1", **(env or {})}
     full_env.pop("PYTEST_ADDOPTS", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
@@ -77,7 +79,12 @@ def interrupted_pytest(
             os.killpg(proc.pid, sig)
         else:
             proc.send_signal(sig)
-        out, _ = proc.communicate(timeout=60)
+        try:
+            out, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            out, _ = proc.communicate(timeout=30)
+            raise AssertionError(f"pytest did not end after {sig.name}:\n{out}") from None
     finally:
         if proc.poll() is None:
             proc.kill()
