@@ -44,6 +44,10 @@ def reported(root: Path) -> set[str]:
     return {p.name for p in directory.iterdir()} if directory.is_dir() else set()
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupted_pytest(
     cwd: Path,
     ready: Callable[[], bool],
@@ -64,6 +68,10 @@ def interrupted_pytest(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
         cwd=cwd,
         start_new_session=group,
+        # Ctrl-C as a terminal has it: a suite started in the background of a script
+        # (``pytest &``) has SIGINT ignored, its children too, and Python and the plugin
+        # leave an ignored SIGINT ignored.
+        preexec_fn=_default_sigint,
         env=full_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
