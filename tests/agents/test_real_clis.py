@@ -704,9 +704,10 @@ def test_codex_runs_through_the_recording_proxy(
     result.assert_outcomes(passed=1)
     header, exchanges = recorded_exchanges(pytester, "Jt5vN8cQ3hL6")
     assert (header["agent"], header["upstream"]) == ("codex", f"{server.url}/v1")
-    # Its WebSocket is refused (recorded as such): Codex falls back to HTTPS.
+    # Its WebSocket is refused (recorded as such) with the status on which Codex falls
+    # back to HTTPS at once, not after five retries.
     upgrades = [e for e in exchanges if e.method == "GET"]
-    assert all(e.status == 501 for e in upgrades)
+    assert [e.status for e in upgrades] == [426]
     responses = [e for e in exchanges if e.method == "POST"]
     assert [e.path for e in responses] == ["/responses", "/responses"]
     assert len(server.conversation()) == 2

@@ -179,9 +179,11 @@ class _Relay(BaseHTTPRequestHandler):
     def _record(self, channel: Channel, slot: Slot) -> None:
         if self.headers.get("upgrade"):
             # A WebSocket cannot be recorded as requests and responses: the CLI falls
-            # back to HTTPS (Codex does).
-            self._refuse(501, "the recording proxy does not relay protocol upgrades")
-            slot.exchange = _failed(slot, 501, "protocol upgrade refused")
+            # back to HTTPS. 426 (Upgrade Required, for the protocol it asked to leave)
+            # is the status Codex falls back on at once; any other it retries five
+            # times first, about six seconds of every turn (docs/replay.md, "Recording").
+            self._refuse(426, "the recording proxy does not relay protocol upgrades")
+            slot.exchange = _failed(slot, 426, "protocol upgrade refused")
             return
         if channel.script is not None:
             self._scripted(channel, slot)
