@@ -238,6 +238,10 @@ def run(
         except BaseException:
             if proc is not None:
                 _end(proc, leftovers, stop=True)
+            else:
+                # A Ctrl-C inside Popen, after the fork: the command runs, and nothing
+                # but its mark knows it.
+                reaper.kill_marked(mark)
             raise
         timed_out = status == "timeout"
         _end(proc, leftovers, stop=status != "exited")

@@ -11,6 +11,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -290,6 +291,32 @@ def test_a_ctrl_c_as_the_command_starts_kills_it(
             cwd=tmp_path,
             timeout=60,
             sweep=True,
+        )
+    assert gone(mark)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the mark is read in /proc")
+@pytest.mark.parametrize("sweep", [True, False], ids=["swept", "unswept"])
+def test_a_ctrl_c_inside_popen_after_the_fork_kills_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sweep: bool
+) -> None:
+    # Popen has started the command and not returned it yet (a signal handler runs as
+    # it reads whether the exec worked): run() never holds the process.
+    mark = f"evalcases-mark-{tmp_path}"
+    real = subprocess.Popen
+
+    def interrupted(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        started = real(*args, **kwargs)
+        assert started.pid
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(subprocess, "Popen", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        process.run(
+            [sys.executable, "-c", "import time; time.sleep(300)", mark],
+            cwd=tmp_path,
+            timeout=60,
+            sweep=sweep,
         )
     assert gone(mark)
 
