@@ -77,8 +77,13 @@ class Proxy:
         self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self.port = int(self._server.server_address[1])
+        # serve_forever looks for shutdown() every poll interval: its default half second
+        # was the wait of every session's end.
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="evalcases-proxy", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="evalcases-proxy",
+            daemon=True,
         )
         self._thread.start()
 

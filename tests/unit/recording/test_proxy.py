@@ -82,7 +82,7 @@ def upstream_api() -> Iterator[Upstream]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     api.url = f"http://127.0.0.1:{server.server_address[1]}/base"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield api
