@@ -165,11 +165,12 @@ INSTRUCTION_FILES = (
 
 
 def _is_repository(directory: str) -> bool:
-    """Whether git (and the agents, which ask git) takes ``directory`` for the top of a
-    work tree: a ``.git`` file (a worktree's or a submodule's link) or a ``.git``
-    directory with a ``HEAD``. An empty ``.git`` directory is none: Codex's own sandbox
-    makes one in each directory it lets the agent write (``/tmp`` among them) to mount
-    over while it runs, and git looks past it."""
+    """Whether git takes ``directory`` for the top of a work tree: a ``.git`` file (a
+    worktree's or a submodule's link) or a ``.git`` directory with a ``HEAD``. An empty
+    ``.git`` directory is none: Codex's own sandbox makes one in each directory it lets
+    the agent write (``/tmp`` among them) to mount over while it runs, and git looks
+    past it. (Codex's search for a project root may stop at it; the instruction files of
+    every directory above are checked whatever the root.)"""
     git = f"{directory}/.git"
     return os.path.isfile(git) or os.path.exists(f"{git}/HEAD")
 
