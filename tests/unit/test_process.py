@@ -273,6 +273,19 @@ def test_a_daemon_is_killed_when_the_run_is_interrupted(tmp_path: Path) -> None:
     assert reaped(int(pidfile.read_text()))
 
 
+def interrupted_leaves_nothing(tmp_path: Path, mark: str, *, sweep: bool) -> bool:
+    """Run a command marked ``mark`` that a patched step interrupts: whether the Ctrl-C
+    reached the caller and nothing of the command is left."""
+    with pytest.raises(KeyboardInterrupt):
+        process.run(
+            [sys.executable, "-c", "import time; time.sleep(300)", mark],
+            cwd=tmp_path,
+            timeout=60,
+            sweep=sweep,
+        )
+    return gone(mark)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
 def test_a_ctrl_c_as_the_command_starts_kills_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -285,14 +298,7 @@ def test_a_ctrl_c_as_the_command_starts_kills_it(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(reaper, "start_time", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        process.run(
-            [sys.executable, "-c", "import time; time.sleep(300)", mark],
-            cwd=tmp_path,
-            timeout=60,
-            sweep=True,
-        )
-    assert gone(mark)
+    assert interrupted_leaves_nothing(tmp_path, mark, sweep=True)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the mark is read in /proc")
@@ -311,14 +317,7 @@ def test_a_ctrl_c_inside_popen_after_the_fork_kills_the_command(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(subprocess, "Popen", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        process.run(
-            [sys.executable, "-c", "import time; time.sleep(300)", mark],
-            cwd=tmp_path,
-            timeout=60,
-            sweep=sweep,
-        )
-    assert gone(mark)
+    assert interrupted_leaves_nothing(tmp_path, mark, sweep=sweep)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux's")
