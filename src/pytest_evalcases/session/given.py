@@ -78,13 +78,12 @@ def whole(given: Given, name: str, *, minimum: int) -> int:
         value = int(value)
     raw = str(value).strip()
     try:
-        number = float(raw)
-        whole_number = int(number) if number.is_integer() else minimum - 1
+        number = int(raw)
     except ValueError:
-        whole_number = minimum - 1
-    if whole_number < minimum:
+        number = minimum - 1
+    if number < minimum:
         raise UsageError(f"ini option {name} expects a whole number >= {minimum}, got {raw!r}")
-    return whole_number
+    return number
 
 
 def choice(given: Given, name: str, allowed: tuple[str, ...]) -> str:

@@ -115,6 +115,14 @@ def test_a_saved_file_keeps_and_records_beside_it_and_no_save_neither(tmp_path: 
             "ini option eval_keep_max_mb expects a number >= 0, got -1",
         ),
         (
+            {"eval_concurrency": "2.5"},
+            "ini option eval_concurrency expects a whole number >= 1, got '2.5'",
+        ),
+        (
+            {"eval_concurrency": 2.5},
+            "ini option eval_concurrency expects a whole number >= 1, got '2.5'",
+        ),
+        (
             {"eval_perturb": "typo", "eval_perturb_n": "0"},
             "ini option eval_perturb_n expects a whole number >= 1, got '0'",
         ),
