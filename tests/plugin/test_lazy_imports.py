@@ -175,3 +175,30 @@ def test_a_session_that_may_collect_a_case_file_starts(
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     # The case file's node: only a started plugin collects one.
     result.stdout.fnmatch_lines(["*<*File *.yaml>"])
+
+
+#: What runs an agent: grading a directory that holds the answer runs none.
+RUNS_AN_AGENT = [
+    "pytest_evalcases.run.invoke",
+    "pytest_evalcases.run.trajectory",
+    "pytest_evalcases.agents.atif",
+]
+
+
+def test_grading_a_directory_imports_nothing_that_runs_an_agent(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\n")
+    pytester.makeconftest(PROBE.format(watched=RUNS_AN_AGENT))
+    evals = pytester.mkdir("evals")
+    (evals / "one.yaml").write_text("defends: AGENTS.md\n" + CONTENTS["case"])
+    answer = pytester.mkdir("graded") / ".evalcases"
+    answer.mkdir()
+    (answer / "output.txt").write_text("hi\n")
+
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "evals", "--eval-workspace=graded"
+    )
+
+    result.assert_outcomes(passed=1)
+    assert imported(result) == []

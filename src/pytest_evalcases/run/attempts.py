@@ -17,7 +17,6 @@ from pytest_evalcases.kinds import ErrorKind, Spent
 from pytest_evalcases.run.budget import runaway_checks
 from pytest_evalcases.run.failfast import stops
 from pytest_evalcases.run.grading import grade, grade_directory
-from pytest_evalcases.run.invoke import run_agent_phase
 from pytest_evalcases.run.runner import AgentRun, OuterLimit, RunContext, RunReport
 from pytest_evalcases.run.workspace import Variant
 
@@ -81,6 +80,9 @@ def execute(
                 # The run started ahead: its time counts from its own start.
                 start = min(start, ran.began)
             else:
+                # Graded directories run no agent: the drivers' path loads with a live run.
+                from pytest_evalcases.run.invoke import run_agent_phase
+
                 ran = run_agent_phase(
                     case, variant, ctx, new_workspace(), limit, record_as=record_as
                 )
