@@ -64,10 +64,14 @@ def test_new_with_dir_and_refusals(
     assert cli.main(["new", "first-case", "--dir", "suite/evals/git"]) == 2
     assert cli.main(["new", "first-case", "--dir", "suite/evals/git", "--format", "json"]) == 2
     assert cli.main(["new", "First_Case"]) == 2
+    assert cli.main(["new", "a" * 101]) == 2
+    assert cli.main(["new", "a" * 100, "--dir", "suite/evals/long"]) == 0
 
     err = capsys.readouterr().err
     assert "already exists; not overwriting it" in err
     assert "'First_Case' is not kebab-case" in err
+    assert "is 101 characters; a case id may have at most 100" in err
+    assert not list(tmp_path.glob("a*.yaml"))
     assert target.read_text() == before
     assert not (tmp_path / "suite" / "evals" / "git" / "first-case.json").exists()
 

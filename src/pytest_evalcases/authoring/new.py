@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_evalcases.cases import limits
 from pytest_evalcases.cases.discovery import Discovery
 from pytest_evalcases.cases.fields import KEBAB_CASE
 from pytest_evalcases.cases.rootdir import CONFIG_FILES, find_config, pytest_settings, results_dir
@@ -225,12 +226,17 @@ def create_skill_pair(
 
 
 def _free(case_id: str, directory: Path, fmt: str) -> None:
-    """Refuse an id that is not kebab-case, a format other than YAML or JSON, and a
-    case file of that id that exists already."""
+    """Refuse an id that is not kebab-case or longer than a case id may be, a format
+    other than YAML or JSON, and a case file of that id that exists already."""
     if not _KEBAB.match(case_id):
         raise UsageError(
             f"case id {case_id!r} is not kebab-case (lowercase letters, digits and single "
             "hyphens, e.g. attribution-no-trailer)"
+        )
+    if len(case_id) > limits.ID_CHARS:
+        raise UsageError(
+            f"case id {case_id!r} is {len(case_id)} characters; a case id may have at most "
+            f'{limits.ID_CHARS} (docs/case-format.md, "Limits")'
         )
     if fmt not in ("yaml", "json"):
         raise UsageError(f"--format expects yaml or json, got {fmt!r}")
