@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_evalcases.recording.format import RecordingError
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run.workspace import EntryState
 
@@ -23,8 +24,9 @@ from pytest_evalcases.run.workspace import EntryState
 CHANGES = "changes.tar.gz"
 
 
-class CorruptRecording(Exception):
-    """A stored run that cannot be read back: the message names the file."""
+class CorruptRecording(RecordingError):
+    """A stored run (its ``run.json`` or changes archive) that cannot be read back: the
+    message names the file. A :class:`RecordingError`, as an unreadable exchange is."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evalcases.agents.base import AgentResult, Denial, HookRun, ToolCall, Usage
+from pytest_evalcases.recording.format import RecordingError
 from pytest_evalcases.redact import Redactor
 from pytest_evalcases.run import artifacts
 from pytest_evalcases.run.changes import CHANGES, Changes, CorruptRecording
@@ -369,9 +370,11 @@ def test_a_corrupt_run_json_is_an_error_naming_the_file(
 ) -> None:
     (tmp_path / artifacts.RUN_FILE).write_bytes(content)
 
-    with pytest.raises(CorruptRecording) as raised:
+    # The error of any unreadable part of a recording, the exchange's included.
+    with pytest.raises(RecordingError) as raised:
         artifacts.load(tmp_path)
 
+    assert isinstance(raised.value, CorruptRecording)
     assert str(tmp_path / artifacts.RUN_FILE) in str(raised.value)
     assert reason in str(raised.value)
 
