@@ -12,7 +12,9 @@ alternating, several times; it prints the medians side by side with their target
   the agent's output, two on files of the workspace). The plugin with
   ``--eval-sandbox none`` against one hand-written parametrized test doing the same
   copy, subprocesses and regexes: target <= 1.2. The same cases under
-  ``--eval-sandbox bwrap``: what bubblewrap adds a run, target <= 10 ms.
+  ``--eval-sandbox bwrap``: what bubblewrap adds a run, target <= 10 ms. And, for the
+  record, with ``eval_record = false``: what storing each run (its ``run.json``,
+  trajectory and changes, docs/replay.md) costs of the overhead.
 * **grading**: 300 task directories (one per case, with the agent's answer in
   ``.evalcases/output.txt``) graded with ``--eval-workspace`` against a hand-written
   parametrized test reading the same files and applying the same regexes: target
@@ -123,6 +125,7 @@ def test_case(n):
 PARTS = {
     "plugin": "runs",
     "plugin-bwrap": "runs",
+    "plugin-unrecorded": "runs",
     "hand": "runs",
     "grading": "grading",
     "grading-hand": "grading",
@@ -186,6 +189,9 @@ def build(root: Path, count: int, graded: int) -> dict[str, Side]:
     return {
         "plugin": Side(str(plugin), ("--eval-sandbox=none",), count),
         "plugin-bwrap": Side(str(plugin), ("--eval-sandbox=bwrap",), count),
+        "plugin-unrecorded": Side(
+            str(plugin), ("--eval-sandbox=none", "-o", "eval_record=false"), count
+        ),
         "hand": Side(str(hand), (), count),
         # The graded directories hold test modules of their own: each side names what it runs.
         "grading": Side(str(grading), ("evals", "--eval-workspace=graded"), graded),
@@ -266,9 +272,12 @@ def main() -> None:
         line("plugin, --eval-sandbox none", "plugin")
         if bwrap:
             line("plugin, --eval-sandbox bwrap", "plugin-bwrap")
+        line("plugin, none, eval_record = false", "plugin-unrecorded")
         line("hand-written parametrized test", "hand")
         per_run = (median["plugin"] - median["hand"]) / args.count * 1000
         print(f"  plugin overhead per run           {per_run:6.1f} ms")
+        stored = (median["plugin"] - median["plugin-unrecorded"]) / args.count * 1000
+        print(f"  of which storing the run          {stored:6.1f} ms")
     if "grading" in parts:
         print(f"\n{args.graded} task directories graded (3 regex checks):")
         line("plugin, --eval-workspace", "grading")
@@ -279,7 +288,13 @@ def main() -> None:
     print()
     if "runs" in parts:
         ratio = median["plugin"] / median["hand"]
-        verdict(f"runs: plugin (no sandbox) / hand-written = {ratio:.2f}", ratio <= 1.2, "<= 1.2")
+        unrecorded = median["plugin-unrecorded"] / median["hand"]
+        verdict(
+            f"runs: plugin (no sandbox) / hand-written = {ratio:.2f} "
+            f"(eval_record = false: {unrecorded:.2f})",
+            ratio <= 1.2,
+            "<= 1.2",
+        )
     if bwrap:
         sandbox = (median["plugin-bwrap"] - median["plugin"]) / args.count * 1000
         verdict(f"runs: bwrap adds {sandbox:.1f} ms a run", sandbox <= 10, "<= 10 ms")
