@@ -119,7 +119,9 @@ class AheadHooks:
         if start is None:
             yield current
             return
-        yield from items[start:]
+        # By index: a slice would copy the rest of the session's items for every item.
+        for index in range(start, len(items)):
+            yield items[index]
 
 
 def _worker_queue(config: pytest.Config) -> Callable[[], list[int]] | None:

@@ -66,6 +66,8 @@ class EvalSession:
     #: case id -> {file: 1-based line} of every collected case with that id: an id
     #: in two files makes each of those cases an error (docs/case-format.md).
     ids: dict[str, dict[Path, int]] = field(default_factory=dict)
+    #: :attr:`ids`' keys frozen, made again when an id was added (ids are never removed).
+    _case_ids: frozenset[str] = field(default=frozenset(), repr=False)
     records: list[RunRecord] = field(default_factory=list)
     #: Secrets of the environment as the session started, redacted from everything.
     redact: Redactor = field(default_factory=Redactor)
@@ -312,7 +314,7 @@ class EvalSession:
                 )
                 if p is not None
             ),
-            case_ids=frozenset(self.ids),
+            case_ids=self.case_ids(),
             backoff=self.backoff,
             stops=self.stops,
             agent_version=checked.version if checked is not None else None,
@@ -320,6 +322,13 @@ class EvalSession:
             replay=self.replay_source if agent_runs else None,
             judge=self.judge,
         )
+
+    def case_ids(self) -> frozenset[str]:
+        """Every collected case's id; made once, not once a run (a suite of N cases
+        would make N sets of N ids)."""
+        if len(self._case_ids) != len(self.ids):
+            self._case_ids = frozenset(self.ids)
+        return self._case_ids
 
     @property
     def interrupted(self) -> bool:

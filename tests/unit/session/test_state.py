@@ -71,3 +71,17 @@ def test_how_the_session_stopped_leaves_the_run_incomplete(tmp_path: Path) -> No
     assert session.incomplete == ["stopped early: stopping after 1 failures"]
     session.stopped(interrupted=True, early="ignored")
     assert session.incomplete[-1] == "interrupted"
+
+
+def test_the_case_ids_a_run_is_given_are_made_once_and_again_when_one_is_added(
+    tmp_path: Path,
+) -> None:
+    session = EvalSession(settings=Settings(rootdir=tmp_path), agent=None)
+    session.ids["a"] = {tmp_path / "a.yaml": 1}
+
+    first = session.context().case_ids
+
+    assert first == {"a"}
+    assert session.context().case_ids is first
+    session.ids["b"] = {tmp_path / "b.yaml": 1}
+    assert session.context().case_ids == {"a", "b"}
