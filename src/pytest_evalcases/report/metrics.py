@@ -17,16 +17,15 @@ NOTHING = "-"
 def lines(m: VariantMetrics, *, runs: bool = True) -> list[str]:
     """The ``eval gate`` lines of a variant's metrics, only those with something to say:
     with ``runs`` (repeats) the success rate of its graded runs and its interval; wall
-    time of passed and of failed runs, unless every run shows as ``0.0 s``; tokens and
-    cost per run when more than one run reported them; each runaway run; failures by
-    mode; errors by kind."""
+    time of passed and of failed runs; tokens and cost per run when more than one run
+    reported them; each runaway run; failures by mode; errors by kind."""
     out = []
     if runs and m.graded:
         out.append(f"  runs {success(m)}")
     walls = [
         f"{percentiles(w)} ({w.runs} {what})"
         for w, what in ((m.wall_passed, "passed"), (m.wall_failed, "failed"))
-        if _says_something(w)
+        if w.runs
     ]
     if walls:
         out.append("  wall " + " · ".join(walls))
@@ -95,15 +94,8 @@ def percentiles(w: WallTimes) -> str:
     )
 
 
-def _says_something(w: WallTimes) -> bool:
-    """Whether wall times are worth a line: runs whose slowest shows as more than
-    ``0.0 s``. Grading a directory runs no agent (``--eval-workspace``, task
-    directories), and a run that took no measurable time says nothing of an agent."""
-    return w.runs > 0 and w.p99 is not None and round(w.p99, 1) > 0
-
-
 def _wall(w: WallTimes) -> str:
-    return f"{percentiles(w)} ({plural(w.runs, 'run')})" if _says_something(w) else NOTHING
+    return f"{percentiles(w)} ({plural(w.runs, 'run')})" if w.runs else NOTHING
 
 
 def _spread(s: Spread, money: bool) -> str:

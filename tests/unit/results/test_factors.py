@@ -81,9 +81,10 @@ def test_the_summary_describes_an_agent_matrix_and_labels_its_comparisons() -> N
 
     assert out[0].startswith("cc (claude): 1/1 cases passed")
     assert out[1] == "  tokens 110 (110 per run) · cost $0.5000 ($0.5000 per run)"
-    assert out[2].startswith("cx (codex): 0/1 cases passed")
-    assert out[3] == "  tokens 88 (88 per run) · cost not reported"
-    assert out[5].startswith("cx vs cc (agent): 1 check regressed, 0 improved; cases 1 regressed")
+    assert out[2] == "  wall 0.0 s (1 passed)"
+    assert out[3].startswith("cx (codex): 0/1 cases passed")
+    assert out[4] == "  tokens 88 (88 per run) · cost not reported"
+    assert out[7].startswith("cx vs cc (agent): 1 check regressed, 0 improved; cases 1 regressed")
 
 
 def test_variants_of_configuration_only_are_not_described_again() -> None:
@@ -93,8 +94,8 @@ def test_variants_of_configuration_only_are_not_described_again() -> None:
     out = summary.lines(gate.decide(records, GatePolicy(), order=["main", "pr"], factors=factors))
 
     assert out[0].startswith("main: 1/1")
-    assert out[1].startswith("pr: 0/1")
-    assert out[3].startswith("pr vs main (config): 1 check regressed")
+    assert out[3] == "  wall 0.0 s (1 failed)"
+    assert out[5].startswith("pr vs main (config): 1 check regressed")
 
 
 def test_a_case_skipped_on_one_agent_counts_in_no_comparison() -> None:

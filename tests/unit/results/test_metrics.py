@@ -248,14 +248,3 @@ def test_the_tables_leave_out_the_rows_with_nothing_to_say() -> None:
         ["runs", "1/1 passed (100%, 95% CI 21%–100%)", "-"],
         ["wall time, passed", "2.0 s (1 run)", "-"],
     ]
-
-
-def test_the_tables_leave_out_wall_times_that_show_as_nothing() -> None:
-    # Graded directories: no agent ran, and grading took no measurable time.
-    (graded,) = compute_metrics([run("a", "passed", duration=0.003)]).variants
-    (live,) = compute_metrics([run("a", "passed", duration=41.0)]).variants
-
-    assert metrics.rows([graded]) == [["runs", "1/1 passed (100%, 95% CI 21%–100%)"]]
-    assert metrics.rows([graded, live])[1] == ["wall time, passed", "-", "41.0 s (1 run)"]
-    # The results file keeps the figures.
-    assert graded.wall_passed.to_dict()["p50"] == pytest.approx(0.003)
