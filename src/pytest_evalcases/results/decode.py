@@ -250,6 +250,7 @@ def _read_record(f: _Fields) -> RunRecord:
     f.number_or_none("saved_usd")
     f.text_or_none("perturbation")
     f.flag("scripted", False)
+    f.flag("graded_dir", False)
     for check in f.objects("checks"):
         check.text("id")
         check.flag("passed", False)

@@ -221,8 +221,9 @@ def _variant(name: str, runs: Sequence[RunRecord], runaways: Sequence[Runaway]) 
         runs=len(runs),
         graded=len(graded),
         passed=len(passed),
-        wall_passed=WallTimes.of([r.duration for r in passed]),
-        wall_failed=WallTimes.of([r.duration for r in failed]),
+        # A graded directory's run ran no agent: its duration is the grading's.
+        wall_passed=WallTimes.of([r.duration for r in passed if not r.graded_dir]),
+        wall_failed=WallTimes.of([r.duration for r in failed if not r.graded_dir]),
         tokens=Spread.of([float(t) for t in counted]),
         cost=Spread.of(costs),
         runaways=tuple(r for r in runaways if r.variant == name),

@@ -196,6 +196,10 @@ class RunRecord:
     #: spent nothing, and its ``tokens_in``, ``tokens_out`` and ``cost_usd`` are
     #: ``None``, out of every live figure (docs/results.md).
     scripted: bool = False
+    #: The run graded a directory that holds an agent's work (``--eval-workspace``, a
+    #: task directory's snapshot): no agent ran, and its ``duration`` is the grading's,
+    #: left out of the wall times (docs/results.md, "Metrics").
+    graded_dir: bool = False
     #: The case's ``quarantine:`` reason: the run was skipped with it (docs/results.md,
     #: "Overrides and quarantines"); ``None`` for a case not quarantined.
     quarantine: str | None = None

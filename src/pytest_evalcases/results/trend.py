@@ -162,7 +162,12 @@ class Trend:
 
     def durations(self, outcome: str) -> list[float]:
         wanted = ("failed", "xfailed") if outcome == "failed" else (outcome,)
-        return [r.duration for c in self.cases for r in c.records if r.outcome in wanted]
+        return [
+            r.duration
+            for c in self.cases
+            for r in c.records
+            if r.outcome in wanted and not r.graded_dir
+        ]
 
     def runaways(self) -> list[tuple[CaseHistory, RunRecord, str, float, float]]:
         """Runs whose tokens or cost exceed ``defaults.RUNAWAY_FACTOR`` x the mean of the case's

@@ -62,6 +62,7 @@ def run_record(
         outcome=outcome,
         tags=list(entry.tags),
         nodeid=nodeid,
+        graded_dir=variant.graded_dir is not None,
     )
     if isinstance(case, CaseFileError):
         rec.error_kind = "case-file"

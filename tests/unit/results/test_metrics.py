@@ -44,6 +44,19 @@ def test_wall_time_percentiles_of_passed_and_failed_runs_are_apart() -> None:
     assert m.ci95 == (0.4974, 0.9182)
 
 
+def test_runs_that_graded_a_directory_have_no_wall_time() -> None:
+    # No agent ran in them: their duration is the checks' (docs/results.md, "Metrics").
+    graded = [run(f"g{i}", "passed", duration=0.002, graded_dir=True) for i in range(3)]
+    live = [run("live", "failed", duration=41.0)]
+
+    (m,) = compute_metrics([*graded, *live]).variants
+
+    assert m.wall_passed.to_dict() == {"runs": 0, "p50": None, "p90": None, "p99": None}
+    assert m.wall_failed.to_dict() == {"runs": 1, "p50": 41.0, "p90": 41.0, "p99": 41.0}
+    assert (m.runs, m.graded, m.passed) == (4, 4, 3)
+    assert [line for line in metrics.lines(m) if "wall" in line] == ["  wall 41.0 s (1 failed)"]
+
+
 def test_tokens_and_cost_per_run_are_mean_and_sample_sd_of_what_was_reported() -> None:
     records = [
         run("a", "passed", tokens_in=80, tokens_out=20, cost_usd=0.01),

@@ -55,3 +55,15 @@ def test_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
         trend.history(tmp_path / "nope")
 
     assert str(caught.value) == f"{tmp_path / 'nope'}: no such directory of results files"
+
+
+def test_runs_that_graded_a_directory_are_left_out_of_the_wall_times(tmp_path: Path) -> None:
+    records = [
+        run("alpha", "passed", duration=30.0),
+        run("beta", "passed", duration=0.004, graded_dir=True),
+    ]
+    writer.write(doc(records), tmp_path / "1.json")
+
+    computed = trend.compute(trend.history(tmp_path).documents)
+
+    assert computed.durations("passed") == [30.0]

@@ -251,3 +251,18 @@ def test_the_json_report_metadata_carries_the_case_and_its_usage() -> None:
 
     assert (found["id"], found["variant"], found["repetition"]) == ("fix-bug", "b", 2)
     assert found["usage"]["cost_usd"] == 0.5
+
+
+def test_a_run_of_a_graded_directory_says_so_and_a_live_run_does_not() -> None:
+    report = RunReport(checks=[CheckRecord("a", "file_exists", None, True, "ok")], duration=0.002)
+    graded = Variant(name="snapshot", graded_dir=HERE / "snapshots" / "snapshot")
+
+    def record(variant: Variant) -> RunRecord:
+        return run_record(
+            ENTRY, CASE, variant, 0, "passed", report,
+            redact=redact, file="evals/cases.yaml", nodeid="n", invocation_dir=HERE,
+        )  # fmt: skip
+
+    assert record(graded).graded_dir is True
+    assert record(Variant(name="b")).graded_dir is False
+    assert RunRecord.from_dict(record(graded).to_dict()).graded_dir is True
