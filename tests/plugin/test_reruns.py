@@ -21,6 +21,8 @@ import pytest
 from tests.helpers.suite import SuiteBuilder
 
 PLUGINS = os.environ.get("EVALCASES_TEST_PLUGINS", "")
+#: Read as the module loads: pytester removes ``CI`` from the environment of each test.
+IN_CI = bool(os.environ.get("CI"))
 
 
 def _rerunfailures() -> str:
@@ -33,7 +35,7 @@ def _rerunfailures() -> str:
         "pytest-rerunfailures is not installed apart: pip install --target DIR "
         "pytest-rerunfailures, and set EVALCASES_TEST_PLUGINS=DIR"
     )
-    if os.environ.get("CI"):
+    if IN_CI:
         pytest.fail(reason)
     pytest.skip(reason)
 
