@@ -11,7 +11,9 @@ from pytest_evalcases.report.trend import suite
 from pytest_evalcases.results import baseline, skills
 from pytest_evalcases.results.baseline import BaselineResult, CaseRow
 from pytest_evalcases.results.document import ResultsDocument
+from pytest_evalcases.results.gate import counted_runs
 from pytest_evalcases.results.metrics import Metrics, compute_metrics
+from pytest_evalcases.results.policy import GatePolicy
 from pytest_evalcases.text import percent, plural, usd
 
 
@@ -103,8 +105,7 @@ def _measured(doc: ResultsDocument) -> Metrics:
     its runs as the gate would have (perturbed runs only when they blocked)."""
     if doc.metrics is not None:
         return doc.metrics
-    blocking = doc.policy is not None and doc.policy.perturbed_block
-    runs = [r for r in doc.cases if blocking or r.perturbation is None]
+    runs = counted_runs(doc.cases, doc.policy or GatePolicy())
     return compute_metrics(runs, [v.name for v in doc.variants])
 
 

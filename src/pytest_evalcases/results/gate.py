@@ -281,6 +281,16 @@ def _settled(summary: VariantSummary, broken: int) -> Verdict:
     return Verdict("PASS")
 
 
+def counted_runs(records: Sequence[RunRecord], policy: GatePolicy) -> list[RunRecord]:
+    """The runs the gate counts: every run but broken files; perturbed runs
+    (``--eval-perturb``) only when the policy lets them block (docs/perturbation.md)."""
+    return [
+        r
+        for r in records
+        if r.kind != "file" and (policy.perturbed_block or r.perturbation is None)
+    ]
+
+
 def decide(
     records: Sequence[RunRecord],
     policy: GatePolicy | None = None,
@@ -309,11 +319,7 @@ def decide(
     policy = policy or GatePolicy()
     red_first = policy.red_first
     broken = [r for r in records if r.kind == "file"]
-    runs = [
-        r
-        for r in records
-        if r.kind != "file" and (policy.perturbed_block or r.perturbation is None)
-    ]
+    runs = counted_runs(records, policy)
     by_variant = case_verdicts(runs)
     rank = {name: i for i, name in enumerate(order)}
     names = sorted(by_variant, key=lambda name: rank.get(name, len(rank)))

@@ -261,3 +261,20 @@ def test_the_tables_leave_out_the_rows_with_nothing_to_say() -> None:
         ["runs", "1/1 passed (100%, 95% CI 21%–100%)", "-"],
         ["wall time, passed", "2.0 s (1 run)", "-"],
     ]
+
+
+@pytest.mark.parametrize("blocking", [False, True])
+def test_compare_measures_a_file_without_metrics_over_the_runs_its_gate_counted(
+    blocking: bool,
+) -> None:
+    records = [
+        run("a", "passed", duration=10.0),
+        run("a", "failed", duration=90.0, perturbation="typo-0"),
+    ]
+    written = doc(records, perturbed_block=blocking)
+    older = written.with_changes(metrics=None)
+
+    # As the gate counted them: a perturbed run only when perturbations could block.
+    assert compare._measured(older) == written.metrics
+    (m,) = compare._measured(older).variants
+    assert m.runs == (2 if blocking else 1)
