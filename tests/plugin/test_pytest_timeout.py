@@ -4,14 +4,10 @@ pytest-timeout's stack dump, whichever of its methods runs.
 
 pytest-timeout is no dependency of the project: its mechanism is reproduced by a
 ``conftest.py`` (:data:`FAKE_TIMEOUT`, after its ``pytest_timeout.py``), and the real
-plugin is run too: where it is installed, or installed apart with ``pip install
---target DIR pytest-timeout`` and named in ``EVALCASES_TEST_PLUGINS`` (``.ci/run`` does
-both), its sessions then run with ``DIR`` on ``PYTHONPATH``. Without it that test skips,
-except in CI."""
+plugin is run too, installed apart (:mod:`tests.helpers.plugins`)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -22,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.plugins import load_apart
 from tests.helpers.results import only_results
 from tests.helpers.sandbox import alive_with, gone
 from tests.helpers.suite import SuiteBuilder
@@ -151,30 +148,6 @@ print("x", flush=True)
 time.sleep(600)
 """
 
-#: Where pytest-timeout was installed apart (tests/plugin/test_reruns.py does the same).
-PLUGINS = os.environ.get("EVALCASES_TEST_PLUGINS", "")
-#: Read as the module loads: pytester removes ``CI`` from the environment of each test.
-IN_CI = bool(os.environ.get("CI"))
-
-
-def _real_pytest_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the real pytest-timeout load in the sessions of the test (a subprocess),
-    or skip the test (fail it in CI)."""
-    if importlib.util.find_spec("pytest_timeout") is not None:
-        return
-    if PLUGINS and (Path(PLUGINS) / "pytest_timeout.py").is_file():
-        path = os.environ.get("PYTHONPATH", "")
-        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [PLUGINS, path])))
-        return
-    reason = (
-        "pytest-timeout is not installed: pip install --target DIR pytest-timeout, and set "
-        "EVALCASES_TEST_PLUGINS=DIR"
-    )
-    if IN_CI:
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
 #: The agent's timeout when pytest-timeout's limit of 3 s is the shorter: what is left of
 #: it once the item's setup ran (to a tenth of a second), however long that took.
 AGENT_TIMED_OUT = r"agent 'command' timed out after (?P<left>[0-9.]+)s "
@@ -256,7 +229,7 @@ def test_the_real_pytest_timeout(
     token: str,
     method: str,
 ) -> None:
-    _real_pytest_timeout(monkeypatch)
+    load_apart(monkeypatch, "pytest_timeout", "pytest-timeout")
     root = slow_suite(make_suite, token, hang_in="agent")
 
     result = run_with(pytester, "--timeout=3", f"--timeout-method={method}")

@@ -3,42 +3,20 @@ plugins"): a rerun replaces the attempt it reruns, in the gate and the results f
 in pytest's own report; the rerun's outcome is the item's.
 
 pytest-rerunfailures is not a dependency (under xdist it opens a socket in every
-session), so it is installed apart, with ``pip install --target DIR``, and named in
-``EVALCASES_TEST_PLUGINS`` (``.ci/run`` does both); these sessions run in a subprocess
-with ``DIR`` on ``PYTHONPATH``. Without it they skip, except in CI.
+session): it is installed apart (:mod:`tests.helpers.plugins`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers.plugins import load_apart
 from tests.helpers.suite import SuiteBuilder
-
-PLUGINS = os.environ.get("EVALCASES_TEST_PLUGINS", "")
-#: Read as the module loads: pytester removes ``CI`` from the environment of each test.
-IN_CI = bool(os.environ.get("CI"))
-
-
-def _rerunfailures() -> str:
-    """The directory holding pytest-rerunfailures, or a skip (a failure in CI)."""
-    if PLUGINS and (Path(PLUGINS) / "pytest_rerunfailures.py").is_file():
-        if tuple(int(p) for p in pytest.__version__.split(".")[:2]) < (8, 2):
-            pytest.skip("pytest-rerunfailures needs pytest 8.2 or later")
-        return PLUGINS
-    reason = (
-        "pytest-rerunfailures is not installed apart: pip install --target DIR "
-        "pytest-rerunfailures, and set EVALCASES_TEST_PLUGINS=DIR"
-    )
-    if IN_CI:
-        pytest.fail(reason)
-    pytest.skip(reason)
-
 
 #: Each case's attempts are counted in ``attempts/<case>``; the first attempt of
 #: ``flaky-error`` crashes (an error: no verdict), the first of ``flaky-fail`` answers
@@ -74,15 +52,14 @@ def reruns(
     *args: str,
 ) -> tuple[pytest.RunResult, dict[str, Any], ET.Element]:
     """Run ``cases`` with ``--reruns 2``: the result, the results file, the JUnit XML."""
-    plugins = _rerunfailures()
+    load_apart(monkeypatch, "pytest_rerunfailures", "pytest-rerunfailures")
+    if tuple(int(p) for p in pytest.__version__.split(".")[:2]) < (8, 2):
+        pytest.skip("pytest-rerunfailures needs pytest 8.2 or later")
     make_suite(
         AGENT,
         {case: CASE.format(id=case) for case in cases},
         command="{python} {rootdir}/agent.py {rootdir} {prompt}",
         ini="eval_agent = command\neval_timeout = 60\n",
-    )
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [plugins, os.environ.get("PYTHONPATH")]))
     )
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
     junit = pytester.path / "junit.xml"
